@@ -1,0 +1,114 @@
+# Tessera - one non-recursive Makefile.
+#
+#   make               build build/tessera (-O2, warnings are errors)
+#   make check         build with ASan+UBSan into build/asan and run every test
+#   make run           install missing Debian packages, build, start `tessera dev`
+#   make fuzz          build libFuzzer targets with clang into build/fuzz
+#   make format        clang-format the sources
+#   make V=1           show commands
+
+BUILD    ?= build
+CC       ?= cc
+SANITIZE ?=
+PKGS     := libmicrohttpd jansson sqlite3 libpq openssl libcurl
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+WARN     := -Wall -Wextra -Werror -Wformat=2 -Wformat-security -Wstrict-prototypes -Wvla -Wwrite-strings \
+            -Wno-missing-field-initializers -Wno-parentheses
+CFLAGS   ?= -O2 -g
+ALL_CFLAGS := -std=gnu17 $(WARN) $(CFLAGS) $(PKG_CFLAGS) -MMD -MP
+ALL_LDFLAGS := $(LDFLAGS)
+LIBS     := $(PKG_LIBS) -lm
+
+ifneq ($(SANITIZE),)
+ALL_CFLAGS  += -fsanitize=$(SANITIZE) -fno-sanitize-recover=all -fno-omit-frame-pointer -O1
+ALL_LDFLAGS += -fsanitize=$(SANITIZE)
+endif
+
+COMMON_SRC  := $(sort $(wildcard src/common/*.c))
+MANAGER_SRC := $(sort $(wildcard src/manager/*.c))
+CLI_SRC     := $(sort $(wildcard src/cli/*.c))
+TESSERA_SRC := src/main.c $(COMMON_SRC) $(MANAGER_SRC) $(CLI_SRC)
+
+UNIT_SRC    := $(sort $(wildcard tests/unit/test_*.c))
+FUZZ_SRC    := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+TESTLIB_SRC := tests/lib/test.c
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+
+TESSERA     := $(BUILD)/tessera
+UNIT_BINS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
+FUZZ_BINS   := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz-replay/%,$(FUZZ_SRC))
+LIB_OBJS    := $(call obj,$(COMMON_SRC) $(MANAGER_SRC) $(CLI_SRC))
+
+.PHONY: all check tests run deps test-deps fuzz format clean docs
+all: $(TESSERA)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(TESSERA): $(call obj,$(TESSERA_SRC))
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+# Unit tests link the library objects (everything but src/main.c).
+$(BUILD)/tests/%: tests/unit/%.c $(call obj,$(TESTLIB_SRC)) $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  TEST    $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -Isrc -o $@ $< $(call obj,$(TESTLIB_SRC)) $(LIB_OBJS) $(LIBS)
+
+# Fuzz targets built as corpus replayers (tests/fuzz/replay.c supplies main).
+$(BUILD)/fuzz-replay/%: tests/fuzz/%.c tests/fuzz/replay.c $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  FUZZ    $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -Isrc -o $@ $< tests/fuzz/replay.c $(LIB_OBJS) $(LIBS)
+
+tests: $(TESSERA) $(UNIT_BINS) $(FUZZ_BINS)
+
+deps:
+	$(Q)scripts/install-deps.sh build
+
+test-deps:
+	$(Q)scripts/install-deps.sh test
+
+check: test-deps
+	$(Q)$(MAKE) --no-print-directory BUILD=build/asan SANITIZE=address,undefined tests
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)BUILD=build/asan tests/run.sh
+
+run: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)exec $(TESSERA) dev
+
+# libFuzzer builds (clang) for longer fuzzing sessions: build/fuzz/fuzz_*
+fuzz:
+	$(Q)$(MAKE) --no-print-directory BUILD=build/fuzz CC=clang \
+		CFLAGS="-O1 -g -fsanitize=fuzzer-no-link" SANITIZE=address,undefined build/fuzz/lib.stamp
+	$(Q)for f in $(FUZZ_SRC); do \
+		n=$$(basename $$f .c); echo "  FUZZ    build/fuzz/$$n"; \
+		clang -std=gnu17 -O1 -g -fsanitize=fuzzer,address,undefined $(PKG_CFLAGS) -Isrc -o build/fuzz/$$n $$f \
+			$(call obj,$(COMMON_SRC) $(MANAGER_SRC) $(CLI_SRC),build/fuzz) $(LIBS) || exit 1; done
+
+build/fuzz/lib.stamp: $(patsubst %.c,build/fuzz/obj/%.o,$(COMMON_SRC) $(MANAGER_SRC) $(CLI_SRC))
+	@touch $@
+
+docs: $(TESSERA)
+	$(Q)$(TESSERA) openapi > docs/openapi.json
+
+format:
+	clang-format -i $(TESSERA_SRC) $(wildcard src/*/*.h) $(UNIT_SRC) $(FUZZ_SRC)
+
+clean:
+	rm -rf build
+
+-include $(shell find build -name '*.d' 2>/dev/null)

@@ -1,0 +1,94 @@
+/* fs.c - see fs.h. */
+#include "compat.h"
+
+#include <fcntl.h>
+#include <libgen.h>
+#include <sys/stat.h>
+
+#include "buf.h"
+#include "fs.h"
+
+int fs_read_file(const char *path, size_t max, char **ret, size_t *ret_len, struct tess_error **err)
+{
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        struct buf b = BUF_INIT;
+        char tmp[8192];
+        ssize_t n;
+
+        if (fd < 0)
+                return tess_err(err, errno, "opening '%s': %s", path, strerror(errno));
+        while ((n = read(fd, tmp, sizeof(tmp))) != 0) {
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        int e = errno;
+                        buf_release(&b);
+                        return tess_err(err, e, "reading '%s': %s", path, strerror(e));
+                }
+                buf_append(&b, tmp, (size_t)n);
+                if (b.len > max) {
+                        buf_release(&b);
+                        return tess_err(err, EFBIG, "'%s' is larger than %zu bytes", path, max);
+                }
+        }
+        *ret = buf_detach(&b, ret_len);
+        return 0;
+}
+
+int fs_write_file_atomic(const char *path, const void *data, size_t len, mode_t mode, struct tess_error **err)
+{
+        _cleanup_free_ char *tmp = xasprintf("%s.tmp", path);
+        _cleanup_free_ char *dircopy = xstrdup(path);
+        _cleanup_close_ int dfd = -1;
+        int fd, e;
+
+        fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+        if (fd < 0)
+                return tess_err(err, errno, "creating '%s': %s", tmp, strerror(errno));
+        const char *p = data;
+        size_t left = len;
+        while (left > 0) {
+                ssize_t n = write(fd, p, left);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        goto fail;
+                }
+                p += n;
+                left -= (size_t)n;
+        }
+        if (fchmod(fd, mode) < 0 || fsync(fd) < 0)
+                goto fail;
+        close(fd);
+        if (rename(tmp, path) < 0) {
+                e = errno;
+                unlink(tmp);
+                return tess_err(err, e, "renaming '%s': %s", tmp, strerror(e));
+        }
+        dfd = open(dirname(dircopy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd >= 0)
+                fsync(dfd);
+        return 0;
+fail:
+        e = errno;
+        close(fd);
+        unlink(tmp);
+        return tess_err(err, e, "writing '%s': %s", tmp, strerror(e));
+}
+
+int fs_mkdir_p(const char *path, mode_t mode, struct tess_error **err)
+{
+        _cleanup_free_ char *p = xstrdup(path);
+
+        for (char *s = p + 1; *s; s++) {
+                if (*s != '/')
+                        continue;
+                *s = '\0';
+                if (mkdir(p, mode) < 0 && errno != EEXIST)
+                        return tess_err(err, errno, "creating directory '%s': %s", p, strerror(errno));
+                *s = '/';
+        }
+        if (mkdir(p, mode) < 0 && errno != EEXIST)
+                return tess_err(err, errno, "creating directory '%s': %s", p, strerror(errno));
+        return 0;
+}

@@ -1,0 +1,16 @@
+/* fs.h - small file helpers: whole-file reads, atomic writes, mkdir -p. */
+#ifndef TESS_FS_H
+#define TESS_FS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "error.h"
+
+/* Read a whole file of at most max bytes; *ret is NUL-terminated. */
+int fs_read_file(const char *path, size_t max, char **ret, size_t *ret_len, struct tess_error **err);
+/* Write path.tmp, fsync, rename over path, fsync the directory. */
+int fs_write_file_atomic(const char *path, const void *data, size_t len, mode_t mode, struct tess_error **err);
+int fs_mkdir_p(const char *path, mode_t mode, struct tess_error **err);
+
+#endif

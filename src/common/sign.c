@@ -1,0 +1,156 @@
+/* sign.c - see sign.h. */
+#include "compat.h"
+
+#include <ctype.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#include "buf.h"
+#include "sign.h"
+
+static const EVP_MD *sign_md(const char *hash)
+{
+        if (streq(hash, "sha256"))
+                return EVP_sha256();
+        if (streq(hash, "sha1"))
+                return EVP_sha1();
+        if (streq(hash, "sha384"))
+                return EVP_sha384();
+        if (streq(hash, "sha512"))
+                return EVP_sha512();
+        return NULL;
+}
+
+static void skip_spaces(const char **p)
+{
+        while (**p == ' ' || **p == '\t')
+                (*p)++;
+}
+
+int sign_parse_authorization(const char *value, struct sign_auth *ret, struct tess_error **err)
+{
+        const char *p = value;
+        bool have_cred = false;
+
+        memset(ret, 0, sizeof(*ret));
+        snprintf(ret->hash, sizeof(ret->hash), "sha256");
+        if (strncmp(p, "BackendAI ", 10) == 0)
+                p += 10;
+        else if (strncmp(p, "Sorna ", 6) == 0)
+                p += 6;
+        else
+                return tess_err(err, EINVAL, "authorization scheme must be 'BackendAI'");
+        while (*p) {
+                skip_spaces(&p);
+                const char *key = p, *eq = strchr(p, '=');
+                if (!eq)
+                        return tess_err(err, EINVAL, "malformed authorization parameter");
+                const char *val = eq + 1, *end = strchr(val, ',');
+                if (!end)
+                        end = val + strlen(val);
+                size_t klen = (size_t)(eq - key), vlen = (size_t)(end - val);
+                while (vlen > 0 && (val[vlen - 1] == ' ' || val[vlen - 1] == '\t'))
+                        vlen--;
+                if (klen == 10 && strncmp(key, "signMethod", 10) == 0) {
+                        if (vlen < 6 || vlen > 11 || strncasecmp(val, "HMAC-", 5) != 0)
+                                return tess_err(err, EINVAL, "unsupported signMethod");
+                        for (size_t i = 0; i < vlen - 5; i++)
+                                ret->hash[i] = (char)tolower((unsigned char)val[5 + i]);
+                        ret->hash[vlen - 5] = '\0';
+                        if (!sign_md(ret->hash))
+                                return tess_err(err, EINVAL, "unsupported signMethod");
+                } else if (klen == 10 && strncmp(key, "credential", 10) == 0) {
+                        const char *colon = memchr(val, ':', vlen);
+                        if (!colon)
+                                return tess_err(err, EINVAL, "malformed credential");
+                        size_t aklen = (size_t)(colon - val), siglen = vlen - aklen - 1;
+                        if (aklen == 0 || aklen >= sizeof(ret->access_key) || siglen == 0 ||
+                            siglen >= sizeof(ret->signature))
+                                return tess_err(err, EINVAL, "malformed credential");
+                        memcpy(ret->access_key, val, aklen);
+                        memcpy(ret->signature, colon + 1, siglen);
+                        have_cred = true;
+                }
+                p = *end ? end + 1 : end;
+        }
+        if (!have_cred)
+                return tess_err(err, EINVAL, "authorization has no credential");
+        return 0;
+}
+
+int sign_check_version(const char *version, struct tess_error **err)
+{
+        unsigned major;
+        char date[9];
+        int n = 0;
+
+        if (!version || sscanf(version, "v%u.%8[0-9]%n", &major, date, &n) != 2 || (size_t)n != strlen(version) ||
+            strlen(date) != 8)
+                return tess_err(err, EINVAL, "malformed API version '%.32s'", version ? version : "");
+        if (strcmp(date, API_VERSION_OLDEST + 3) < 0 || strcmp(date, API_VERSION_NEWEST + 3) > 0 || major < 4 ||
+            major > 9)
+                return tess_err(err, EINVAL, "unsupported API version '%.32s'", version);
+        return 0;
+}
+
+void sign_mimetype(const char *content_type, char *out, size_t len)
+{
+        size_t i = 0;
+
+        if (!content_type)
+                content_type = "";
+        while (*content_type == ' ')
+                content_type++;
+        for (; content_type[i] && content_type[i] != ';' && i + 1 < len; i++)
+                out[i] = (char)tolower((unsigned char)content_type[i]);
+        while (i > 0 && out[i - 1] == ' ')
+                i--;
+        out[i] = '\0';
+}
+
+static void to_hex(const unsigned char *d, unsigned n, char *out)
+{
+        static const char hex[] = "0123456789abcdef";
+        for (unsigned i = 0; i < n; i++) {
+                out[2 * i] = hex[d[i] >> 4];
+                out[2 * i + 1] = hex[d[i] & 15];
+        }
+        out[2 * n] = '\0';
+}
+
+int sign_compute(const char *hash, const char *secret, const char *method, const char *path_query,
+                 const char *date, const char *ymd, const char *host, const char *mimetype,
+                 const char *version, char out_hex[SIGN_HEX_MAX], struct tess_error **err)
+{
+        const EVP_MD *md = sign_md(hash);
+        unsigned char k1[EVP_MAX_MD_SIZE], k2[EVP_MAX_MD_SIZE], sig[EVP_MAX_MD_SIZE], empty[EVP_MAX_MD_SIZE];
+        unsigned k1n, k2n, sign_n, emptyn;
+        char empty_hex[SIGN_HEX_MAX];
+        struct buf s = BUF_INIT;
+
+        if (!md)
+                return tess_err(err, EINVAL, "unsupported hash '%s'", hash);
+        if (!EVP_Digest("", 0, empty, &emptyn, md, NULL))
+                return tess_err(err, EIO, "hashing failed");
+        to_hex(empty, emptyn, empty_hex);
+        buf_printf(&s, "%s\n%s\n%s\nhost:%s\ncontent-type:%s\nx-backendai-version:%s\n%s", method, path_query, date,
+                   host, mimetype, version, empty_hex);
+        if (!HMAC(md, secret, (int)strlen(secret), (const unsigned char *)ymd, strlen(ymd), k1, &k1n) ||
+            !HMAC(md, k1, (int)k1n, (const unsigned char *)host, strlen(host), k2, &k2n) ||
+            !HMAC(md, k2, (int)k2n, (const unsigned char *)s.data, s.len, sig, &sign_n)) {
+                buf_release(&s);
+                return tess_err(err, EIO, "HMAC failed");
+        }
+        buf_release(&s);
+        to_hex(sig, sign_n, out_hex);
+        return 0;
+}
+
+bool sign_equal(const char *a, const char *b)
+{
+        size_t la = strlen(a), lb = strlen(b);
+        if (la != lb)
+                return false;
+        return CRYPTO_memcmp(a, b, la) == 0;
+}

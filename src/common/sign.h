@@ -1,0 +1,47 @@
+/* sign.h - Backend.AI request signing (HMAC), client and server side.
+ *
+ * Authorization: BackendAI signMethod=HMAC-SHA256, credential=AK:HEXSIG
+ * string to sign: METHOD\nPATH?QUERY\nDATE\nhost:HOST\ncontent-type:MIME\n
+ *                 x-backendai-version:VER\nHEX(HASH(""))
+ * key: k1 = HMAC(secret, YYYYMMDD of DATE); k2 = HMAC(k1, HOST). */
+#ifndef TESS_SIGN_H
+#define TESS_SIGN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "error.h"
+
+#define SIGN_ACCESS_KEY_LEN 20
+#define SIGN_SECRET_KEY_LEN 40
+#define SIGN_HEX_MAX 129 /* SHA-512 hex + NUL */
+
+/* Newest and oldest API versions we accept, as "v<major>.<YYYYMMDD>". */
+#define API_VERSION_NEWEST "v9.20250722"
+#define API_VERSION_OLDEST "v4.20181215"
+
+struct sign_auth {
+        char hash[16];          /* "sha256" (lower case) */
+        char access_key[64];
+        char signature[SIGN_HEX_MAX];
+};
+
+/* Parse an Authorization header value; -EINVAL with a message if malformed
+ * or the hash is unsupported (sha1, sha256, sha384, sha512 are). */
+int sign_parse_authorization(const char *value, struct sign_auth *ret, struct tess_error **err);
+
+/* Check "v<major>.<YYYYMMDD>" lies in [OLDEST, NEWEST]. */
+int sign_check_version(const char *version, struct tess_error **err);
+
+/* Bare lower-case mimetype without parameters ("application/json"). */
+void sign_mimetype(const char *content_type, char *out, size_t len);
+
+/* Compute the hex signature; ymd is the YYYYMMDD of the date header. */
+int sign_compute(const char *hash, const char *secret, const char *method, const char *path_query,
+                 const char *date, const char *ymd, const char *host, const char *mimetype,
+                 const char *version, char out_hex[SIGN_HEX_MAX], struct tess_error **err);
+
+/* Constant-time comparison of two NUL-terminated hex strings. */
+bool sign_equal(const char *a, const char *b);
+
+#endif

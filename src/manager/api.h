@@ -1,0 +1,150 @@
+/* api.h - the REST API framework: routes, authentication, JSON, errors.
+ *
+ * Every route is one row of the table in api.c: method, path pattern with
+ * {params}, handler, and what it needs (signed or not, role, read-only).
+ * The dispatcher authenticates (Backend.AI HMAC signing, see auth.c),
+ * applies the rate limit, parses the JSON body within the configured
+ * limits, calls the handler, and records metrics and the audit log.
+ *
+ * A handler reads ctx->param[], ctx->body (parsed JSON object or NULL) and
+ * ctx->who, and answers exactly once with api_json() or api_problem() (or
+ * api_fail() for a struct tess_error), or suspends ctx->req to answer later
+ * (see http.h).  Answers are application/json, errors problem+json. */
+#ifndef TESS_API_H
+#define TESS_API_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "../common/error.h"
+
+struct manager;
+struct http_req;
+
+enum role {
+        ROLE_MONITOR,
+        ROLE_USER,
+        ROLE_ADMIN,
+        ROLE_SUPERADMIN,
+        _ROLE_MAX,
+        _ROLE_INVALID = -EINVAL,
+};
+
+const char *role_to_string(enum role r);
+enum role role_from_string(const char *s);
+
+/* The authenticated caller. */
+struct principal {
+        char access_key[24];
+        char user_id[40];
+        char email[256];
+        char domain[128];
+        char resource_policy[128];
+        enum role role;
+        int64_t rate_limit;
+};
+
+#define API_MAX_PARAMS 4
+
+struct api_ctx {
+        struct manager *m;
+        struct http_req *req;
+        const struct route *route;
+        struct principal who;
+        bool authenticated;
+        char *param[API_MAX_PARAMS]; /* percent-decoded path parameters */
+        json_t *body;                /* parsed JSON body, or NULL if none */
+        char audit_target[256];      /* set by handlers that change things */
+        /* for answers that outlive the handler call: released when the
+         * request ends (client gone or answered) */
+        uint64_t listener_id; /* events_listen() id */
+        uint64_t timer_id;    /* loop_add_timer() id */
+        void *state;
+        void (*state_free)(void *state);
+};
+
+typedef void (*api_handler_fn)(struct api_ctx *ctx);
+
+enum route_flags {
+        ROUTE_PUBLIC = 1 << 0,    /* no signature needed */
+        ROUTE_READ = 1 << 1,      /* does not change state (monitor may call) */
+        ROUTE_ADMIN = 1 << 2,     /* admin or superadmin (monitor too if ROUTE_READ) */
+        ROUTE_SUPERADMIN = 1 << 3, /* superadmin only */
+        ROUTE_RAW_BODY = 1 << 4,  /* body is not JSON; handler reads http_body() */
+};
+
+struct route {
+        const char *method;
+        const char *pattern; /* "/session/{name}/logs" */
+        api_handler_fn fn;
+        unsigned flags;
+        const char *summary; /* for /openapi.json */
+        const char *tag;     /* OpenAPI tag */
+};
+
+/* The route table (api.c), terminated by a zero row. */
+extern const struct route api_routes[];
+
+/* Dispatch entry for http.c and request-end hook. */
+void api_dispatch(struct http_req *req, void *data);
+void api_request_done(struct http_req *req, void *data);
+
+/* Answers.  api_json steals `body`. */
+void api_json(struct api_ctx *c, unsigned status, json_t *body);
+void api_problem(struct api_ctx *c, unsigned status, const char *kind, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
+/* errno-style code to status: EINVAL 400, EACCES/EPERM 403, ENOENT 404,
+ * EEXIST 409, EDQUOT 412, EBUSY 503, else 500.  Frees err. */
+void api_fail(struct api_ctx *c, struct tess_error *err);
+/* Problem body as text (used for streaming / late answers). */
+char *api_problem_text(unsigned status, const char *kind, const char *title);
+
+/* Body field helpers: first present key among NULL-terminated aliases. */
+json_t *api_field(const json_t *obj, const char *const *names);
+/* Typed getters: -EINVAL with a message naming the field on a wrong type.
+ * Absent (or null) leaves *ret untouched and returns 0. */
+int api_get_string(const json_t *obj, const char *const *names, size_t maxlen, const char **ret,
+                   struct tess_error **err);
+int api_get_bool(const json_t *obj, const char *const *names, bool *ret, struct tess_error **err);
+/* Accepts numbers and numeric strings. */
+int api_get_int(const json_t *obj, const char *const *names, int64_t min, int64_t max, int64_t *ret,
+                struct tess_error **err);
+#define NAMES(...) ((const char *const[]){ __VA_ARGS__, NULL })
+
+/* Pagination from ?limit=&offset= within conf.max_page_size. */
+int api_page(struct api_ctx *c, int64_t *ret_limit, int64_t *ret_offset, struct tess_error **err);
+
+bool api_is_admin(const struct api_ctx *c);     /* admin or superadmin */
+bool api_is_superadmin(const struct api_ctx *c);
+/* May the caller see things of `domain`?  superadmin: all; admin and
+ * monitor: their own domain; user: no (users see only their own objects). */
+bool api_sees_domain(const struct api_ctx *c, const char *domain);
+/* Record what a write acted on, for the audit log. */
+void api_audit_target(struct api_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Names: 1-64 chars of [A-Za-z0-9._-], starting with an alphanumeric. */
+bool api_valid_name(const char *s);
+/* Session names: 4-64 chars, \w[\w.-]*\w */
+bool api_valid_session_name(const char *s);
+bool api_valid_email(const char *s);
+
+/* Handlers, by file. */
+void api_root_version(struct api_ctx *c);     /* api_misc.c */
+void api_metrics(struct api_ctx *c);
+void api_openapi(struct api_ctx *c);
+json_t *api_openapi_document(void); /* also written to docs/openapi.json */
+void api_auth_authorize(struct api_ctx *c);   /* api_auth.c */
+void api_auth_role(struct api_ctx *c);
+void api_auth_update_password(struct api_ctx *c);
+void api_session_create(struct api_ctx *c);   /* api_session.c */
+void api_session_info(struct api_ctx *c);
+void api_session_destroy(struct api_ctx *c);
+void api_session_logs(struct api_ctx *c);
+void api_session_list(struct api_ctx *c);
+void api_events_session(struct api_ctx *c);   /* api_events.c */
+void api_resource_presets(struct api_ctx *c); /* api_resource.c */
+void api_resource_check_presets(struct api_ctx *c);
+
+#endif

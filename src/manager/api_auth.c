@@ -1,0 +1,99 @@
+/* api_auth.c - /auth routes: password login returning the main keypair,
+ * the caller's role, and password change. */
+#include "../common/compat.h"
+
+#include "../common/crypto.h"
+#include "../common/log.h"
+#include "../common/timeutil.h"
+#include "api.h"
+#include "auth.h"
+#include "db.h"
+#include "http.h"
+#include "manager.h"
+
+void api_auth_authorize(struct api_ctx *c)
+{
+        const char *type = "keypair", *domain = "default", *username = NULL, *password = NULL;
+        _cleanup_rows_ struct db_rows *rows = NULL;
+        _cleanup_free_ char *secret = NULL;
+        struct tess_error *err = NULL;
+        struct principal p;
+        int r;
+
+        if (!c->body)
+                return api_problem(c, 400, "invalid-api-params", "a JSON body is required");
+        if (api_get_string(c->body, NAMES("type"), 32, &type, &err) < 0 ||
+            api_get_string(c->body, NAMES("domain"), 128, &domain, &err) < 0 ||
+            api_get_string(c->body, NAMES("username", "email"), 256, &username, &err) < 0 ||
+            api_get_string(c->body, NAMES("password"), 256, &password, &err) < 0)
+                return api_fail(c, err);
+        if (!streq(type, "keypair"))
+                return api_problem(c, 400, "invalid-api-params", "'type' must be 'keypair'");
+        if (!username || !password)
+                return api_problem(c, 400, "invalid-api-params", "'username' and 'password' are required");
+        r = DBQ(c->m->db,
+                "SELECT u.id, u.password_hash, u.status, k.access_key FROM users u"
+                " JOIN domains d ON d.name = u.domain_name"
+                " LEFT JOIN keypairs k ON k.user_id = u.id AND k.is_main = 1 AND k.is_active = 1"
+                " WHERE (u.email = ? OR u.username = ?) AND u.domain_name = ? AND d.is_active = 1",
+                &rows, &err, DB_TEXT(username), DB_TEXT(username), DB_TEXT(domain));
+        if (r < 0)
+                return api_fail(c, err);
+        /* Verify even for unknown users so timing does not reveal them. */
+        bool ok = password_verify(password, rows->nrows ? db_getn(rows, 0, "password_hash")
+                                                        : "scrypt$15$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=");
+        if (!rows->nrows || !ok || !streq(db_getn(rows, 0, "status"), "active"))
+                return api_problem(c, 401, "auth-failed", "wrong email or password, or inactive user");
+        const char *ak = db_getn(rows, 0, "access_key");
+        if (!ak)
+                return api_problem(c, 401, "auth-failed", "the user has no active main keypair");
+        r = auth_lookup_keypair(c->m, ak, &p, &secret, &err);
+        if (r < 0)
+                return api_fail(c, err);
+        c->who = p;
+        c->authenticated = true;
+        api_audit_target(c, "user:%s", p.email);
+        api_json(c, 200,
+                 json_pack("{s:{s:s, s:s, s:s, s:s, s:s}}", "data", "access_key", p.access_key, "secret_key", secret,
+                           "role", role_to_string(p.role), "status", "active", "user_id", p.user_id));
+}
+
+void api_auth_role(struct api_ctx *c)
+{
+        enum role r = c->who.role;
+        api_json(c, 200,
+                 json_pack("{s:s, s:s, s:s, s:s}", "global_role", r == ROLE_SUPERADMIN ? "superadmin" : "user",
+                           "domain_role", r == ROLE_ADMIN || r == ROLE_SUPERADMIN ? "admin" : "user", "role",
+                           role_to_string(r), "domain", c->who.domain));
+}
+
+void api_auth_update_password(struct api_ctx *c)
+{
+        const char *old = NULL, *new1 = NULL, *new2 = NULL;
+        _cleanup_rows_ struct db_rows *rows = NULL;
+        struct tess_error *err = NULL;
+        int r;
+
+        if (api_get_string(c->body, NAMES("old_password"), 256, &old, &err) < 0 ||
+            api_get_string(c->body, NAMES("new_password"), 256, &new1, &err) < 0 ||
+            api_get_string(c->body, NAMES("new_password2"), 256, &new2, &err) < 0)
+                return api_fail(c, err);
+        if (!old || !new1)
+                return api_problem(c, 400, "invalid-api-params", "'old_password' and 'new_password' are required");
+        if (new2 && !streq(new1, new2))
+                return api_problem(c, 400, "invalid-api-params", "the new passwords do not match");
+        if (strlen(new1) < 8)
+                return api_problem(c, 400, "invalid-api-params", "the new password must be at least 8 characters");
+        r = DBQ(c->m->db, "SELECT password_hash FROM users WHERE id = ?", &rows, &err, DB_TEXT(c->who.user_id));
+        if (r < 0)
+                return api_fail(c, err);
+        if (!rows->nrows || !password_verify(old, db_get(rows, 0, 0)))
+                return api_problem(c, 401, "auth-failed", "the old password is wrong");
+        _cleanup_free_ char *hash = password_hash(new1);
+        r = DBQ(c->m->db, "UPDATE users SET password_hash = ?, need_password_change = 0, modified_at = ? WHERE id = ?",
+                NULL, &err, DB_TEXT(hash), DB_INT(now_usec()), DB_TEXT(c->who.user_id));
+        if (r < 0)
+                return api_fail(c, err);
+        api_audit_target(c, "user:%s", c->who.email);
+        api_json(c, 200, json_pack("{s:s}", "result", "password updated"));
+}

@@ -1,0 +1,131 @@
+/* api_events.c - GET /events/session: session events as server-sent events.
+ *
+ * Query: sessionName (a name, or "*" for all the caller may see), sessionId,
+ * ownerAccessKey (admins), groupName ("*" or a project name), scope.
+ * Each event is `event: <name>` and `data: {sessionId, sessionName,
+ * ownerAccessKey, status, reason, exitCode}`; a comment line every 15 s
+ * keeps proxies from closing the stream. */
+#include "../common/compat.h"
+
+#include <inttypes.h>
+
+#include "../common/buf.h"
+#include "../common/loop.h"
+#include "../common/timeutil.h"
+#include "api.h"
+#include "auth.h"
+#include "db.h"
+#include "events.h"
+#include "http.h"
+#include "manager.h"
+
+#define KEEPALIVE_USEC (15 * USEC_PER_SEC)
+
+struct sse_sub {
+        struct api_ctx *c;
+        char *session_name; /* NULL = any */
+        char *session_id;
+        char *access_key;   /* NULL = any visible */
+        char *project_id;   /* NULL = any */
+};
+
+static void sub_free(void *p)
+{
+        struct sse_sub *s = p;
+        free(s->session_name);
+        free(s->session_id);
+        free(s->access_key);
+        free(s->project_id);
+        free(s);
+}
+
+static bool visible(const struct sse_sub *s, const struct session_event *ev)
+{
+        const struct api_ctx *c = s->c;
+
+        if (c->who.role == ROLE_USER && !streq(ev->user_id, c->who.user_id))
+                return false;
+        if ((c->who.role == ROLE_ADMIN || c->who.role == ROLE_MONITOR) && !streq(ev->domain, c->who.domain))
+                return false;
+        if (s->session_name && !streq(s->session_name, ev->session_name))
+                return false;
+        if (s->session_id && !streq(s->session_id, ev->session_id))
+                return false;
+        if (s->access_key && !streq(s->access_key, ev->access_key))
+                return false;
+        if (s->project_id && !streq(s->project_id, ev->project_id))
+                return false;
+        return true;
+}
+
+static void on_event(const struct session_event *ev, void *data)
+{
+        struct sse_sub *s = data;
+        struct buf b = BUF_INIT;
+
+        if (!visible(s, ev))
+                return;
+        json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s?, s:o}", "sessionId", ev->session_id, "sessionName",
+                              ev->session_name, "ownerAccessKey", ev->access_key, "status", ev->status, "reason",
+                              ev->reason, "exitCode", ev->exit_code >= 0 ? json_integer(ev->exit_code) : json_null());
+        char *text = json_dumps(j, JSON_COMPACT);
+        json_decref(j);
+        buf_printf(&b, "id: %" PRIu64 "\nevent: %s\ndata: %s\n\n", ev->id, ev->name, text);
+        free(text);
+        http_stream_write(s->c->req, b.data, b.len);
+        buf_release(&b);
+}
+
+static void on_keepalive(struct loop *l, void *data)
+{
+        struct sse_sub *s = data;
+        http_stream_write(s->c->req, ": keep-alive\n\n", 14);
+        s->c->timer_id = loop_add_timer(l, KEEPALIVE_USEC, on_keepalive, s);
+}
+
+static char *nonempty_not_star(const char *v)
+{
+        return v && *v && !streq(v, "*") ? xstrdup(v) : NULL;
+}
+
+void api_events_session(struct api_ctx *c)
+{
+        struct sse_sub *s = xcalloc(1, sizeof(*s));
+        struct tess_error *err = NULL;
+        const char *owner = http_query(c->req, "ownerAccessKey");
+        const char *group = http_query(c->req, "groupName");
+
+        s->c = c;
+        c->state = s;
+        c->state_free = sub_free;
+        s->session_name = nonempty_not_star(http_query(c->req, "sessionName"));
+        s->session_id = nonempty_not_star(http_query(c->req, "sessionId"));
+        if (owner && *owner && !streq(owner, c->who.access_key)) {
+                struct principal p;
+                if (c->who.role == ROLE_USER || auth_lookup_keypair(c->m, owner, &p, NULL, &err) < 0 ||
+                    !api_sees_domain(c, p.domain)) {
+                        tess_error_free(err);
+                        return api_problem(c, 404, "object-not-found", "access key '%s' not found", owner);
+                }
+                s->access_key = xstrdup(owner);
+        } else if (s->session_name || c->who.role == ROLE_USER) {
+                /* a session name is meaningful per owner: default to the caller */
+                if (!(api_is_admin(c) && !s->session_name))
+                        s->access_key = xstrdup(c->who.access_key);
+        }
+        if (group && *group && !streq(group, "*")) {
+                _cleanup_rows_ struct db_rows *rows = NULL;
+                if (DBQ(c->m->db, "SELECT id FROM projects WHERE domain_name = ? AND name = ?", &rows, &err,
+                        DB_TEXT(c->who.domain), DB_TEXT(group)) < 0)
+                        return api_fail(c, err);
+                if (rows->nrows == 0)
+                        return api_problem(c, 404, "object-not-found", "project '%s' not found", group);
+                s->project_id = xstrdup(db_get(rows, 0, 0));
+        }
+        http_add_header(c->req, "Cache-Control", "no-cache");
+        http_add_header(c->req, "X-Accel-Buffering", "no");
+        http_stream_start(c->req, 200, "text/event-stream");
+        http_stream_write(c->req, "retry: 3000\n\n", 13);
+        c->listener_id = events_listen(c->m->events, on_event, s);
+        c->timer_id = loop_add_timer(c->m->loop, KEEPALIVE_USEC, on_keepalive, s);
+}

@@ -1,0 +1,120 @@
+/* api_misc.c - unauthenticated meta routes: version, metrics, OpenAPI. */
+#include "../common/compat.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+
+#include "../common/buf.h"
+#include "../common/sign.h"
+#include "admin.h"
+#include "api.h"
+#include "db.h"
+#include "events.h"
+#include "http.h"
+#include "manager.h"
+#include "metrics.h"
+#include "../common/version.h"
+
+void api_root_version(struct api_ctx *c)
+{
+        api_json(c, 200, json_pack("{s:s, s:s}", "version", API_VERSION_NEWEST, "manager", TESSERA_VERSION));
+}
+
+void api_metrics(struct api_ctx *c)
+{
+        struct buf b = BUF_INIT;
+        _cleanup_rows_ struct db_rows *rows = NULL;
+        struct tess_error *err = NULL;
+        uint64_t nq;
+        double secs;
+
+        metrics_render(c->m->metrics, &b);
+        buf_puts(&b, "# HELP tessera_sessions Sessions by status.\n# TYPE tessera_sessions gauge\n");
+        if (db_query(c->m->db, "SELECT status, COUNT(*) AS n FROM sessions GROUP BY status", NULL, 0, &rows, &err) >=
+            0) {
+                for (int i = 0; i < rows->nrows; i++)
+                        buf_printf(&b, "tessera_sessions{status=\"%s\"} %s\n", db_get(rows, i, 0), db_get(rows, i, 1));
+        } else {
+                tess_error_free(err);
+        }
+        db_stats(c->m->db, &nq, &secs);
+        buf_printf(&b,
+                   "# HELP tessera_db_queries_total Database queries run.\n# TYPE tessera_db_queries_total counter\n"
+                   "tessera_db_queries_total{driver=\"%s\"} %" PRIu64 "\n"
+                   "# HELP tessera_db_query_seconds_total Time spent in database queries.\n"
+                   "# TYPE tessera_db_query_seconds_total counter\n"
+                   "tessera_db_query_seconds_total{driver=\"%s\"} %.6f\n"
+                   "# HELP tessera_events_total Session events published.\n# TYPE tessera_events_total counter\n"
+                   "tessera_events_total %" PRIu64 "\n",
+                   db_kind_name(c->m->db), nq, db_kind_name(c->m->db), secs, events_published(c->m->events));
+        http_reply(c->req, 200, "text/plain; version=0.0.4", b.data, b.len);
+        buf_release(&b);
+}
+
+/* OpenAPI path "/session/{name}" needs its parameters declared. */
+static json_t *path_params(const char *pattern)
+{
+        json_t *a = json_array();
+        for (const char *p = strchr(pattern, '{'); p; p = strchr(p + 1, '{')) {
+                const char *e = strchr(p, '}');
+                json_array_append_new(a, json_pack("{s:s%, s:s, s:b, s:{s:s}}", "name", p + 1, (size_t)(e - p - 1),
+                                                   "in", "path", "required", 1, "schema", "type", "string"));
+        }
+        return a;
+}
+
+static void lower(char *s)
+{
+        for (; *s; s++)
+                *s = (char)tolower((unsigned char)*s);
+}
+
+json_t *api_openapi_document(void)
+{
+        const struct route *const tables[] = { api_routes, admin_routes };
+        json_t *paths = json_object();
+
+        for (size_t t = 0; t < ARRAY_SIZE(tables); t++) {
+                for (const struct route *r = tables[t]; r->method; r++) {
+                        json_t *item = json_object_get(paths, r->pattern);
+                        if (!item) {
+                                item = json_object();
+                                json_object_set_new(paths, r->pattern, item);
+                        }
+                        char method[16];
+                        snprintf(method, sizeof(method), "%s", r->method);
+                        lower(method);
+                        if (json_object_get(item, method))
+                                continue; /* aliases of one route */
+                        json_t *op = json_pack(
+                                "{s:s, s:[s], s:o, s:{s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}}}", "summary", r->summary,
+                                "tags", r->tag ? r->tag : "admin", "parameters", path_params(r->pattern),
+                                "responses", "200", "description", "success", "400", "description",
+                                "invalid input (problem+json)", "401", "description",
+                                "authentication failed (problem+json)", "404", "description",
+                                "not found or not visible (problem+json)");
+                        if (!(r->flags & ROUTE_PUBLIC))
+                                json_object_set_new(op, "security", json_pack("[{s:[]}]", "BackendAISignature"));
+                        if (r->flags & (ROUTE_ADMIN | ROUTE_SUPERADMIN))
+                                json_object_set_new(op, "x-tessera-roles",
+                                                    json_string(r->flags & ROUTE_SUPERADMIN
+                                                                        ? "superadmin"
+                                                                        : (r->flags & ROUTE_READ ? "admin, monitor (read)"
+                                                                                                 : "admin")));
+                        json_object_set_new(item, method, op);
+                }
+        }
+        return json_pack(
+                "{s:s, s:{s:s, s:s, s:s}, s:o, s:{s:{s:{s:s, s:s, s:s, s:s}}}}", "openapi", "3.0.3", "info", "title",
+                "Tessera API", "version", TESSERA_VERSION, "description",
+                "Backend.AI-compatible client API plus Tessera's own admin and listing routes. Requests are signed "
+                "as Backend.AI does: Authorization: BackendAI signMethod=HMAC-SHA256, credential=AK:SIG with Date "
+                "and X-BackendAI-Version headers. Errors are application/problem+json.",
+                "paths", paths, "components", "securitySchemes", "BackendAISignature", "type", "apiKey", "in",
+                "header", "name", "Authorization", "description", "BackendAI HMAC request signature");
+}
+
+void api_openapi(struct api_ctx *c)
+{
+        api_json(c, 200, api_openapi_document());
+}

@@ -1,0 +1,804 @@
+/* api_session.c - the Backend.AI session routes: create (or get), info,
+ * destroy, logs, and Tessera's session list.
+ *
+ * Create validates the whole body first (every error a precise 400),
+ * resolves project, resource group and image, checks the limits that are
+ * known at enqueue time (pending count and slots: 412), then inserts the
+ * session with its kernels and dependencies in one transaction as PENDING
+ * and publishes session_enqueued.  Unless enqueueOnly, the answer waits up
+ * to maxWaitSeconds for the session to start or end. */
+#include "../common/compat.h"
+
+#include <ctype.h>
+
+#include "../common/buf.h"
+#include "../common/crypto.h"
+#include "../common/loop.h"
+#include "../common/slots.h"
+#include "../common/timeutil.h"
+#include "api.h"
+#include "auth.h"
+#include "db.h"
+#include "events.h"
+#include "http.h"
+#include "manager.h"
+#include "model.h"
+#include "session.h"
+
+#define MAX_CLUSTER_SIZE 64
+#define MAX_WAIT_SECONDS 3600
+
+struct create_req {
+        const char *name, *image, *type, *group, *domain, *cluster_mode, *startup_command, *bootstrap_script;
+        const char *tag, *owner_access_key, *rg, *callback_url, *architecture;
+        int64_t cluster_size, priority, max_wait, starts_at, batch_timeout;
+        bool enqueue_only, reuse, has_max_wait;
+        struct slots resources;
+        json_t *environ, *mounts, *mount_map, *resource_opts, *preopen_ports, *agent_list, *dependencies;
+};
+
+static int parse_environ(json_t *cfg, struct create_req *q, struct tess_error **err)
+{
+        json_t *env = api_field(cfg, NAMES("environ"));
+        const char *k;
+        json_t *v;
+
+        if (!env)
+                return 0;
+        if (!json_is_object(env))
+                return tess_err(err, EINVAL, "'config.environ' must be an object of strings");
+        json_object_foreach(env, k, v) {
+                if (!*k || strchr(k, '=') || strlen(k) > 256)
+                        return tess_err(err, EINVAL, "'config.environ' has an invalid variable name '%.64s'", k);
+                if (!json_is_string(v))
+                        return tess_err(err, EINVAL, "'config.environ.%.64s' must be a string", k);
+        }
+        q->environ = env;
+        return 0;
+}
+
+static int parse_mounts(json_t *cfg, struct create_req *q, struct tess_error **err)
+{
+        json_t *mounts = api_field(cfg, NAMES("mounts")), *map = api_field(cfg, NAMES("mount_map", "mountMap"));
+        size_t i;
+        json_t *v;
+        const char *k;
+
+        if (mounts) {
+                if (!json_is_array(mounts))
+                        return tess_err(err, EINVAL, "'config.mounts' must be a list of folder names");
+                json_array_foreach(mounts, i, v) {
+                        if (!json_is_string(v) || !api_valid_name(json_string_value(v)) &&
+                                                          !(json_string_value(v)[0] == '.' &&
+                                                            api_valid_name(json_string_value(v) + 1)))
+                                return tess_err(err, EINVAL, "'config.mounts[%zu]' is not a valid folder name", i);
+                        for (size_t j = 0; j < i; j++)
+                                if (streq(json_string_value(json_array_get(mounts, j)), json_string_value(v)))
+                                        return tess_err(err, EINVAL, "folder '%s' is mounted twice",
+                                                        json_string_value(v));
+                }
+                q->mounts = mounts;
+        }
+        if (map) {
+                if (!json_is_object(map))
+                        return tess_err(err, EINVAL, "'config.mount_map' must be an object of folder -> path");
+                json_object_foreach(map, k, v) {
+                        if (!json_is_string(v))
+                                return tess_err(err, EINVAL, "'config.mount_map.%.64s' must be a path", k);
+                        const char *path = json_string_value(v);
+                        if (strstr(path, "..") || (path[0] == '/' && strncmp(path, "/home/work/", 11) != 0 &&
+                                                   strncmp(path, "/data", 5) != 0 && strncmp(path, "/mnt", 4) != 0))
+                                return tess_err(err, EINVAL,
+                                                "'config.mount_map.%.64s': a mount path must stay under /home/work, "
+                                                "/data or /mnt and not contain '..'",
+                                                k);
+                }
+                q->mount_map = map;
+        }
+        return 0;
+}
+
+static int parse_config(json_t *body, struct create_req *q, struct tess_error **err)
+{
+        json_t *cfg = api_field(body, NAMES("config")), *res, *ports;
+        size_t i;
+        json_t *v;
+        int r;
+
+        slots_init(&q->resources);
+        if (!cfg)
+                return 0;
+        if (!json_is_object(cfg))
+                return tess_err(err, EINVAL, "'config' must be an object");
+        res = api_field(cfg, NAMES("resources"));
+        if (res) {
+                r = slots_from_json(&q->resources, res, true, err);
+                if (r < 0)
+                        return tess_err_wrap(err, "'config.resources'");
+        }
+        if (slots_get(&q->resources, "cuda.device") > 0 && slots_get(&q->resources, "cuda.shares") > 0)
+                return tess_err(err, EINVAL, "'cuda.device' and 'cuda.shares' cannot be requested together");
+        for (int s = 0; s < q->resources.n; s++)
+                if (q->resources.s[s].value == SLOT_INFINITY)
+                        return tess_err(err, EINVAL, "'config.resources.%s' cannot be unlimited",
+                                        q->resources.s[s].name);
+        r = api_get_string(cfg, NAMES("scaling_group", "scalingGroup", "resource_group"), 64, &q->rg, err);
+        if (r < 0)
+                return r;
+        r = parse_environ(cfg, q, err);
+        if (r < 0)
+                return r;
+        r = parse_mounts(cfg, q, err);
+        if (r < 0)
+                return r;
+        q->resource_opts = api_field(cfg, NAMES("resource_opts", "resourceOpts"));
+        if (q->resource_opts && !json_is_object(q->resource_opts))
+                return tess_err(err, EINVAL, "'config.resource_opts' must be an object");
+        if (q->resource_opts && json_object_get(q->resource_opts, "shmem")) {
+                int64_t shmem;
+                r = slot_parse_value("mem", json_object_get(q->resource_opts, "shmem"), &shmem, err);
+                if (r < 0)
+                        return tess_err(err, EINVAL, "'config.resource_opts.shmem' must be a size like '64m'");
+        }
+        ports = api_field(cfg, NAMES("preopen_ports", "preopenPorts"));
+        if (ports) {
+                if (!json_is_array(ports) || json_array_size(ports) > 16)
+                        return tess_err(err, EINVAL, "'config.preopen_ports' must be a list of at most 16 ports");
+                json_array_foreach(ports, i, v) {
+                        if (!json_is_integer(v) || json_integer_value(v) <= 1024 || json_integer_value(v) > 65535)
+                                return tess_err(err, EINVAL, "'config.preopen_ports[%zu]' must be a port 1025-65535",
+                                                i);
+                }
+                q->preopen_ports = ports;
+        }
+        q->agent_list = api_field(cfg, NAMES("agent_list", "agentList"));
+        if (q->agent_list) {
+                if (!json_is_array(q->agent_list))
+                        return tess_err(err, EINVAL, "'config.agent_list' must be a list of agent ids");
+                json_array_foreach(q->agent_list, i, v) if (!json_is_string(v)) return tess_err(
+                        err, EINVAL, "'config.agent_list[%zu]' must be an agent id", i);
+        }
+        return 0;
+}
+
+static int parse_create(json_t *body, struct create_req *q, struct tess_error **err)
+{
+        const char *starts_at = NULL, *batch_timeout = NULL;
+        int r;
+
+        memset(q, 0, sizeof(*q));
+        q->type = "interactive";
+        q->group = "default";
+        q->cluster_mode = "single-node";
+        q->cluster_size = 1;
+        q->priority = 10;
+        q->reuse = true;
+        q->architecture = "x86_64";
+        if (!body)
+                return tess_err(err, EINVAL, "a JSON body is required");
+        if ((r = api_get_string(body, NAMES("name", "session_name", "clientSessionToken", "sessionName"), 64,
+                                &q->name, err)) < 0 ||
+            (r = api_get_string(body, NAMES("image", "lang"), 512, &q->image, err)) < 0 ||
+            (r = api_get_string(body, NAMES("type", "sessionType", "session_type"), 16, &q->type, err)) < 0 ||
+            (r = api_get_string(body, NAMES("group", "groupName", "group_name"), 64, &q->group, err)) < 0 ||
+            (r = api_get_string(body, NAMES("domain", "domainName", "domain_name"), 64, &q->domain, err)) < 0 ||
+            (r = api_get_string(body, NAMES("clusterMode", "cluster_mode"), 16, &q->cluster_mode, err)) < 0 ||
+            (r = api_get_string(body, NAMES("startupCommand", "startup_command"), 65536, &q->startup_command,
+                                err)) < 0 ||
+            (r = api_get_string(body, NAMES("bootstrap_script", "bootstrapScript"), 65536, &q->bootstrap_script,
+                                err)) < 0 ||
+            (r = api_get_string(body, NAMES("tag"), 256, &q->tag, err)) < 0 ||
+            (r = api_get_string(body, NAMES("owner_access_key", "ownerAccessKey"), 20, &q->owner_access_key, err)) <
+                    0 ||
+            (r = api_get_string(body, NAMES("callback_url", "callbackUrl"), 2048, &q->callback_url, err)) < 0 ||
+            (r = api_get_string(body, NAMES("architecture", "arch"), 32, &q->architecture, err)) < 0 ||
+            (r = api_get_string(body, NAMES("starts_at", "startsAt"), 64, &starts_at, err)) < 0 ||
+            (r = api_get_int(body, NAMES("clusterSize", "cluster_size"), 1, MAX_CLUSTER_SIZE, &q->cluster_size,
+                             err)) < 0 ||
+            (r = api_get_int(body, NAMES("priority"), 0, 100, &q->priority, err)) < 0 ||
+            (r = api_get_bool(body, NAMES("enqueueOnly", "enqueue_only"), &q->enqueue_only, err)) < 0 ||
+            (r = api_get_bool(body, NAMES("reuseIfExists", "reuse_if_exists", "reuse"), &q->reuse, err)) < 0)
+                return r;
+        q->has_max_wait = api_field(body, NAMES("maxWaitSeconds", "max_wait_seconds")) != NULL;
+        r = api_get_int(body, NAMES("maxWaitSeconds", "max_wait_seconds"), 0, MAX_WAIT_SECONDS, &q->max_wait, err);
+        if (r < 0)
+                return r;
+        if (!q->name)
+                return tess_err(err, EINVAL, "'name' is required");
+        if (!api_valid_session_name(q->name))
+                return tess_err(err, EINVAL,
+                                "'name' must be 4 to 64 letters, digits, '_', '-' or '.', not starting or ending "
+                                "with '-' or '.'");
+        if (!q->image || !*q->image)
+                return tess_err(err, EINVAL, "'image' is required");
+        for (const char *p = q->image; *p; p++)
+                if (!isalnum((unsigned char)*p) && !strchr("._-/:@", *p))
+                        return tess_err(err, EINVAL, "'image' contains an invalid character");
+        if (!streq(q->type, "interactive") && !streq(q->type, "batch") && !streq(q->type, "inference"))
+                return tess_err(err, EINVAL, "'type' must be interactive, batch or inference");
+        if (!streq(q->cluster_mode, "single-node") && !streq(q->cluster_mode, "multi-node"))
+                return tess_err(err, EINVAL, "'clusterMode' must be single-node or multi-node");
+        if (streq(q->type, "batch") && (!q->startup_command || !*q->startup_command))
+                return tess_err(err, EINVAL, "'startupCommand' is required for batch sessions");
+        if (starts_at) {
+                int64_t t, d;
+                if (!streq(q->type, "batch"))
+                        return tess_err(err, EINVAL, "'starts_at' is only allowed for batch sessions");
+                if (time_parse(starts_at, &t, NULL) == 0)
+                        q->starts_at = t;
+                else if (duration_parse(starts_at, &d) == 0)
+                        q->starts_at = now_usec() + d;
+                else
+                        return tess_err(err, EINVAL, "'starts_at' must be an ISO 8601 time or a delay like '1h'");
+        }
+        json_t *bt = api_field(body, NAMES("batch_timeout", "batchTimeout"));
+        if (bt) {
+                int64_t d;
+                if (json_is_integer(bt) && json_integer_value(bt) > 0 && json_integer_value(bt) < 100LL * 365 * 86400)
+                        d = json_integer_value(bt) * USEC_PER_SEC;
+                else if (!json_is_string(bt) || duration_parse(json_string_value(bt), &d) < 0 || d <= 0)
+                        return tess_err(err, EINVAL, "'batch_timeout' must be seconds or a duration like '30m'");
+                (void)batch_timeout;
+                q->batch_timeout = d;
+        }
+        q->dependencies = api_field(body, NAMES("dependencies"));
+        if (q->dependencies) {
+                size_t i;
+                json_t *v;
+                if (!json_is_array(q->dependencies) || json_array_size(q->dependencies) > 64)
+                        return tess_err(err, EINVAL, "'dependencies' must be a list of at most 64 sessions");
+                json_array_foreach(q->dependencies, i, v) if (!json_is_string(v)) return tess_err(
+                        err, EINVAL, "'dependencies[%zu]' must be a session id or name", i);
+        }
+        return parse_config(body, q, err);
+}
+
+/* The keypair a request acts for: the caller, or owner_access_key for admins. */
+static int resolve_owner(struct api_ctx *c, const char *owner_ak, struct principal *ret, struct tess_error **err)
+{
+        if (!owner_ak || streq(owner_ak, c->who.access_key)) {
+                *ret = c->who;
+                return 0;
+        }
+        if (!api_is_admin(c))
+                return tess_err(err, EACCES, "only admins may act for another keypair (owner_access_key)");
+        int r = auth_lookup_keypair(c->m, owner_ak, ret, NULL, err);
+        if (r < 0)
+                return r;
+        if (!api_sees_domain(c, ret->domain))
+                return tess_err(err, ENOENT, "access key '%s' not found", owner_ak);
+        return 0;
+}
+
+/* Image reference -> registered image row: exact "name:tag", or a name
+ * whose last path components match ("python:3.11" finds
+ * "registry.local/stable/python:3.11"). */
+static int resolve_image(struct manager *m, const char *ref, const char *arch, struct db_rows **ret,
+                         struct tess_error **err)
+{
+        _cleanup_free_ char *name = NULL;
+        const char *tag = "latest";
+        const char *slash = strrchr(ref, '/'), *colon = strrchr(ref, ':'), *at = strchr(ref, '@');
+        int r;
+
+        if (at)
+                return tess_err(err, EINVAL, "image '%s': refer to images by name and tag, not digest", ref);
+        if (colon && (!slash || colon > slash)) {
+                name = xstrndup(ref, (size_t)(colon - ref));
+                tag = colon + 1;
+        } else {
+                name = xstrdup(ref);
+        }
+        _cleanup_free_ char *suffix = xasprintf("%%/%s", name);
+        r = DBQ(m->db,
+                "SELECT id, name, tag, min_resources, max_resources, labels FROM images"
+                " WHERE (name = ? OR name LIKE ?) AND tag = ? AND architecture = ? ORDER BY length(name) LIMIT 2",
+                ret, err, DB_TEXT(name), DB_TEXT(suffix), DB_TEXT(tag), DB_TEXT(arch));
+        if (r < 0)
+                return r;
+        if ((*ret)->nrows == 0) {
+                *ret = db_rows_free(*ret);
+                return tess_err(err, EINVAL, "image '%s' is not registered (for %s)", ref, arch);
+        }
+        return 0;
+}
+
+/* Fill defaults and image minimums; cap by image maximums. */
+static int apply_image_resources(struct create_req *q, const struct db_rows *img, struct tess_error **err)
+{
+        struct slots min, max;
+        int r = slots_from_text(&min, db_getn(img, 0, "min_resources"), err);
+        if (r < 0)
+                return r;
+        r = slots_from_text(&max, db_getn(img, 0, "max_resources"), err);
+        if (r < 0)
+                return r;
+        if (!slots_has(&q->resources, "cpu"))
+                slots_set(&q->resources, "cpu", 1000, NULL);
+        if (!slots_has(&q->resources, "mem"))
+                slots_set(&q->resources, "mem", 1LL << 30, NULL);
+        for (int i = 0; i < min.n; i++)
+                if (slots_get(&q->resources, min.s[i].name) < min.s[i].value && slot_type_find(min.s[i].name))
+                        slots_set(&q->resources, min.s[i].name, min.s[i].value, NULL);
+        const char *over;
+        if (!slots_fit(&q->resources, &max, true, &over))
+                return tess_err(err, EINVAL, "'%s' is more than image '%s' allows", over, db_getn(img, 0, "name"));
+        return 0;
+}
+
+/* Limits known at enqueue: pending count and pending slots (412). */
+static int check_pending_limits(struct manager *m, const struct principal *owner, const struct create_req *q,
+                                struct tess_error **err)
+{
+        _cleanup_rows_ struct db_rows *pol = NULL, *pend = NULL;
+        int r;
+
+        r = DBQ(m->db,
+                "SELECT max_pending_session_count, max_pending_session_resource_slots FROM keypair_resource_policies"
+                " WHERE name = ?",
+                &pol, err, DB_TEXT(owner->resource_policy));
+        if (r < 0)
+                return r;
+        if (pol->nrows == 0)
+                return 0;
+        const char *max_count = db_get(pol, 0, 0), *max_slots = db_get(pol, 0, 1);
+        if (!max_count && !max_slots)
+                return 0;
+        r = DBQ(m->db, "SELECT requested_slots FROM sessions WHERE access_key = ? AND status = 'PENDING'", &pend, err,
+                DB_TEXT(owner->access_key));
+        if (r < 0)
+                return r;
+        if (max_count && pend->nrows + 1 > strtoll(max_count, NULL, 10))
+                return tess_err(err, EDQUOT, "keypair pending session limit: %d pending of %s allowed", pend->nrows,
+                                max_count);
+        if (max_slots) {
+                struct slots limit, sum, one;
+                slots_init(&sum);
+                r = slots_from_text(&limit, max_slots, err);
+                if (r < 0)
+                        return r;
+                for (int i = 0; i < pend->nrows; i++) {
+                        if (slots_from_text(&one, db_get(pend, i, 0), NULL) == 0)
+                                slots_add(&sum, &one, NULL);
+                }
+                for (int k = 0; k < q->cluster_size; k++)
+                        slots_add(&sum, &q->resources, NULL);
+                const char *over;
+                if (!slots_fit(&sum, &limit, true, &over)) {
+                        char a[32], b[32];
+                        return tess_err(err, EDQUOT, "keypair pending resource limit: %s would be %s of %s allowed",
+                                        over, slot_format(over, slots_get(&sum, over), a, sizeof(a)),
+                                        slot_format(over, slots_get(&limit, over), b, sizeof(b)));
+                }
+        }
+        return 0;
+}
+
+static char *json_text_or(json_t *j, const char *fallback)
+{
+        if (!j)
+                return xstrdup(fallback);
+        char *t = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY);
+        if (!t)
+                abort();
+        return t;
+}
+
+static char *session_query(const char *where)
+{
+        return xasprintf("SELECT %s FROM sessions s JOIN projects p ON p.id = s.project_id"
+                         " JOIN users u ON u.id = s.user_id WHERE %s",
+                         session_columns, where);
+}
+
+/* Find the session `ref` (id or name) of `owner`; live ones first. */
+static int find_session(struct api_ctx *c, const char *ref, const char *owner_ak, bool live_only,
+                        struct db_rows **ret, struct tess_error **err)
+{
+        struct principal owner;
+        int r = resolve_owner(c, owner_ak, &owner, err);
+        if (r < 0)
+                return r;
+        _cleanup_free_ char *q = NULL;
+        if (uuid_valid(ref) && (api_is_admin(c) || c->who.role == ROLE_MONITOR) && !owner_ak) {
+                /* admins may address any visible session by id */
+                q = session_query(live_only ? "s.id = ? AND s.status NOT IN ('TERMINATED', 'CANCELLED', 'ERROR')"
+                                            : "s.id = ?");
+                r = DBQ(c->m->db, q, ret, err, DB_TEXT(ref));
+                if (r < 0)
+                        return r;
+                if ((*ret)->nrows == 1 && (api_sees_domain(c, db_getn(*ret, 0, "domain_name")) ||
+                                           streq(db_getn(*ret, 0, "user_id"), c->who.user_id)))
+                        return 0;
+                *ret = db_rows_free(*ret);
+                return tess_err(err, ENOENT, "session '%s' not found", ref);
+        }
+        q = session_query(live_only ? "s.access_key = ? AND (s.name = ? OR s.id = ?)"
+                                      " AND s.status NOT IN ('TERMINATED', 'CANCELLED', 'ERROR')"
+                                      " ORDER BY s.created_at DESC LIMIT 1"
+                                    : "s.access_key = ? AND (s.name = ? OR s.id = ?) ORDER BY"
+                                      " CASE WHEN s.status IN ('TERMINATED', 'CANCELLED', 'ERROR') THEN 1 ELSE 0 END,"
+                                      " s.created_at DESC LIMIT 1");
+        r = DBQ(c->m->db, q, ret, err, DB_TEXT(owner.access_key), DB_TEXT(ref), DB_TEXT(ref));
+        if (r < 0)
+                return r;
+        if ((*ret)->nrows == 0) {
+                *ret = db_rows_free(*ret);
+                return tess_err(err, ENOENT, "session '%s' not found", ref);
+        }
+        return 0;
+}
+
+struct create_wait {
+        struct api_ctx *c;
+        char session_id[UUID_STR_LEN];
+        bool created;
+};
+
+static json_t *create_answer(const char *id, const char *name, const char *status, bool created)
+{
+        return json_pack("{s:s, s:s, s:s, s:[], s:b}", "sessionId", id, "sessionName", name, "status", status,
+                         "servicePorts", created);
+}
+
+static void finish_wait(struct create_wait *w)
+{
+        struct api_ctx *c = w->c;
+        _cleanup_rows_ struct db_rows *rows = NULL;
+        struct tess_error *err = NULL;
+
+        if (c->listener_id) {
+                events_unlisten(c->m->events, c->listener_id);
+                c->listener_id = 0;
+        }
+        if (c->timer_id) {
+                loop_cancel_timer(c->m->loop, c->timer_id);
+                c->timer_id = 0;
+        }
+        if (DBQ(c->m->db, "SELECT name, status FROM sessions WHERE id = ?", &rows, &err, DB_TEXT(w->session_id)) < 0 ||
+            rows->nrows == 0) {
+                api_fail(c, err ? err : NULL);
+        } else {
+                api_json(c, w->created ? 201 : 200,
+                         create_answer(w->session_id, db_get(rows, 0, 0), db_get(rows, 0, 1), w->created));
+        }
+        http_resume(c->req);
+}
+
+static void on_wait_event(const struct session_event *ev, void *data)
+{
+        struct create_wait *w = data;
+        if (!streq(ev->session_id, w->session_id))
+                return;
+        enum session_status st = session_status_from_string(ev->status);
+        if (st == SESSION_RUNNING || session_status_is_terminal(st))
+                finish_wait(w);
+}
+
+static void on_wait_timeout(struct loop *l UNUSED, void *data)
+{
+        struct create_wait *w = data;
+        w->c->timer_id = 0;
+        finish_wait(w);
+}
+
+static void answer_or_wait(struct api_ctx *c, const struct create_req *q, const char *id, const char *name,
+                           const char *status, bool created)
+{
+        int64_t wait = q->has_max_wait ? q->max_wait * USEC_PER_SEC : c->m->conf.session_wait_default;
+        enum session_status st = session_status_from_string(status);
+
+        if (q->enqueue_only || wait <= 0 || st == SESSION_RUNNING || session_status_is_terminal(st)) {
+                api_json(c, created ? 201 : 200, create_answer(id, name, status, created));
+                return;
+        }
+        struct create_wait *w = xcalloc(1, sizeof(*w));
+        w->c = c;
+        w->created = created;
+        snprintf(w->session_id, sizeof(w->session_id), "%s", id);
+        c->state = w;
+        c->state_free = free;
+        c->listener_id = events_listen(c->m->events, on_wait_event, w);
+        c->timer_id = loop_add_timer(c->m->loop, wait, on_wait_timeout, w);
+        http_suspend(c->req);
+}
+
+static int insert_session(struct api_ctx *c, const struct create_req *q, const struct principal *owner,
+                          const char *project_id, const char *domain, const char *rg, const char *image_ref,
+                          const char *id, struct tess_error **err)
+{
+        int64_t now = now_usec();
+        char when[48];
+        _cleanup_free_ char *slots_text = slots_to_text(&q->resources);
+        _cleanup_free_ char *environ = json_text_or(q->environ, "{}"), *mounts = json_text_or(q->mounts, "[]"),
+                            *mount_map = json_text_or(q->mount_map, "{}"),
+                            *ropts = json_text_or(q->resource_opts, "{}"),
+                            *ports = json_text_or(q->preopen_ports, "[]"),
+                            *agents = json_text_or(q->agent_list, "[]");
+        _cleanup_free_ char *hist = xasprintf("{\"PENDING\":\"%s\"}", time_format_iso(now, when, sizeof(when)));
+        int r;
+
+        r = DBQ(c->m->db,
+                "INSERT INTO sessions(id, name, session_type, priority, cluster_mode, cluster_size, domain_name,"
+                " project_id, user_id, access_key, image, architecture, tag, resource_group, requested_slots,"
+                " environ, resource_opts, mounts, mount_map, preopen_ports, designated_agents, startup_command,"
+                " bootstrap_script, callback_url, starts_at, batch_timeout, status, status_history,"
+                " status_changed_at, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'PENDING', ?, ?, ?)",
+                NULL, err, DB_TEXT(id), DB_TEXT(q->name), DB_TEXT(q->type), DB_INT(q->priority),
+                DB_TEXT(q->cluster_mode), DB_INT(q->cluster_size), DB_TEXT(domain), DB_TEXT(project_id),
+                DB_TEXT(owner->user_id), DB_TEXT(owner->access_key), DB_TEXT(image_ref), DB_TEXT(q->architecture),
+                DB_TEXT(q->tag), DB_TEXT(rg), DB_TEXT(slots_text), DB_TEXT(environ), DB_TEXT(ropts), DB_TEXT(mounts),
+                DB_TEXT(mount_map), DB_TEXT(ports), DB_TEXT(agents), DB_TEXT(q->startup_command),
+                DB_TEXT(q->bootstrap_script), DB_TEXT(q->callback_url),
+                q->starts_at ? DB_INT(q->starts_at) : DB_NULLARG,
+                q->batch_timeout ? DB_INT(q->batch_timeout) : DB_NULLARG, DB_TEXT(hist), DB_INT(now), DB_INT(now));
+        if (r < 0)
+                return r;
+        for (int k = 0; k < q->cluster_size; k++) {
+                char kid[UUID_STR_LEN], host[32];
+                uuid_generate_str(kid);
+                snprintf(host, sizeof(host), "%s%d", k == 0 ? "main" : "sub", k == 0 ? 1 : k);
+                r = DBQ(c->m->db,
+                        "INSERT INTO kernels(id, session_id, cluster_role, cluster_idx, cluster_hostname, image,"
+                        " status, status_history, requested_slots, created_at)"
+                        " VALUES (?, ?, ?, ?, ?, ?, 'PENDING', ?, ?, ?)",
+                        NULL, err, DB_TEXT(kid), DB_TEXT(id), DB_TEXT(k == 0 ? "main" : "sub"), DB_INT(k + 1),
+                        DB_TEXT(host), DB_TEXT(image_ref), DB_TEXT(hist), DB_TEXT(slots_text), DB_INT(now));
+                if (r < 0)
+                        return r;
+        }
+        if (q->dependencies) {
+                size_t i;
+                json_t *v;
+                json_array_foreach(q->dependencies, i, v) {
+                        _cleanup_rows_ struct db_rows *dep = NULL;
+                        r = find_session(c, json_string_value(v), owner->access_key, false, &dep, err);
+                        if (r == -ENOENT)
+                                return tess_err(err, EINVAL, "dependency '%s' is not a session of this owner",
+                                                json_string_value(v));
+                        if (r < 0)
+                                return r;
+                        r = DBQ(c->m->db,
+                                "INSERT INTO session_dependencies(session_id, depends_on) VALUES (?, ?)"
+                                " ON CONFLICT DO NOTHING",
+                                NULL, err, DB_TEXT(id), DB_TEXT(db_getn(dep, 0, "id")));
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return 0;
+}
+
+void api_session_create(struct api_ctx *c)
+{
+        struct create_req q;
+        struct principal owner;
+        struct tess_error *err = NULL;
+        _cleanup_rows_ struct db_rows *proj = NULL, *img = NULL, *existing = NULL, *created = NULL;
+        char rg[128], id[UUID_STR_LEN];
+        int r;
+
+        if ((r = parse_create(c->body, &q, &err)) < 0 || (r = resolve_owner(c, q.owner_access_key, &owner, &err)) < 0)
+                return api_fail(c, err);
+        const char *domain = q.domain ? q.domain : owner.domain;
+        if (!streq(domain, owner.domain))
+                return api_problem(c, 400, "invalid-api-params", "domain '%s' is not the owner's domain", domain);
+        r = DBQ(c->m->db, "SELECT id FROM projects WHERE domain_name = ? AND name = ? AND is_active = 1", &proj, &err,
+                DB_TEXT(domain), DB_TEXT(q.group));
+        if (r < 0)
+                return api_fail(c, err);
+        if (proj->nrows == 0)
+                return api_problem(c, 400, "invalid-api-params", "project '%s' not found in domain '%s'", q.group,
+                                   domain);
+        const char *project_id = db_get(proj, 0, 0);
+        if (owner.role != ROLE_SUPERADMIN && owner.role != ROLE_ADMIN) {
+                r = model_is_member(c->m, project_id, owner.user_id, &err);
+                if (r < 0)
+                        return api_fail(c, err);
+                if (r == 0)
+                        return api_problem(c, 400, "invalid-api-params", "the owner is not a member of project '%s'",
+                                           q.group);
+        }
+        if (q.agent_list && json_array_size(q.agent_list) > 0 && !api_is_superadmin(c))
+                return api_problem(c, 403, "forbidden", "only superadmins may designate agents (agent_list)");
+        if (q.rg) {
+                r = model_rg_allowed(c->m, q.rg, domain, project_id, owner.access_key, &err);
+                if (r < 0)
+                        return api_fail(c, err);
+                if (r == 0)
+                        return api_problem(c, 400, "invalid-api-params",
+                                           "resource group '%s' does not exist or is not allowed here", q.rg);
+                snprintf(rg, sizeof(rg), "%s", q.rg);
+        } else if ((r = model_rg_default(c->m, domain, project_id, owner.access_key, rg, sizeof(rg), &err)) < 0) {
+                return api_problem(c, 400, "invalid-api-params", "%s", err->msg), (void)tess_error_free(err);
+        }
+        r = resolve_image(c->m, q.image, q.architecture, &img, &err);
+        if (r < 0)
+                return api_fail(c, err);
+        _cleanup_free_ char *image_ref = xasprintf("%s:%s", db_getn(img, 0, "name"), db_getn(img, 0, "tag"));
+        r = apply_image_resources(&q, img, &err);
+        if (r < 0)
+                return api_fail(c, err);
+
+        /* get-or-create */
+        r = find_session(c, q.name, owner.access_key, true, &existing, &err);
+        if (r == 0) {
+                if (q.reuse && streq(db_getn(existing, 0, "image"), image_ref))
+                        return answer_or_wait(c, &q, db_getn(existing, 0, "id"), q.name,
+                                              db_getn(existing, 0, "status"), false);
+                json_t *p = json_pack("{s:s, s:s, s:i, s:s}", "type",
+                                      "https://api.backend.ai/probs/session-already-exists", "title",
+                                      "a session with this name already exists", "status", 409, "existingSessionId",
+                                      db_getn(existing, 0, "id"));
+                char *t = json_dumps(p, JSON_COMPACT);
+                http_reply(c->req, 409, "application/problem+json", t, strlen(t));
+                free(t);
+                json_decref(p);
+                return;
+        }
+        if (r != -ENOENT)
+                return api_fail(c, err);
+        tess_error_free(err);
+        err = NULL;
+        r = check_pending_limits(c->m, &owner, &q, &err);
+        if (r < 0)
+                return api_fail(c, err);
+
+        uuid_generate_str(id);
+        r = db_begin(c->m->db, &err);
+        if (r < 0)
+                return api_fail(c, err);
+        r = insert_session(c, &q, &owner, project_id, domain, rg, image_ref, id, &err);
+        if (r >= 0)
+                r = db_commit(c->m->db, &err);
+        else
+                db_rollback(c->m->db);
+        if (r == -EEXIST) {
+                tess_error_free(err);
+                return api_problem(c, 409, "session-already-exists", "a session named '%s' already exists", q.name);
+        }
+        if (r < 0)
+                return api_fail(c, err);
+        api_audit_target(c, "session:%s", id);
+        _cleanup_free_ char *sq = session_query("s.id = ?");
+        if (DBQ(c->m->db, sq, &created, &err, DB_TEXT(id)) >= 0 && created->nrows == 1)
+                session_publish(c->m, created, 0, "PENDING", NULL);
+        tess_error_free(err);
+        answer_or_wait(c, &q, id, q.name, "PENDING", true);
+}
+
+void api_session_info(struct api_ctx *c)
+{
+        _cleanup_rows_ struct db_rows *rows = NULL;
+        struct tess_error *err = NULL;
+
+        if (find_session(c, c->param[0], http_query(c->req, "owner_access_key"), false, &rows, &err) < 0)
+                return api_fail(c, err);
+        api_json(c, 200, session_info_json(rows, 0));
+}
+
+void api_session_destroy(struct api_ctx *c)
+{
+        _cleanup_rows_ struct db_rows *rows = NULL;
+        struct tess_error *err = NULL;
+        const char *forced = http_query(c->req, "forced");
+        bool force = forced && (streq(forced, "true") || streq(forced, "1"));
+        int r;
+
+        if (find_session(c, c->param[0], http_query(c->req, "owner_access_key"), true, &rows, &err) < 0)
+                return api_fail(c, err);
+        const char *id = db_getn(rows, 0, "id");
+        enum session_status st = session_status_from_string(db_getn(rows, 0, "status"));
+        api_audit_target(c, "session:%s", id);
+        if (st == SESSION_PENDING)
+                r = session_transition(c->m, id, st, SESSION_CANCELLED, "user-requested", &err);
+        else if (st == SESSION_TERMINATING && force)
+                r = session_transition(c->m, id, st, SESSION_TERMINATED, "force-terminated", &err);
+        else if (st == SESSION_TERMINATING)
+                r = 0;
+        else
+                r = session_transition(c->m, id, st, SESSION_TERMINATING, "user-requested", &err);
+        if (r == -EAGAIN) {
+                tess_error_free(err);
+                return api_problem(c, 409, "conflict", "the session changed status meanwhile; try again");
+        }
+        if (r < 0)
+                return api_fail(c, err);
+        api_json(c, 200, json_pack("{s:{}}", "stats"));
+}
+
+void api_session_logs(struct api_ctx *c)
+{
+        _cleanup_rows_ struct db_rows *rows = NULL, *logs = NULL;
+        struct tess_error *err = NULL;
+
+        if (find_session(c, c->param[0], http_query(c->req, "owner_access_key"), false, &rows, &err) < 0)
+                return api_fail(c, err);
+        if (DBQ(c->m->db,
+                "SELECT container_log FROM kernels WHERE session_id = ? ORDER BY cluster_idx LIMIT 1", &logs, &err,
+                DB_TEXT(db_getn(rows, 0, "id"))) < 0)
+                return api_fail(c, err);
+        const char *text = logs->nrows ? db_get(logs, 0, 0) : NULL;
+        api_json(c, 200, json_pack("{s:{s:s}}", "result", "logs", text ? text : ""));
+}
+
+/* GET /sessions?status=A,B&owner=&group=&type=&name=&resource_group=&domain=&limit=&offset= */
+void api_session_list(struct api_ctx *c)
+{
+        struct buf where = BUF_INIT;
+        struct db_arg args[32];
+        int nargs = 0;
+        int64_t limit, offset;
+        struct tess_error *err = NULL;
+        _cleanup_rows_ struct db_rows *rows = NULL, *count = NULL;
+        _cleanup_free_ char *statuses = NULL;
+
+        if (api_page(c, &limit, &offset, &err) < 0)
+                return api_fail(c, err);
+        buf_puts(&where, "1 = 1");
+        if (c->who.role == ROLE_USER) {
+                buf_puts(&where, " AND s.user_id = ?");
+                args[nargs++] = DB_TEXT(c->who.user_id);
+        } else if (c->who.role != ROLE_SUPERADMIN) {
+                buf_puts(&where, " AND s.domain_name = ?");
+                args[nargs++] = DB_TEXT(c->who.domain);
+        }
+        const char *v;
+        if ((v = http_query(c->req, "status"))) {
+                statuses = xstrdup(v);
+                char *save = NULL;
+                buf_puts(&where, " AND s.status IN (");
+                int n = 0;
+                for (char *s = strtok_r(statuses, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
+                        if (session_status_from_string(s) < 0) {
+                                buf_release(&where);
+                                return api_problem(c, 400, "invalid-api-params", "unknown session status '%.32s'", s);
+                        }
+                        if (nargs >= 24)
+                                break;
+                        buf_puts(&where, n++ ? ", ?" : "?");
+                        args[nargs++] = DB_TEXT(s);
+                }
+                buf_puts(&where, ")");
+        }
+        static const struct {
+                const char *param, *sql;
+        } filters[] = {
+                { "owner", " AND (s.access_key = ? OR u.email = ?)" },
+                { "group", " AND p.name = ?" },
+                { "type", " AND s.session_type = ?" },
+                { "name", " AND s.name = ?" },
+                { "resource_group", " AND s.resource_group = ?" },
+                { "domain", " AND s.domain_name = ?" },
+        };
+        for (size_t i = 0; i < ARRAY_SIZE(filters); i++) {
+                if (!(v = http_query(c->req, filters[i].param)))
+                        continue;
+                buf_puts(&where, filters[i].sql);
+                args[nargs++] = DB_TEXT(v);
+                if (streq(filters[i].param, "owner"))
+                        args[nargs++] = DB_TEXT(v);
+        }
+        _cleanup_free_ char *cq = xasprintf("SELECT COUNT(*) FROM sessions s JOIN projects p ON p.id = s.project_id"
+                                            " JOIN users u ON u.id = s.user_id WHERE %s",
+                                            where.data);
+        int r = db_query(c->m->db, cq, args, nargs, &count, &err);
+        if (r >= 0) {
+                buf_puts(&where, " ORDER BY s.created_at DESC, s.id LIMIT ? OFFSET ?");
+                args[nargs++] = DB_INT(limit);
+                args[nargs++] = DB_INT(offset);
+                _cleanup_free_ char *q = session_query(where.data);
+                r = db_query(c->m->db, q, args, nargs, &rows, &err);
+        }
+        buf_release(&where);
+        if (r < 0)
+                return api_fail(c, err);
+        json_t *items = json_array();
+        for (int i = 0; i < rows->nrows; i++)
+                json_array_append_new(items, session_list_item_json(rows, i));
+        api_json(c, 200,
+                 json_pack("{s:o, s:I, s:I, s:I}", "items", items, "total",
+                           (json_int_t)strtoll(db_get(count, 0, 0), NULL, 10), "limit", (json_int_t)limit, "offset",
+                           (json_int_t)offset));
+}

@@ -1,0 +1,99 @@
+/* auth.c - see auth.h. */
+#include "../common/compat.h"
+
+#include "../common/crypto.h"
+#include "../common/sign.h"
+#include "../common/timeutil.h"
+#include "auth.h"
+#include "db.h"
+#include "http.h"
+#include "manager.h"
+#include "ratelimit.h"
+
+static void copy_field(char *dst, size_t n, const char *src)
+{
+        snprintf(dst, n, "%s", src ? src : "");
+}
+
+int auth_lookup_keypair(struct manager *m, const char *access_key, struct principal *ret, char **ret_secret,
+                        struct tess_error **err)
+{
+        _cleanup_rows_ struct db_rows *rows = NULL;
+        int r;
+
+        r = DBQ(m->db,
+                "SELECT k.access_key, k.secret_key_sealed, k.resource_policy, k.rate_limit, u.id AS user_id,"
+                " u.email, u.role, u.domain_name FROM keypairs k JOIN users u ON u.id = k.user_id"
+                " JOIN domains d ON d.name = u.domain_name"
+                " WHERE k.access_key = ? AND k.is_active = 1 AND u.status = 'active' AND d.is_active = 1",
+                &rows, err, DB_TEXT(access_key));
+        if (r < 0)
+                return r;
+        if (rows->nrows == 0)
+                return tess_err(err, ENOENT, "unknown or inactive access key");
+        memset(ret, 0, sizeof(*ret));
+        copy_field(ret->access_key, sizeof(ret->access_key), db_getn(rows, 0, "access_key"));
+        copy_field(ret->user_id, sizeof(ret->user_id), db_getn(rows, 0, "user_id"));
+        copy_field(ret->email, sizeof(ret->email), db_getn(rows, 0, "email"));
+        copy_field(ret->domain, sizeof(ret->domain), db_getn(rows, 0, "domain_name"));
+        copy_field(ret->resource_policy, sizeof(ret->resource_policy), db_getn(rows, 0, "resource_policy"));
+        ret->rate_limit = db_get_int(rows, 0, "rate_limit");
+        ret->role = role_from_string(db_getn(rows, 0, "role"));
+        if (ret->role < 0)
+                return tess_err(err, EIO, "user of '%s' has an unknown role", access_key);
+        if (ret_secret) {
+                r = secret_open(m->master_key, db_getn(rows, 0, "secret_key_sealed"), ret_secret, err);
+                if (r < 0)
+                        return tess_err_wrap(err, "opening the secret key of '%s'", access_key);
+        }
+        return 0;
+}
+
+int auth_request(struct api_ctx *c, struct tess_error **err)
+{
+        struct http_req *req = c->req;
+        const char *authz = http_header(req, "Authorization");
+        const char *date = http_header(req, "X-BackendAI-Date");
+        const char *version = http_header(req, "X-BackendAI-Version");
+        const char *host = http_header(req, "Host");
+        struct sign_auth a;
+        _cleanup_free_ char *secret = NULL;
+        char ymd[9], mime[128], expect[SIGN_HEX_MAX];
+        int64_t when;
+        int r;
+
+        if (!date)
+                date = http_header(req, "Date");
+        if (!version)
+                version = http_header(req, "X-Sorna-Version");
+        if (!authz)
+                return tess_err(err, EACCES, "missing Authorization header");
+        if (!date)
+                return tess_err(err, EACCES, "missing Date or X-BackendAI-Date header");
+        if (!version)
+                return tess_err(err, EACCES, "missing X-BackendAI-Version header");
+        r = sign_check_version(version, err);
+        if (r < 0)
+                return tess_err(err, EACCES, "%s", (*err)->msg);
+        if (time_parse(date, &when, ymd) < 0)
+                return tess_err(err, EACCES, "malformed date header '%.64s'", date);
+        int64_t skew = when - now_usec();
+        if (skew > AUTH_MAX_SKEW_USEC || skew < -AUTH_MAX_SKEW_USEC)
+                return tess_err(err, EACCES, "request date is more than 15 minutes from the server's clock");
+        r = sign_parse_authorization(authz, &a, err);
+        if (r < 0)
+                return tess_err(err, EACCES, "%s", (*err)->msg);
+        r = auth_lookup_keypair(c->m, a.access_key, &c->who, &secret, err);
+        if (r == -ENOENT)
+                return tess_err(err, EACCES, "unknown or inactive access key");
+        if (r < 0)
+                return r == -EIO ? tess_err(err, EACCES, "authentication failed: %s", (*err)->msg) : r;
+        sign_mimetype(http_header(req, "Content-Type"), mime, sizeof(mime));
+        r = sign_compute(a.hash, secret, http_method(req), http_raw_target(req), date, ymd, host ? host : "", mime,
+                         version, expect, err);
+        if (r < 0)
+                return tess_err(err, EACCES, "%s", (*err)->msg);
+        if (!sign_equal(expect, a.signature))
+                return tess_err(err, EACCES, "signature mismatch");
+        return ratelimit_check(c, err);
+}

@@ -1,0 +1,158 @@
+/* db.c - driver dispatch, transactions, results (see db.h). */
+#include "../common/compat.h"
+
+#include "../common/timeutil.h"
+#include "db-internal.h"
+
+int db_open(const char *url, bool sqlite_sync_full, struct db **ret, struct tess_error **err)
+{
+        struct db *db = xcalloc(1, sizeof(*db));
+        int r;
+
+        if (strncmp(url, "postgresql://", 13) == 0 || strncmp(url, "postgres://", 11) == 0) {
+                db->kind = DB_POSTGRES;
+                db->ops = &db_pg_ops;
+                r = db_pg_open(db, url, err);
+        } else {
+                if (strncmp(url, "sqlite:", 7) == 0)
+                        url += 7;
+                db->kind = DB_SQLITE;
+                db->ops = &db_sqlite_ops;
+                r = db_sqlite_open(db, url, sqlite_sync_full, err);
+        }
+        if (r < 0) {
+                free(db);
+                return r;
+        }
+        *ret = db;
+        return 0;
+}
+
+struct db *db_close(struct db *db)
+{
+        if (db) {
+                db->ops->close(db);
+                free(db);
+        }
+        return NULL;
+}
+
+enum db_kind db_kind(const struct db *db)
+{
+        return db->kind;
+}
+
+const char *db_kind_name(const struct db *db)
+{
+        return db->ops->name;
+}
+
+int db_query(struct db *db, const char *sql, const struct db_arg *args, int nargs, struct db_rows **ret,
+             struct tess_error **err)
+{
+        int64_t t0 = monotonic_usec();
+        int r = db->ops->query(db, sql, args, nargs, ret, err);
+        db->nqueries++;
+        db->query_seconds += (double)(monotonic_usec() - t0) / 1e6;
+        return r;
+}
+
+int db_exec_script(struct db *db, const char *sql, struct tess_error **err)
+{
+        return db->ops->exec_script(db, sql, err);
+}
+
+/* Nested begin/commit pairs collapse into the outermost transaction. */
+int db_begin(struct db *db, struct tess_error **err)
+{
+        if (db->tx_depth++ > 0)
+                return 0;
+        int r = db_exec_script(db, db->kind == DB_SQLITE ? "BEGIN IMMEDIATE" : "BEGIN", err);
+        if (r < 0)
+                db->tx_depth = 0;
+        return r;
+}
+
+int db_commit(struct db *db, struct tess_error **err)
+{
+        if (db->tx_depth == 0)
+                return tess_err(err, EINVAL, "commit without a transaction");
+        if (--db->tx_depth > 0)
+                return 0;
+        int r = db_exec_script(db, "COMMIT", err);
+        if (r < 0)
+                db_exec_script(db, "ROLLBACK", NULL);
+        return r;
+}
+
+void db_rollback(struct db *db)
+{
+        if (db->tx_depth == 0)
+                return;
+        db->tx_depth = 0;
+        db_exec_script(db, "ROLLBACK", NULL);
+}
+
+bool db_in_transaction(const struct db *db)
+{
+        return db->tx_depth > 0;
+}
+
+void db_stats(const struct db *db, uint64_t *ret_queries, double *ret_seconds)
+{
+        *ret_queries = db->nqueries;
+        *ret_seconds = db->query_seconds;
+}
+
+struct db_rows *db_rows_new(int ncols)
+{
+        struct db_rows *r = xcalloc(1, sizeof(*r));
+        r->ncols = ncols;
+        r->names = xcalloc((size_t)(ncols ? ncols : 1), sizeof(char *));
+        return r;
+}
+
+void db_rows_add(struct db_rows *r, const char *const *cells)
+{
+        r->cells = xrealloc(r->cells, sizeof(char *) * (size_t)(r->nrows + 1) * (size_t)(r->ncols ? r->ncols : 1));
+        for (int c = 0; c < r->ncols; c++)
+                r->cells[r->nrows * r->ncols + c] = cells[c] ? xstrdup(cells[c]) : NULL;
+        r->nrows++;
+}
+
+struct db_rows *db_rows_free(struct db_rows *r)
+{
+        if (!r)
+                return NULL;
+        for (int i = 0; i < r->nrows * r->ncols; i++)
+                free(r->cells[i]);
+        for (int c = 0; c < r->ncols; c++)
+                free(r->names[c]);
+        free(r->cells);
+        free(r->names);
+        free(r);
+        return NULL;
+}
+
+const char *db_get(const struct db_rows *r, int row, int col)
+{
+        if (!r || row < 0 || row >= r->nrows || col < 0 || col >= r->ncols)
+                return NULL;
+        return r->cells[row * r->ncols + col];
+}
+
+const char *db_getn(const struct db_rows *r, int row, const char *name)
+{
+        if (!r)
+                return NULL;
+        for (int c = 0; c < r->ncols; c++)
+                if (streq(r->names[c], name))
+                        return db_get(r, row, c);
+        return NULL;
+}
+
+int64_t db_get_int(const struct db_rows *r, int row, const char *name)
+{
+        const char *v = db_getn(r, row, name);
+        return v ? strtoll(v, NULL, 10) : 0;
+}

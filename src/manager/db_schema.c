@@ -1,0 +1,188 @@
+/* db_schema.c - versioned schema migrations, applied in order at start.
+ *
+ * Each migration is one transaction that also records its version in
+ * schema_migrations, so a crash mid-migration leaves the previous version.
+ * On PostgreSQL an advisory lock serializes managers starting together.
+ * Conventions: ids are UUID text; timestamps are BIGINT microseconds since
+ * the epoch; booleans are INTEGER 0/1; JSON is TEXT; resource slots are JSON
+ * objects of decimal strings.  Never edit a released migration: add one. */
+#include "../common/compat.h"
+
+#include "../common/timeutil.h"
+#include "db.h"
+
+struct migration {
+        int version;
+        const char *sql;
+};
+
+static const struct migration migrations[] = {
+        { 1,
+          "CREATE TABLE domains ("
+          " name TEXT PRIMARY KEY, id TEXT NOT NULL UNIQUE, description TEXT NOT NULL DEFAULT '',"
+          " is_active INTEGER NOT NULL DEFAULT 1, total_resource_slots TEXT NOT NULL DEFAULT '{}',"
+          " allowed_vfolder_hosts TEXT NOT NULL DEFAULT '{}', allowed_docker_registries TEXT NOT NULL DEFAULT '[]',"
+          " created_at BIGINT NOT NULL, modified_at BIGINT NOT NULL);"
+          "CREATE TABLE keypair_resource_policies ("
+          " name TEXT PRIMARY KEY, total_resource_slots TEXT NOT NULL DEFAULT '{}',"
+          " max_concurrent_sessions BIGINT NOT NULL DEFAULT 30, max_pending_session_count BIGINT,"
+          " max_pending_session_resource_slots TEXT, max_containers_per_session BIGINT NOT NULL DEFAULT 1,"
+          " idle_timeout BIGINT NOT NULL DEFAULT 0, max_session_lifetime BIGINT NOT NULL DEFAULT 0,"
+          " created_at BIGINT NOT NULL);"
+          "CREATE TABLE projects ("
+          " id TEXT PRIMARY KEY, name TEXT NOT NULL, domain_name TEXT NOT NULL REFERENCES domains(name),"
+          " description TEXT NOT NULL DEFAULT '', is_active INTEGER NOT NULL DEFAULT 1,"
+          " total_resource_slots TEXT NOT NULL DEFAULT '{}', created_at BIGINT NOT NULL,"
+          " modified_at BIGINT NOT NULL, UNIQUE (domain_name, name));"
+          "CREATE TABLE users ("
+          " id TEXT PRIMARY KEY, email TEXT NOT NULL UNIQUE, username TEXT NOT NULL UNIQUE,"
+          " password_hash TEXT NOT NULL, need_password_change INTEGER NOT NULL DEFAULT 0,"
+          " full_name TEXT NOT NULL DEFAULT '', description TEXT NOT NULL DEFAULT '',"
+          " status TEXT NOT NULL DEFAULT 'active', domain_name TEXT NOT NULL REFERENCES domains(name),"
+          " role TEXT NOT NULL DEFAULT 'user', created_at BIGINT NOT NULL, modified_at BIGINT NOT NULL);"
+          "CREATE TABLE project_members ("
+          " project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,"
+          " user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE, PRIMARY KEY (project_id, user_id));"
+          "CREATE TABLE keypairs ("
+          " access_key TEXT PRIMARY KEY, secret_key_sealed TEXT NOT NULL,"
+          " user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,"
+          " is_active INTEGER NOT NULL DEFAULT 1, is_main INTEGER NOT NULL DEFAULT 0,"
+          " resource_policy TEXT NOT NULL REFERENCES keypair_resource_policies(name),"
+          " rate_limit BIGINT NOT NULL DEFAULT 10000, num_queries BIGINT NOT NULL DEFAULT 0,"
+          " last_used BIGINT, created_at BIGINT NOT NULL);"
+          "CREATE INDEX keypairs_user ON keypairs(user_id);"
+          "CREATE TABLE resource_groups ("
+          " name TEXT PRIMARY KEY, id TEXT NOT NULL UNIQUE, description TEXT NOT NULL DEFAULT '',"
+          " is_active INTEGER NOT NULL DEFAULT 1, is_public INTEGER NOT NULL DEFAULT 1,"
+          " scheduler TEXT NOT NULL DEFAULT 'fifo', scheduler_opts TEXT NOT NULL DEFAULT '{}',"
+          " wsproxy_addr TEXT NOT NULL DEFAULT '', created_at BIGINT NOT NULL);"
+          "CREATE TABLE resource_group_domains ("
+          " resource_group TEXT NOT NULL REFERENCES resource_groups(name) ON DELETE CASCADE,"
+          " domain_name TEXT NOT NULL REFERENCES domains(name) ON DELETE CASCADE,"
+          " PRIMARY KEY (resource_group, domain_name));"
+          "CREATE TABLE resource_group_projects ("
+          " resource_group TEXT NOT NULL REFERENCES resource_groups(name) ON DELETE CASCADE,"
+          " project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,"
+          " PRIMARY KEY (resource_group, project_id));"
+          "CREATE TABLE resource_group_keypairs ("
+          " resource_group TEXT NOT NULL REFERENCES resource_groups(name) ON DELETE CASCADE,"
+          " access_key TEXT NOT NULL REFERENCES keypairs(access_key) ON DELETE CASCADE,"
+          " PRIMARY KEY (resource_group, access_key));"
+          "CREATE TABLE resource_presets ("
+          " name TEXT PRIMARY KEY, resource_slots TEXT NOT NULL DEFAULT '{}', shared_memory BIGINT,"
+          " resource_group TEXT REFERENCES resource_groups(name) ON DELETE CASCADE,"
+          " created_at BIGINT NOT NULL);"
+          "CREATE TABLE images ("
+          " id TEXT PRIMARY KEY, name TEXT NOT NULL, tag TEXT NOT NULL, registry TEXT NOT NULL DEFAULT '',"
+          " architecture TEXT NOT NULL DEFAULT 'x86_64', digest TEXT NOT NULL DEFAULT '',"
+          " labels TEXT NOT NULL DEFAULT '{}', min_resources TEXT NOT NULL DEFAULT '{}',"
+          " max_resources TEXT NOT NULL DEFAULT '{}', size_bytes BIGINT NOT NULL DEFAULT 0,"
+          " created_at BIGINT NOT NULL, UNIQUE (name, tag, architecture));"
+          "CREATE TABLE agents ("
+          " id TEXT PRIMARY KEY, address TEXT NOT NULL DEFAULT '', status TEXT NOT NULL DEFAULT 'ALIVE',"
+          " resource_group TEXT NOT NULL DEFAULT 'default', schedulable INTEGER NOT NULL DEFAULT 1,"
+          " available_slots TEXT NOT NULL DEFAULT '{}', occupied_slots TEXT NOT NULL DEFAULT '{}',"
+          " architecture TEXT NOT NULL DEFAULT 'x86_64', version TEXT NOT NULL DEFAULT '',"
+          " first_contact BIGINT NOT NULL, last_heartbeat BIGINT NOT NULL, lost_at BIGINT);"
+          "CREATE TABLE sessions ("
+          " id TEXT PRIMARY KEY, name TEXT NOT NULL, session_type TEXT NOT NULL DEFAULT 'interactive',"
+          " priority BIGINT NOT NULL DEFAULT 10, cluster_mode TEXT NOT NULL DEFAULT 'single-node',"
+          " cluster_size BIGINT NOT NULL DEFAULT 1, domain_name TEXT NOT NULL, project_id TEXT NOT NULL,"
+          " user_id TEXT NOT NULL, access_key TEXT NOT NULL, image TEXT NOT NULL,"
+          " architecture TEXT NOT NULL DEFAULT 'x86_64', tag TEXT, resource_group TEXT,"
+          " requested_slots TEXT NOT NULL DEFAULT '{}', occupying_slots TEXT NOT NULL DEFAULT '{}',"
+          " environ TEXT NOT NULL DEFAULT '{}', resource_opts TEXT NOT NULL DEFAULT '{}',"
+          " mounts TEXT NOT NULL DEFAULT '[]', mount_map TEXT NOT NULL DEFAULT '{}',"
+          " preopen_ports TEXT NOT NULL DEFAULT '[]', designated_agents TEXT NOT NULL DEFAULT '[]',"
+          " startup_command TEXT, bootstrap_script TEXT, callback_url TEXT, starts_at BIGINT,"
+          " batch_timeout BIGINT, status TEXT NOT NULL, status_info TEXT, status_data TEXT NOT NULL DEFAULT '{}',"
+          " status_history TEXT NOT NULL DEFAULT '{}', status_changed_at BIGINT NOT NULL,"
+          " result TEXT NOT NULL DEFAULT 'UNDEFINED', num_queries BIGINT NOT NULL DEFAULT 0,"
+          " last_stat TEXT, created_at BIGINT NOT NULL, terminated_at BIGINT);"
+          "CREATE UNIQUE INDEX sessions_live_name ON sessions(access_key, name)"
+          " WHERE status NOT IN ('TERMINATED', 'CANCELLED', 'ERROR');"
+          "CREATE INDEX sessions_status ON sessions(status, resource_group);"
+          "CREATE INDEX sessions_owner ON sessions(user_id, created_at);"
+          "CREATE INDEX sessions_project ON sessions(project_id);"
+          "CREATE TABLE session_dependencies ("
+          " session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,"
+          " depends_on TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,"
+          " PRIMARY KEY (session_id, depends_on));"
+          "CREATE TABLE kernels ("
+          " id TEXT PRIMARY KEY, session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,"
+          " cluster_role TEXT NOT NULL DEFAULT 'main', cluster_idx BIGINT NOT NULL DEFAULT 1,"
+          " cluster_hostname TEXT NOT NULL DEFAULT 'main1', agent_id TEXT, container_id TEXT,"
+          " image TEXT NOT NULL, status TEXT NOT NULL, status_info TEXT, status_data TEXT NOT NULL DEFAULT '{}',"
+          " status_history TEXT NOT NULL DEFAULT '{}', requested_slots TEXT NOT NULL DEFAULT '{}',"
+          " occupied_slots TEXT NOT NULL DEFAULT '{}', exit_code BIGINT, container_log TEXT,"
+          " created_at BIGINT NOT NULL, terminated_at BIGINT);"
+          "CREATE INDEX kernels_session ON kernels(session_id);"
+          "CREATE TABLE audit_log ("
+          " id TEXT PRIMARY KEY, ts BIGINT NOT NULL, access_key TEXT, user_id TEXT, remote_addr TEXT,"
+          " method TEXT NOT NULL, path TEXT NOT NULL, action TEXT NOT NULL, target TEXT,"
+          " status BIGINT NOT NULL, detail TEXT);"
+          "CREATE INDEX audit_log_ts ON audit_log(ts);" },
+};
+
+int db_schema_version(struct db *db, struct tess_error **err)
+{
+        _cleanup_rows_ struct db_rows *rows = NULL;
+        int r;
+
+        r = db_exec_script(db,
+                           "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                           " version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)",
+                           err);
+        if (r < 0)
+                return r;
+        r = db_query(db, "SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations", NULL, 0, &rows, err);
+        if (r < 0)
+                return r;
+        return (int)db_get_int(rows, 0, "v");
+}
+
+static int apply(struct db *db, const struct migration *m, struct tess_error **err)
+{
+        int r = db_begin(db, err);
+        if (r < 0)
+                return r;
+        r = db_exec_script(db, m->sql, err);
+        if (r >= 0)
+                r = DBQ(db, "INSERT INTO schema_migrations(version, applied_at) VALUES (?, ?)", NULL, err,
+                        DB_INT(m->version), DB_INT(now_usec()));
+        if (r >= 0)
+                r = db_commit(db, err);
+        else
+                db_rollback(db);
+        if (r < 0)
+                return tess_err_wrap(err, "applying schema migration %d", m->version);
+        return 0;
+}
+
+int db_migrate(struct db *db, struct tess_error **err)
+{
+        int cur, r = 0;
+
+        if (db_kind(db) == DB_POSTGRES) {
+                r = db_exec_script(db, "SELECT pg_advisory_lock(7419001)", err);
+                if (r < 0)
+                        return r;
+        }
+        cur = db_schema_version(db, err);
+        if (cur < 0) {
+                r = cur;
+                goto out_unlock;
+        }
+        if (cur > migrations[ARRAY_SIZE(migrations) - 1].version) {
+                r = tess_err(err, EINVAL, "database schema version %d is newer than this tessera (%d)", cur,
+                             migrations[ARRAY_SIZE(migrations) - 1].version);
+                goto out_unlock;
+        }
+        for (size_t i = 0; i < ARRAY_SIZE(migrations) && r >= 0; i++)
+                if (migrations[i].version > cur)
+                        r = apply(db, &migrations[i], err);
+out_unlock:
+        if (db_kind(db) == DB_POSTGRES)
+                db_exec_script(db, "SELECT pg_advisory_unlock(7419001)", NULL);
+        return r < 0 ? r : 0;
+}

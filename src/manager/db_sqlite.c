@@ -1,0 +1,189 @@
+/* db_sqlite.c - the SQLite driver (WAL, the embedded default).
+ *
+ * synchronous=NORMAL in WAL mode keeps every committed transaction across a
+ * crash or kill of the process; synchronous=FULL (config `sqlite_sync =
+ * full`) also across power loss, at the cost of an fsync per commit. */
+#include "../common/compat.h"
+
+#include <inttypes.h>
+#include <sqlite3.h>
+
+#include "db-internal.h"
+
+#define STMT_CACHE 256
+
+struct cached_stmt {
+        char *sql;
+        sqlite3_stmt *stmt;
+};
+
+struct sqlite_impl {
+        sqlite3 *h;
+        struct cached_stmt cache[STMT_CACHE];
+};
+
+static int map_error(sqlite3 *h, int rc, struct tess_error **err)
+{
+        int ext = sqlite3_extended_errcode(h);
+        const char *msg = sqlite3_errmsg(h);
+
+        if (ext == SQLITE_CONSTRAINT_UNIQUE || ext == SQLITE_CONSTRAINT_PRIMARYKEY)
+                return tess_err(err, EEXIST, "sqlite: %s", msg);
+        if (ext == SQLITE_CONSTRAINT_FOREIGNKEY)
+                return tess_err(err, ENOENT, "sqlite: %s", msg);
+        if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED)
+                return tess_err(err, EBUSY, "sqlite: %s", msg);
+        return tess_err(err, EIO, "sqlite: %s", msg);
+}
+
+static uint64_t hash_sql(const char *s)
+{
+        uint64_t h = 1469598103934665603ULL;
+        for (; *s; s++)
+                h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+        return h;
+}
+
+static int get_stmt(struct sqlite_impl *im, const char *sql, sqlite3_stmt **ret, struct tess_error **err)
+{
+        size_t slot = hash_sql(sql) % STMT_CACHE;
+        struct cached_stmt *c = &im->cache[slot];
+        int rc;
+
+        if (c->sql && streq(c->sql, sql)) {
+                *ret = c->stmt;
+                return 0;
+        }
+        sqlite3_stmt *st;
+        rc = sqlite3_prepare_v2(im->h, sql, -1, &st, NULL);
+        if (rc != SQLITE_OK)
+                return map_error(im->h, rc, err);
+        if (c->sql) {
+                sqlite3_finalize(c->stmt);
+                free(c->sql);
+        }
+        c->sql = xstrdup(sql);
+        c->stmt = st;
+        *ret = st;
+        return 0;
+}
+
+static int sqlite_query(struct db *db, const char *sql, const struct db_arg *args, int nargs, struct db_rows **ret,
+                        struct tess_error **err)
+{
+        struct sqlite_impl *im = db->impl;
+        sqlite3_stmt *st = NULL;
+        struct db_rows *rows = NULL;
+        int r, rc;
+
+        r = get_stmt(im, sql, &st, err);
+        if (r < 0)
+                return r;
+        for (int i = 0; i < nargs; i++) {
+                switch (args[i].type) {
+                case DB_ARG_NULL: rc = sqlite3_bind_null(st, i + 1); break;
+                case DB_ARG_TEXT: rc = sqlite3_bind_text(st, i + 1, args[i].text, -1, SQLITE_STATIC); break;
+                case DB_ARG_INT: rc = sqlite3_bind_int64(st, i + 1, args[i].i); break;
+                default: rc = SQLITE_MISUSE;
+                }
+                if (rc != SQLITE_OK) {
+                        r = map_error(im->h, rc, err);
+                        goto out_reset;
+                }
+        }
+        if (ret) {
+                int nc = sqlite3_column_count(st);
+                rows = db_rows_new(nc);
+                for (int c = 0; c < nc; c++)
+                        rows->names[c] = xstrdup(sqlite3_column_name(st, c));
+        }
+        for (;;) {
+                rc = sqlite3_step(st);
+                if (rc == SQLITE_DONE)
+                        break;
+                if (rc != SQLITE_ROW) {
+                        r = map_error(im->h, rc, err);
+                        goto out_reset;
+                }
+                if (rows) {
+                        const char *cells[64];
+                        int nc = rows->ncols < 64 ? rows->ncols : 64;
+                        for (int c = 0; c < nc; c++)
+                                cells[c] = (const char *)sqlite3_column_text(st, c);
+                        db_rows_add(rows, cells);
+                }
+        }
+        r = sqlite3_changes(im->h);
+        if (rows) {
+                rows->changes = r;
+                *ret = TAKE_PTR(rows);
+        }
+out_reset:
+        db_rows_free(rows);
+        sqlite3_reset(st);
+        sqlite3_clear_bindings(st);
+        return r;
+}
+
+static int sqlite_exec_script(struct db *db, const char *sql, struct tess_error **err)
+{
+        struct sqlite_impl *im = db->impl;
+        char *msg = NULL;
+        int rc = sqlite3_exec(im->h, sql, NULL, NULL, &msg);
+
+        if (rc != SQLITE_OK) {
+                int r = map_error(im->h, rc, err);
+                sqlite3_free(msg);
+                return r;
+        }
+        return 0;
+}
+
+static void sqlite_close(struct db *db)
+{
+        struct sqlite_impl *im = db->impl;
+        if (!im)
+                return;
+        for (int i = 0; i < STMT_CACHE; i++) {
+                if (im->cache[i].sql) {
+                        sqlite3_finalize(im->cache[i].stmt);
+                        free(im->cache[i].sql);
+                }
+        }
+        sqlite3_close(im->h);
+        free(im);
+        db->impl = NULL;
+}
+
+const struct db_ops db_sqlite_ops = {
+        .name = "sqlite",
+        .query = sqlite_query,
+        .exec_script = sqlite_exec_script,
+        .close = sqlite_close,
+};
+
+int db_sqlite_open(struct db *db, const char *path, bool sync_full, struct tess_error **err)
+{
+        struct sqlite_impl *im = xcalloc(1, sizeof(*im));
+        int rc;
+
+        rc = sqlite3_open_v2(path, &im->h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL);
+        if (rc != SQLITE_OK) {
+                int r = tess_err(err, EIO, "opening sqlite database '%s': %s", path,
+                                 im->h ? sqlite3_errmsg(im->h) : "out of memory");
+                sqlite3_close(im->h);
+                free(im);
+                return r;
+        }
+        db->impl = im;
+        sqlite3_busy_timeout(im->h, 5000);
+        rc = sqlite_exec_script(db,
+                                sync_full ? "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;"
+                                          : "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;",
+                                err);
+        if (rc < 0) {
+                sqlite_close(db);
+                return tess_err_wrap(err, "configuring sqlite database '%s'", path);
+        }
+        return 0;
+}

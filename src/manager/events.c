@@ -1,0 +1,83 @@
+/* events.c - see events.h. */
+#include "../common/compat.h"
+
+#include "events.h"
+
+struct listener {
+        uint64_t id;
+        events_fn fn;
+        void *data;
+};
+
+struct events {
+        struct listener *l;
+        int n, cap;
+        uint64_t next_listener, next_event;
+        int publishing;   /* nesting depth of events_publish */
+        bool removed;     /* a listener was removed while publishing */
+};
+
+struct events *events_new(void)
+{
+        return xcalloc(1, sizeof(struct events));
+}
+
+struct events *events_free(struct events *e)
+{
+        if (e) {
+                free(e->l);
+                free(e);
+        }
+        return NULL;
+}
+
+static void compact(struct events *e)
+{
+        int w = 0;
+        for (int i = 0; i < e->n; i++)
+                if (e->l[i].fn)
+                        e->l[w++] = e->l[i];
+        e->n = w;
+        e->removed = false;
+}
+
+void events_publish(struct events *e, struct session_event *ev)
+{
+        ev->id = ++e->next_event;
+        e->publishing++;
+        /* listeners added during delivery (index >= n at start) miss this event */
+        int n = e->n;
+        for (int i = 0; i < n; i++)
+                if (e->l[i].fn)
+                        e->l[i].fn(ev, e->l[i].data);
+        if (--e->publishing == 0 && e->removed)
+                compact(e);
+}
+
+uint64_t events_listen(struct events *e, events_fn fn, void *data)
+{
+        if (e->n == e->cap) {
+                e->cap = e->cap ? e->cap * 2 : 16;
+                e->l = xrealloc(e->l, sizeof(*e->l) * (size_t)e->cap);
+        }
+        e->l[e->n++] = (struct listener){ ++e->next_listener, fn, data };
+        return e->next_listener;
+}
+
+void events_unlisten(struct events *e, uint64_t id)
+{
+        for (int i = 0; i < e->n; i++) {
+                if (e->l[i].id == id) {
+                        e->l[i].fn = NULL;
+                        e->removed = true;
+                        break;
+                }
+        }
+        if (!e->publishing && e->removed)
+                compact(e);
+}
+
+uint64_t events_published(const struct events *e)
+{
+        return e->next_event;
+}

@@ -1,0 +1,77 @@
+/* http.h - the manager's HTTP server: libmicrohttpd driven by our own event
+ * loop (external epoll mode, single thread).
+ *
+ * A request is read whole (headers and body, bounded by max_body), then
+ * handed to the dispatcher.  The handler answers at once with http_reply*,
+ * or suspends the request (http_suspend) and answers later from a timer or
+ * event with http_reply* followed by http_resume; or turns it into a
+ * stream (http_stream_start) fed with http_stream_write, for server-sent
+ * events.  The raw request target is kept as sent, for request signing. */
+#ifndef TESS_HTTP_H
+#define TESS_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/buf.h"
+#include "../common/error.h"
+
+struct loop;
+struct http_server;
+struct http_req;
+
+typedef void (*http_dispatch_fn)(struct http_req *req, void *data);
+/* Called when a request ends (answered, stream closed or client gone). */
+typedef void (*http_done_fn)(struct http_req *req, void *data);
+
+struct http_server_opts {
+        const char *listen;   /* "HOST:PORT" */
+        size_t max_body;      /* bytes */
+        unsigned max_conns;
+        unsigned conn_timeout_s;
+};
+
+int http_server_start(struct loop *l, const struct http_server_opts *o, http_dispatch_fn dispatch,
+                      http_done_fn done, void *data, struct http_server **ret, struct tess_error **err);
+struct http_server *http_server_stop(struct http_server *s);
+/* Bound port (useful with port 0). */
+uint16_t http_server_port(const struct http_server *s);
+
+/* Request accessors.  Strings live as long as the request. */
+const char *http_method(const struct http_req *r);
+const char *http_raw_target(const struct http_req *r); /* "/session/a%20b?x=1" as sent */
+const char *http_path(const struct http_req *r);       /* raw path, no query */
+const char *http_query_raw(const struct http_req *r);  /* after '?', or "" */
+const char *http_header(const struct http_req *r, const char *name);
+const char *http_remote_addr(const struct http_req *r);
+const struct buf *http_body(const struct http_req *r);
+bool http_body_too_large(const struct http_req *r);
+/* Decoded query argument, or NULL (first occurrence). */
+const char *http_query(struct http_req *r, const char *name);
+int64_t http_start_usec(const struct http_req *r);
+
+/* Per-request slot for the application (freed by the done callback). */
+void http_set_user(struct http_req *r, void *p);
+void *http_get_user(const struct http_req *r);
+
+/* Answers.  Headers added before the reply go out with it. */
+void http_add_header(struct http_req *r, const char *name, const char *value);
+void http_reply(struct http_req *r, unsigned status, const char *content_type, const char *body, size_t len);
+unsigned http_reply_status(const struct http_req *r);
+
+/* Park the request; answer later with http_reply + http_resume. */
+void http_suspend(struct http_req *r);
+void http_resume(struct http_req *r);
+bool http_is_suspended(const struct http_req *r);
+
+/* Streaming answer of unknown length (server-sent events). */
+void http_stream_start(struct http_req *r, unsigned status, const char *content_type);
+void http_stream_write(struct http_req *r, const char *p, size_t n);
+void http_stream_end(struct http_req *r);
+bool http_is_stream(const struct http_req *r);
+
+/* Percent-decode in place; returns -EINVAL on a bad escape or a NUL byte. */
+int http_percent_decode(char *s, bool plus_is_space);
+
+#endif

@@ -1,0 +1,59 @@
+/* keys.c - the master key that seals keypair secret keys at rest.
+ *
+ * Stored as 64 hex characters in conf.master_key_file (mode 0600),
+ * created on first start.  Managers sharing one PostgreSQL must share this
+ * file too. */
+#include "../common/compat.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "../common/fs.h"
+#include "manager.h"
+
+static int hexval(char c)
+{
+        if (c >= '0' && c <= '9')
+                return c - '0';
+        if (c >= 'a' && c <= 'f')
+                return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F')
+                return c - 'A' + 10;
+        return -1;
+}
+
+int manager_load_master_key(struct manager *m, struct tess_error **err)
+{
+        const char *path = m->conf.master_key_file;
+        _cleanup_free_ char *text = NULL;
+        size_t len;
+        int r;
+
+        r = fs_read_file(path, 4096, &text, &len, err);
+        if (r == -ENOENT) {
+                char hex[2 * MASTER_KEY_LEN + 2];
+                tess_error_free(*err);
+                *err = NULL;
+                r = random_bytes(m->master_key, MASTER_KEY_LEN, err);
+                if (r < 0)
+                        return r;
+                for (int i = 0; i < MASTER_KEY_LEN; i++)
+                        snprintf(hex + 2 * i, 3, "%02x", m->master_key[i]);
+                hex[2 * MASTER_KEY_LEN] = '\n';
+                hex[2 * MASTER_KEY_LEN + 1] = '\0';
+                return fs_write_file_atomic(path, hex, strlen(hex), 0600, err);
+        }
+        if (r < 0)
+                return tess_err_wrap(err, "reading master key");
+        while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == ' '))
+                len--;
+        if (len != 2 * MASTER_KEY_LEN)
+                return tess_err(err, EINVAL, "master key '%s' must hold %d hex characters", path, 2 * MASTER_KEY_LEN);
+        for (int i = 0; i < MASTER_KEY_LEN; i++) {
+                int hi = hexval(text[2 * i]), lo = hexval(text[2 * i + 1]);
+                if (hi < 0 || lo < 0)
+                        return tess_err(err, EINVAL, "master key '%s' is not hex", path);
+                m->master_key[i] = (unsigned char)(hi << 4 | lo);
+        }
+        return 0;
+}

@@ -1,0 +1,330 @@
+/* main.c - `tessera manager` and `tessera dev`: configuration, start-up,
+ * signals (SIGTERM/SIGINT stop cleanly, SIGHUP reloads) and the loop.
+ *
+ * Start-up: config -> state dir -> master key -> database (migrations) ->
+ * bootstrap -> HTTP server -> loop.  `tessera dev` is the embedded default:
+ * SQLite in --state-dir, one node (the agent joins here in a later part). */
+#include "../common/compat.h"
+
+#include <getopt.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+
+#include "../common/buf.h"
+#include "../common/conf.h"
+#include "../common/fs.h"
+#include "../common/log.h"
+#include "../common/loop.h"
+#include "../common/timeutil.h"
+#include "api.h"
+#include "db.h"
+#include "events.h"
+#include "http.h"
+#include "manager.h"
+#include "metrics.h"
+#include "ratelimit.h"
+
+#define MC struct manager_conf
+const struct conf_opt manager_conf_opts[] = {
+        CONF_OPT("listen", CONF_T_STR, MC, listen, "127.0.0.1:8090", 0, 0, false, "HOST:PORT of the API"),
+        CONF_OPT("database", CONF_T_STR, MC, database, NULL, 0, 0, false,
+                 "sqlite:PATH or postgresql://... (default: sqlite in state_dir)"),
+        CONF_OPT("state_dir", CONF_T_STR, MC, state_dir, "/var/lib/tessera", 0, 0, false,
+                 "where the manager keeps its files"),
+        CONF_OPT("master_key_file", CONF_T_STR, MC, master_key_file, NULL, 0, 0, false,
+                 "key sealing keypair secrets (default: state_dir/master.key)"),
+        CONF_OPT("log_level", CONF_T_STR, MC, log_level, "info", 0, 0, true, "debug, info, notice, warn, error"),
+        CONF_OPT("sqlite_sync", CONF_T_STR, MC, sqlite_sync, "normal", 0, 0, false,
+                 "normal (survives process crashes) or full (also power loss)"),
+        CONF_OPT("max_body", CONF_T_SIZE, MC, max_body, "1m", 1024, 1ULL << 30, false, "largest request body"),
+        CONF_OPT("max_json_depth", CONF_T_U64, MC, max_json_depth, "32", 2, 1000, true, "deepest JSON nesting"),
+        CONF_OPT("max_string_len", CONF_T_U64, MC, max_string_len, "65536", 64, 1 << 24, true,
+                 "longest JSON string"),
+        CONF_OPT("max_page_size", CONF_T_U64, MC, max_page_size, "1000", 1, 100000, true,
+                 "largest page of a list"),
+        CONF_OPT("max_connections", CONF_T_U64, MC, max_connections, "4096", 16, 1000000, false,
+                 "concurrent HTTP connections"),
+        CONF_OPT("rate_limit_window", CONF_T_USEC, MC, rate_limit_window, "15m", 0, 0, true,
+                 "window of the per-keypair rate limit"),
+        CONF_OPT("session_wait_default", CONF_T_USEC, MC, session_wait_default, "60s", 0, 0, true,
+                 "how long POST /session waits for RUNNING without maxWaitSeconds"),
+        CONF_OPT("audit_reads", CONF_T_BOOL, MC, audit_reads, "false", 0, 0, true,
+                 "record read-only requests in the audit log too"),
+        {},
+};
+#undef MC
+
+static void apply_log_level(const char *level)
+{
+        int l = log_level_from_string(level);
+        if (l >= 0)
+                log_max_level = (enum log_level)l;
+}
+
+static int validate_conf(struct manager_conf *c, struct tess_error **err)
+{
+        if (log_level_from_string(c->log_level) < 0)
+                return tess_err(err, EINVAL, "log_level: '%s' is not a log level", c->log_level);
+        if (!streq(c->sqlite_sync, "normal") && !streq(c->sqlite_sync, "full"))
+                return tess_err(err, EINVAL, "sqlite_sync: must be normal or full");
+        if (!c->database)
+                c->database = xasprintf("sqlite:%s/tessera.db", c->state_dir);
+        if (!c->master_key_file)
+                c->master_key_file = xasprintf("%s/master.key", c->state_dir);
+        return 0;
+}
+
+static void reload(struct manager *m)
+{
+        struct manager_conf fresh;
+        struct tess_error *err = NULL;
+
+        if (!m->config_path) {
+                log_info("SIGHUP: no config file to reload, ignoring");
+                return;
+        }
+        memset(&fresh, 0, sizeof(fresh));
+        if (conf_defaults(manager_conf_opts, &fresh, &err) < 0 ||
+            conf_load_file(manager_conf_opts, &fresh, m->config_path, &err) < 0 || validate_conf(&fresh, &err) < 0) {
+                log_error("reloading '%s' failed, keeping the running configuration: %s", m->config_path, err->msg);
+                tess_error_free(err);
+                conf_release(manager_conf_opts, &fresh);
+                return;
+        }
+        /* swap in what can change while running */
+        for (const struct conf_opt *o = manager_conf_opts; o->name; o++) {
+                if (!o->reloadable)
+                        continue;
+                char *dst = (char *)&m->conf + o->offset, *src = (char *)&fresh + o->offset;
+                if (o->type == CONF_T_STR) {
+                        char *tmp = *(char **)dst;
+                        *(char **)dst = *(char **)src;
+                        *(char **)src = tmp;
+                } else if (o->type == CONF_T_BOOL) {
+                        memcpy(dst, src, sizeof(bool));
+                } else {
+                        memcpy(dst, src, sizeof(uint64_t));
+                }
+        }
+        apply_log_level(m->conf.log_level);
+        conf_release(manager_conf_opts, &fresh);
+        log_notice("reloaded '%s'", m->config_path);
+}
+
+static void on_signal(struct loop *l, int fd, uint32_t events UNUSED, void *data)
+{
+        struct manager *m = data;
+        struct signalfd_siginfo si;
+
+        while (read(fd, &si, sizeof(si)) == sizeof(si)) {
+                if (si.ssi_signo == SIGHUP) {
+                        reload(m);
+                } else {
+                        log_notice("signal %d: shutting down", (int)si.ssi_signo);
+                        loop_stop(l);
+                }
+        }
+}
+
+static void flush_one(const char *key, int64_t delta, void *data)
+{
+        struct manager *m = data;
+        DBQ(m->db, "UPDATE keypairs SET num_queries = num_queries + ?, last_used = ? WHERE access_key = ?", NULL,
+            NULL, DB_INT(delta), DB_INT(now_usec()), DB_TEXT(key));
+}
+
+/* Every few seconds, fold the per-keypair request counts into the database
+ * in one transaction (num_queries, last_used). */
+static void on_flush_timer(struct loop *l, void *data)
+{
+        struct manager *m = data;
+
+        if (db_begin(m->db, NULL) >= 0) {
+                ratelimit_drain_counts(m->ratelimit, flush_one, m);
+                if (db_commit(m->db, NULL) < 0)
+                        db_rollback(m->db);
+        }
+        loop_add_timer(l, 5 * USEC_PER_SEC, on_flush_timer, m);
+}
+
+static int manager_run(struct manager *m, struct tess_error **err)
+{
+        sigset_t mask;
+        int sfd, r;
+
+        apply_log_level(m->conf.log_level);
+        r = fs_mkdir_p(m->conf.state_dir, 0700, err);
+        if (r < 0)
+                return r;
+        r = manager_load_master_key(m, err);
+        if (r < 0)
+                return r;
+        r = db_open(m->conf.database, streq(m->conf.sqlite_sync, "full"), &m->db, err);
+        if (r < 0)
+                return r;
+        r = db_migrate(m->db, err);
+        if (r < 0)
+                return tess_err_wrap(err, "migrating the database schema");
+        r = manager_bootstrap(m, err);
+        if (r < 0)
+                return r;
+        r = loop_new(&m->loop, err);
+        if (r < 0)
+                return r;
+        m->events = events_new();
+        m->metrics = metrics_new();
+        m->ratelimit = ratelimit_new();
+        m->started_at = now_usec();
+
+        signal(SIGPIPE, SIG_IGN);
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGHUP);
+        sigprocmask(SIG_BLOCK, &mask, NULL);
+        sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+        if (sfd < 0)
+                return tess_err(err, errno, "signalfd: %s", strerror(errno));
+        r = loop_add_fd(m->loop, sfd, 0x001, on_signal, m, err);
+        if (r < 0)
+                return r;
+
+        struct http_server_opts ho = {
+                .listen = m->conf.listen,
+                .max_body = m->conf.max_body,
+                .max_conns = (unsigned)m->conf.max_connections,
+                .conn_timeout_s = 120,
+        };
+        r = http_server_start(m->loop, &ho, api_dispatch, api_request_done, m, &m->http, err);
+        if (r < 0)
+                return r;
+        loop_add_timer(m->loop, 5 * USEC_PER_SEC, on_flush_timer, m);
+        log_notice("manager listening on http://%s (database %s)", m->conf.listen, db_kind_name(m->db));
+        printf("Tessera is running: http://%s/\n", m->conf.listen);
+        fflush(stdout);
+
+        r = loop_run(m->loop, err);
+
+        m->http = http_server_stop(m->http);
+        if (db_begin(m->db, NULL) >= 0) {
+                ratelimit_drain_counts(m->ratelimit, flush_one, m);
+                db_commit(m->db, NULL);
+        }
+        loop_del_fd(m->loop, sfd);
+        close(sfd);
+        return r;
+}
+
+static void manager_release(struct manager *m)
+{
+        m->http = http_server_stop(m->http);
+        m->db = db_close(m->db);
+        m->loop = loop_free(m->loop);
+        m->events = events_free(m->events);
+        m->metrics = metrics_free(m->metrics);
+        m->ratelimit = ratelimit_free(m->ratelimit);
+        conf_release(manager_conf_opts, &m->conf);
+        free(m->config_path);
+}
+
+static int finish(struct manager *m, int r, struct tess_error *err)
+{
+        if (r < 0) {
+                fprintf(stderr, "tessera: error: %s\n", err ? err->msg : "failed");
+                tess_error_free(err);
+        }
+        manager_release(m);
+        return r < 0 ? 1 : 0;
+}
+
+static void usage_manager(FILE *f)
+{
+        fputs("usage: tessera manager --config FILE [--print-config]\n"
+              "       tessera dev [--state-dir DIR] [--listen HOST:PORT] [--database URL] [--config FILE]\n",
+              f);
+}
+
+static int common_main(int argc, char **argv, bool dev)
+{
+        static const struct option opts[] = {
+                { "config", required_argument, NULL, 'c' },
+                { "state-dir", required_argument, NULL, 's' },
+                { "listen", required_argument, NULL, 'l' },
+                { "database", required_argument, NULL, 'd' },
+                { "log-level", required_argument, NULL, 'L' },
+                { "print-config", no_argument, NULL, 'P' },
+                { "help", no_argument, NULL, 'h' },
+                {},
+        };
+        struct manager m = { .dev = dev };
+        struct tess_error *err = NULL;
+        const char *over[5][2] = { { 0 } };
+        int nover = 0, c, r;
+        bool print = false;
+
+        r = conf_defaults(manager_conf_opts, &m.conf, &err);
+        if (r < 0)
+                return finish(&m, r, err);
+        if (dev) {
+                conf_set(manager_conf_opts, &m.conf, "state_dir", "./tessera-data", NULL);
+        }
+        optind = 1;
+        while ((c = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
+                switch (c) {
+                case 'c':
+                        free(m.config_path);
+                        m.config_path = xstrdup(optarg);
+                        break;
+                case 's': over[nover][0] = "state_dir", over[nover++][1] = optarg; break;
+                case 'l': over[nover][0] = "listen", over[nover++][1] = optarg; break;
+                case 'd': over[nover][0] = "database", over[nover++][1] = optarg; break;
+                case 'L': over[nover][0] = "log_level", over[nover++][1] = optarg; break;
+                case 'P': print = true; break;
+                case 'h': usage_manager(stdout); manager_release(&m); return 0;
+                default: usage_manager(stderr); manager_release(&m); return 2;
+                }
+                if (nover == (int)ARRAY_SIZE(over)) {
+                        usage_manager(stderr);
+                        manager_release(&m);
+                        return 2;
+                }
+        }
+        if (optind < argc || (!dev && !m.config_path && !print)) {
+                usage_manager(stderr);
+                manager_release(&m);
+                return 2;
+        }
+        if (m.config_path) {
+                r = conf_load_file(manager_conf_opts, &m.conf, m.config_path, &err);
+                if (r < 0)
+                        return finish(&m, r, err);
+        }
+        for (int i = 0; i < nover; i++) {
+                r = conf_set(manager_conf_opts, &m.conf, over[i][0], over[i][1], &err);
+                if (r < 0)
+                        return finish(&m, r, err);
+        }
+        r = validate_conf(&m.conf, &err);
+        if (r < 0)
+                return finish(&m, r, err);
+        if (print) {
+                struct buf b = BUF_INIT;
+                conf_print(manager_conf_opts, &m.conf, &b);
+                fputs(b.data, stdout);
+                buf_release(&b);
+                return finish(&m, 0, NULL);
+        }
+        log_set_prefix(dev ? "tessera-dev" : "tessera-manager");
+        r = manager_run(&m, &err);
+        return finish(&m, r, err);
+}
+
+int manager_main(int argc, char **argv)
+{
+        return common_main(argc, argv, false);
+}
+
+int dev_main(int argc, char **argv)
+{
+        return common_main(argc, argv, true);
+}

@@ -1,0 +1,67 @@
+/* manager.h - the manager process: its configuration and shared state.
+ *
+ * One struct manager lives for the life of the process; the event loop,
+ * the database connection, the HTTP server and the in-process event bus
+ * hang off it.  Everything durable is in the database. */
+#ifndef TESS_MANAGER_H
+#define TESS_MANAGER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../common/conf.h"
+#include "../common/crypto.h"
+#include "../common/error.h"
+
+struct loop;
+struct db;
+struct http_server;
+struct events;
+struct metrics;
+struct ratelimit;
+
+struct manager_conf {
+        char *listen;
+        char *database;
+        char *state_dir;
+        char *master_key_file;
+        char *log_level;
+        char *sqlite_sync;
+        uint64_t max_body;
+        uint64_t max_json_depth;
+        uint64_t max_string_len;
+        uint64_t max_page_size;
+        uint64_t max_connections;
+        int64_t rate_limit_window;
+        int64_t session_wait_default;
+        bool audit_reads;
+};
+
+extern const struct conf_opt manager_conf_opts[];
+
+struct manager {
+        struct manager_conf conf;
+        char *config_path; /* NULL for tessera dev without --config */
+        struct loop *loop;
+        struct db *db;
+        struct http_server *http;
+        struct events *events;
+        struct metrics *metrics;
+        struct ratelimit *ratelimit;
+        unsigned char master_key[MASTER_KEY_LEN];
+        int64_t started_at;
+        bool dev;
+};
+
+/* Entry points (src/manager/main.c). */
+int manager_main(int argc, char **argv);
+int dev_main(int argc, char **argv);
+
+/* First start on an empty database: default domain, project, resource
+ * group, keypair policy and superadmin (bootstrap.c). */
+int manager_bootstrap(struct manager *m, struct tess_error **err);
+
+/* Load or create the master key that seals keypair secrets (keys.c). */
+int manager_load_master_key(struct manager *m, struct tess_error **err);
+
+#endif

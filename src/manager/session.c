@@ -1,0 +1,225 @@
+/* session.c - see session.h. */
+#include "../common/compat.h"
+
+#include "../common/slots.h"
+#include "../common/timeutil.h"
+#include "db.h"
+#include "events.h"
+#include "manager.h"
+#include "session.h"
+
+static const char *const status_names[] = {
+        [SESSION_PENDING] = "PENDING",         [SESSION_SCHEDULED] = "SCHEDULED",
+        [SESSION_PREPARING] = "PREPARING",     [SESSION_PULLING] = "PULLING",
+        [SESSION_CREATING] = "CREATING",       [SESSION_RUNNING] = "RUNNING",
+        [SESSION_TERMINATING] = "TERMINATING", [SESSION_TERMINATED] = "TERMINATED",
+        [SESSION_CANCELLED] = "CANCELLED",     [SESSION_ERROR] = "ERROR",
+};
+
+static const char *const status_events[] = {
+        [SESSION_PENDING] = "session_enqueued",       [SESSION_SCHEDULED] = "session_scheduled",
+        [SESSION_PREPARING] = "session_preparing",    [SESSION_PULLING] = "session_pulling",
+        [SESSION_CREATING] = "session_creating",      [SESSION_RUNNING] = "session_started",
+        [SESSION_TERMINATING] = "session_terminating", [SESSION_TERMINATED] = "session_terminated",
+        [SESSION_CANCELLED] = "session_cancelled",    [SESSION_ERROR] = "session_failure",
+};
+
+#define T(s) (1u << SESSION_##s)
+/* allowed[from] = set of states reachable in one step */
+static const unsigned transitions[_SESSION_STATUS_MAX] = {
+        [SESSION_PENDING] = T(SCHEDULED) | T(CANCELLED) | T(ERROR),
+        [SESSION_SCHEDULED] = T(PREPARING) | T(PULLING) | T(PENDING) | T(TERMINATING) | T(CANCELLED) | T(ERROR),
+        [SESSION_PREPARING] = T(PULLING) | T(CREATING) | T(PENDING) | T(TERMINATING) | T(CANCELLED) | T(ERROR),
+        [SESSION_PULLING] = T(PREPARING) | T(CREATING) | T(PENDING) | T(TERMINATING) | T(CANCELLED) | T(ERROR),
+        [SESSION_CREATING] = T(RUNNING) | T(TERMINATING) | T(ERROR),
+        [SESSION_RUNNING] = T(TERMINATING) | T(TERMINATED) | T(ERROR),
+        [SESSION_TERMINATING] = T(TERMINATED) | T(ERROR),
+        [SESSION_TERMINATED] = 0,
+        [SESSION_CANCELLED] = 0,
+        [SESSION_ERROR] = 0,
+};
+#undef T
+
+const char *session_status_to_string(enum session_status s)
+{
+        return s >= 0 && s < _SESSION_STATUS_MAX ? status_names[s] : NULL;
+}
+
+enum session_status session_status_from_string(const char *s)
+{
+        for (int i = 0; s && i < _SESSION_STATUS_MAX; i++)
+                if (streq(status_names[i], s))
+                        return (enum session_status)i;
+        return _SESSION_STATUS_INVALID;
+}
+
+bool session_status_is_terminal(enum session_status s)
+{
+        return s == SESSION_TERMINATED || s == SESSION_CANCELLED || s == SESSION_ERROR;
+}
+
+const char *session_status_event(enum session_status s)
+{
+        return s >= 0 && s < _SESSION_STATUS_MAX ? status_events[s] : NULL;
+}
+
+bool session_transition_allowed(enum session_status from, enum session_status to)
+{
+        if (from < 0 || from >= _SESSION_STATUS_MAX || to < 0 || to >= _SESSION_STATUS_MAX)
+                return false;
+        return transitions[from] & (1u << to);
+}
+
+const char session_columns[] =
+        "s.id, s.name, s.session_type, s.priority, s.cluster_mode, s.cluster_size, s.domain_name, s.project_id,"
+        " p.name AS project_name, s.user_id, u.email AS user_email, s.access_key, s.image, s.architecture, s.tag,"
+        " s.resource_group, s.requested_slots, s.occupying_slots, s.environ, s.resource_opts, s.mounts,"
+        " s.mount_map, s.startup_command, s.starts_at, s.batch_timeout, s.status, s.status_info, s.status_data,"
+        " s.status_history, s.result, s.num_queries, s.last_stat, s.created_at, s.terminated_at,"
+        " (SELECT k.container_id FROM kernels k WHERE k.session_id = s.id AND k.cluster_role = 'main' LIMIT 1)"
+        " AS container_id";
+
+static json_t *json_text(const char *text, const char *fallback)
+{
+        json_t *j = text ? json_loads(text, JSON_DECODE_ANY, NULL) : NULL;
+        return j ? j : json_loads(fallback, JSON_DECODE_ANY, NULL);
+}
+
+static json_t *json_time(const struct db_rows *rows, int row, const char *col)
+{
+        const char *v = db_getn(rows, row, col);
+        char buf[48];
+        if (!v)
+                return json_null();
+        return json_string(time_format_iso(strtoll(v, NULL, 10), buf, sizeof(buf)));
+}
+
+static json_t *json_str_or_null(const char *s)
+{
+        return s ? json_string(s) : json_null();
+}
+
+json_t *session_info_json(const struct db_rows *rows, int row)
+{
+        const char *image = db_getn(rows, row, "image");
+        int64_t created = db_get_int(rows, row, "created_at");
+        const char *term = db_getn(rows, row, "terminated_at");
+        int64_t end = term ? strtoll(term, NULL, 10) : now_usec();
+        char age[32];
+
+        snprintf(age, sizeof(age), "%lld", (long long)((end - created) / USEC_PER_MSEC));
+        return json_pack(
+                "{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:s, s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o,"
+                " s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:o, s:o, s:I, s:s, s:o}",
+                "sessionId", db_getn(rows, row, "id"), "sessionName", db_getn(rows, row, "name"), "type",
+                db_getn(rows, row, "session_type"), "domainName", db_getn(rows, row, "domain_name"), "groupId",
+                db_getn(rows, row, "project_id"), "groupName", db_getn(rows, row, "project_name"), "userId",
+                db_getn(rows, row, "user_id"), "ownerAccessKey", db_getn(rows, row, "access_key"), "image", image,
+                "lang", json_string(image), "architecture", db_getn(rows, row, "architecture"), "tag",
+                json_str_or_null(db_getn(rows, row, "tag")), "registry", "", "containerId",
+                json_str_or_null(db_getn(rows, row, "container_id")), "occupiedSlots",
+                json_text(db_getn(rows, row, "occupying_slots"), "{}"), "occupyingSlots",
+                json_text(db_getn(rows, row, "occupying_slots"), "{}"), "requestedSlots",
+                json_text(db_getn(rows, row, "requested_slots"), "{}"), "environ",
+                json_text(db_getn(rows, row, "environ"), "{}"), "resourceOpts",
+                json_text(db_getn(rows, row, "resource_opts"), "{}"), "mounts",
+                json_text(db_getn(rows, row, "mounts"), "[]"), "status", db_getn(rows, row, "status"),
+                "statusInfo", json_str_or_null(db_getn(rows, row, "status_info")), "statusData",
+                json_text(db_getn(rows, row, "status_data"), "{}"), "statusHistory",
+                json_text(db_getn(rows, row, "status_history"), "{}"), "creationTime",
+                json_time(rows, row, "created_at"), "terminationTime", json_time(rows, row, "terminated_at"),
+                "resourceGroup", json_str_or_null(db_getn(rows, row, "resource_group")), "numQueriesExecuted",
+                (json_int_t)db_get_int(rows, row, "num_queries"), "lastStat",
+                json_text(db_getn(rows, row, "last_stat"), "null"), "idleChecks", json_object(), "clusterSize",
+                (json_int_t)db_get_int(rows, row, "cluster_size"), "result", db_getn(rows, row, "result"), "age",
+                json_string(age));
+}
+
+json_t *session_list_item_json(const struct db_rows *rows, int row)
+{
+        return session_info_json(rows, row);
+}
+
+void session_publish(struct manager *m, const struct db_rows *rows, int row, const char *status, const char *reason)
+{
+        enum session_status st = session_status_from_string(status);
+        struct session_event ev = {
+                .name = session_status_event(st),
+                .session_id = db_getn(rows, row, "id"),
+                .session_name = db_getn(rows, row, "name"),
+                .access_key = db_getn(rows, row, "access_key"),
+                .user_id = db_getn(rows, row, "user_id"),
+                .domain = db_getn(rows, row, "domain_name"),
+                .project_id = db_getn(rows, row, "project_id"),
+                .status = status,
+                .reason = reason,
+                .exit_code = -1,
+        };
+        if (ev.name)
+                events_publish(m->events, &ev);
+}
+
+int session_transition(struct manager *m, const char *id, enum session_status from, enum session_status to,
+                       const char *reason, struct tess_error **err)
+{
+        _cleanup_rows_ struct db_rows *rows = NULL;
+        _cleanup_free_ char *query = NULL, *hist_text = NULL;
+        char when[48];
+        int64_t now = now_usec();
+        int r;
+
+        if (!session_transition_allowed(from, to))
+                return tess_err(err, EINVAL, "a session cannot go from %s to %s", session_status_to_string(from),
+                                session_status_to_string(to));
+        r = db_begin(m->db, err);
+        if (r < 0)
+                return r;
+        query = xasprintf("SELECT %s FROM sessions s JOIN projects p ON p.id = s.project_id"
+                          " JOIN users u ON u.id = s.user_id WHERE s.id = ?",
+                          session_columns);
+        r = DBQ(m->db, query, &rows, err, DB_TEXT(id));
+        if (r < 0)
+                goto out_rollback;
+        if (rows->nrows == 0) {
+                r = tess_err(err, ENOENT, "session '%s' not found", id);
+                goto out_rollback;
+        }
+        if (!streq(db_getn(rows, 0, "status"), session_status_to_string(from))) {
+                r = tess_err(err, EAGAIN, "session '%s' is %s, not %s", id, db_getn(rows, 0, "status"),
+                             session_status_to_string(from));
+                goto out_rollback;
+        }
+        json_t *hist = json_loads(db_getn(rows, 0, "status_history"), 0, NULL);
+        if (!json_is_object(hist)) {
+                json_decref(hist);
+                hist = json_object();
+        }
+        json_object_set_new(hist, session_status_to_string(to), json_string(time_format_iso(now, when, sizeof(when))));
+        hist_text = json_dumps(hist, JSON_COMPACT);
+        json_decref(hist);
+        bool terminal = session_status_is_terminal(to);
+        r = DBQ(m->db,
+                "UPDATE sessions SET status = ?, status_info = ?, status_history = ?, status_changed_at = ?,"
+                " terminated_at = CASE WHEN ? = 1 THEN ? ELSE terminated_at END WHERE id = ? AND status = ?",
+                NULL, err, DB_TEXT(session_status_to_string(to)), DB_TEXT(reason), DB_TEXT(hist_text), DB_INT(now),
+                DB_BOOL(terminal), DB_INT(now), DB_TEXT(id), DB_TEXT(session_status_to_string(from)));
+        if (r == 0)
+                r = tess_err(err, EAGAIN, "session '%s' changed concurrently", id);
+        if (r < 0)
+                goto out_rollback;
+        r = DBQ(m->db,
+                "UPDATE kernels SET status = ?, status_info = ?,"
+                " terminated_at = CASE WHEN ? = 1 THEN ? ELSE terminated_at END WHERE session_id = ?",
+                NULL, err, DB_TEXT(session_status_to_string(to)), DB_TEXT(reason), DB_BOOL(terminal), DB_INT(now),
+                DB_TEXT(id));
+        if (r < 0)
+                goto out_rollback;
+        r = db_commit(m->db, err);
+        if (r < 0)
+                return r;
+        session_publish(m, rows, 0, session_status_to_string(to), reason);
+        return 0;
+out_rollback:
+        db_rollback(m->db);
+        return r;
+}

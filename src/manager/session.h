@@ -1,0 +1,66 @@
+/* session.h - compute sessions: the state machine and its storage.
+ *
+ * States and transitions (the table is in session.c; every transition is a
+ * compare-and-set on the status column, stamped in status_history and
+ * published as an event after the database change):
+ *
+ *   PENDING ----> SCHEDULED ----> PREPARING <--> PULLING ----> CREATING ----> RUNNING
+ *     |  ^            |              |             |              |             |
+ *     |  +------------+--------------+-------------+ (reschedule) |             |
+ *     v                                                           v             v
+ *   CANCELLED              ERROR <--- (any non-terminal) ---  TERMINATING ---> TERMINATED
+ *
+ * Terminal: TERMINATED, CANCELLED, ERROR.  A session name is unique among
+ * one owner's non-terminal sessions (a partial unique index). */
+#ifndef TESS_SESSION_H
+#define TESS_SESSION_H
+
+#include <stdbool.h>
+
+#include <jansson.h>
+
+#include "../common/error.h"
+
+struct manager;
+struct db_rows;
+
+enum session_status {
+        SESSION_PENDING,
+        SESSION_SCHEDULED,
+        SESSION_PREPARING,
+        SESSION_PULLING,
+        SESSION_CREATING,
+        SESSION_RUNNING,
+        SESSION_TERMINATING,
+        SESSION_TERMINATED,
+        SESSION_CANCELLED,
+        SESSION_ERROR,
+        _SESSION_STATUS_MAX,
+        _SESSION_STATUS_INVALID = -EINVAL,
+};
+
+const char *session_status_to_string(enum session_status s);
+enum session_status session_status_from_string(const char *s);
+bool session_status_is_terminal(enum session_status s);
+/* The event name published on entering a status ("session_enqueued"...). */
+const char *session_status_event(enum session_status s);
+bool session_transition_allowed(enum session_status from, enum session_status to);
+
+/* Move session `id` from `from` to `to` (compare-and-set), record the time
+ * in status_history and the reason in status_info; for terminal states set
+ * terminated_at and the kernels' status.  -EAGAIN if the session was no
+ * longer in `from`; -EINVAL if the table forbids the transition.  The
+ * event is published after the change is committed. */
+int session_transition(struct manager *m, const char *id, enum session_status from, enum session_status to,
+                       const char *reason, struct tess_error **err);
+
+/* The columns every session query selects, and the JSON answer of
+ * GET /session/{name} built from one row of them. */
+extern const char session_columns[];
+json_t *session_info_json(const struct db_rows *rows, int row);
+json_t *session_list_item_json(const struct db_rows *rows, int row);
+
+/* Publish an event for the session in `rows` row `row` entering status. */
+void session_publish(struct manager *m, const struct db_rows *rows, int row, const char *status, const char *reason);
+
+#endif
