@@ -4,8 +4,21 @@
  * every other command is the client (src/cli). */
 #include "common/compat.h"
 
+#include <jansson.h>
+
 #include "cli/cli.h"
+#include "manager/api.h"
 #include "manager/manager.h"
+
+/* `tessera openapi`: print the API description (docs/openapi.json). */
+static int print_openapi(void)
+{
+        json_t *doc = api_openapi_document();
+        int r = json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+        json_decref(doc);
+        fputc('\n', stdout);
+        return r == 0 ? 0 : 1;
+}
 
 int main(int argc, char **argv)
 {
@@ -13,5 +26,7 @@ int main(int argc, char **argv)
                 return manager_main(argc - 1, argv + 1);
         if (argc >= 2 && streq(argv[1], "dev"))
                 return dev_main(argc - 1, argv + 1);
+        if (argc == 2 && streq(argv[1], "openapi"))
+                return print_openapi();
         return cli_main(argc, argv);
 }

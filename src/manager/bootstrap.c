@@ -106,8 +106,12 @@ int manager_bootstrap(struct manager *m, struct tess_error **err)
         r = db_query(m->db, "SELECT COUNT(*) AS n FROM domains", NULL, 0, &rows, err);
         if (r < 0)
                 return r;
-        if (db_get_int(rows, 0, "n") > 0)
+        if (db_get_int(rows, 0, "n") > 0) {
+                if (m->dev)
+                        printf("Admin credentials: %s/admin-credentials (e-mail %s)\n", m->conf.state_dir,
+                               ADMIN_EMAIL);
                 return 0;
+        }
         r = 0;
         bool gen_ak = env_or_generated("TESSERA_ADMIN_ACCESS_KEY", 20, ak, sizeof(ak), gen_access, err, &r);
         if (r < 0)
