@@ -438,7 +438,7 @@ struct create_wait {
 static json_t *create_answer(const char *id, const char *name, const char *status, bool created)
 {
         return json_pack("{s:s, s:s, s:s, s:[], s:b}", "sessionId", id, "sessionName", name, "status", status,
-                         "servicePorts", created);
+                         "servicePorts", "created", created);
 }
 
 static void finish_wait(struct create_wait *w)

@@ -47,6 +47,7 @@ struct http_server {
         http_dispatch_fn dispatch;
         http_done_fn done;
         void *data;
+        bool need_run; /* a connection was resumed: run MHD before waiting */
 };
 
 int http_percent_decode(char *s, bool plus_is_space)
@@ -227,6 +228,12 @@ static void on_prepare(struct loop *l UNUSED, int64_t *timeout_usec, void *data)
         struct http_server *s = data;
         MHD_UNSIGNED_LONG_LONG ms;
 
+        /* In external-epoll mode a resume does not wake our epoll: MHD must
+         * be run once to pick resumed connections up. */
+        if (s->need_run) {
+                s->need_run = false;
+                MHD_run(s->d);
+        }
         if (MHD_get_timeout(s->d, &ms) == MHD_YES) {
                 if (ms == 0)
                         MHD_run(s->d);
@@ -441,6 +448,7 @@ void http_resume(struct http_req *r)
         r->suspended = false;
         r->stream_waiting = false;
         MHD_resume_connection(r->conn);
+        r->srv->need_run = true;
 }
 
 bool http_is_suspended(const struct http_req *r)
