@@ -474,6 +474,13 @@ void api_dispatch(struct http_req *req, void *data)
         c->route->fn(c);
 }
 
+void api_request_abort(struct http_req *req, void *data UNUSED)
+{
+        struct api_ctx *c = http_get_user(req);
+        if (c && c->on_shutdown)
+                c->on_shutdown(c);
+}
+
 void api_request_done(struct http_req *req, void *data)
 {
         struct manager *m = data;

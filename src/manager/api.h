@@ -63,6 +63,7 @@ struct api_ctx {
         uint64_t timer_id;    /* loop_add_timer() id */
         void *state;
         void (*state_free)(void *state);
+        void (*on_shutdown)(struct api_ctx *ctx); /* answer a parked request */
 };
 
 typedef void (*api_handler_fn)(struct api_ctx *ctx);
@@ -90,6 +91,7 @@ extern const struct route api_routes[];
 /* Dispatch entry for http.c and request-end hook. */
 void api_dispatch(struct http_req *req, void *data);
 void api_request_done(struct http_req *req, void *data);
+void api_request_abort(struct http_req *req, void *data);
 
 /* Answers.  api_json steals `body`. */
 void api_json(struct api_ctx *c, unsigned status, json_t *body);

@@ -475,6 +475,11 @@ static void on_wait_event(const struct session_event *ev, void *data)
                 finish_wait(w);
 }
 
+static void on_wait_shutdown(struct api_ctx *c)
+{
+        finish_wait(c->state);
+}
+
 static void on_wait_timeout(struct loop *l UNUSED, void *data)
 {
         struct create_wait *w = data;
@@ -498,6 +503,7 @@ static void answer_or_wait(struct api_ctx *c, const struct create_req *q, const 
         snprintf(w->session_id, sizeof(w->session_id), "%s", id);
         c->state = w;
         c->state_free = free;
+        c->on_shutdown = on_wait_shutdown;
         c->listener_id = events_listen(c->m->events, on_wait_event, w);
         c->timer_id = loop_add_timer(c->m->loop, wait, on_wait_timeout, w);
         http_suspend(c->req);

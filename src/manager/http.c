@@ -36,6 +36,7 @@ struct http_req {
         struct buf pending;
         void *user;
         int64_t t_start;
+        struct http_req *prev, *next; /* server's list of live requests */
 };
 
 struct http_server {
@@ -47,7 +48,9 @@ struct http_server {
         http_dispatch_fn dispatch;
         http_done_fn done;
         void *data;
+        http_abort_fn abort;
         bool need_run; /* a connection was resumed: run MHD before waiting */
+        struct http_req *reqs; /* live requests, for shutdown */
 };
 
 int http_percent_decode(char *s, bool plus_is_space)
@@ -88,6 +91,10 @@ static void *uri_log_cb(void *cls, const char *uri, struct MHD_Connection *c)
         r->resp = (struct buf)BUF_INIT;
         r->pending = (struct buf)BUF_INIT;
         r->t_start = monotonic_usec();
+        r->next = r->srv->reqs;
+        if (r->next)
+                r->next->prev = r;
+        r->srv->reqs = r;
         const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
         if (ci && ci->client_addr) {
                 const struct sockaddr *sa = ci->client_addr;
@@ -102,6 +109,12 @@ static void *uri_log_cb(void *cls, const char *uri, struct MHD_Connection *c)
 
 static void req_free(struct http_req *r)
 {
+        if (r->prev)
+                r->prev->next = r->next;
+        else
+                r->srv->reqs = r->next;
+        if (r->next)
+                r->next->prev = r->prev;
         free(r->raw_target);
         free(r->path);
         free(r->query_raw);
@@ -281,6 +294,7 @@ int http_server_start(struct loop *l, const struct http_server_opts *o, http_dis
         s->max_body = o->max_body;
         s->dispatch = dispatch;
         s->done = done;
+        s->abort = o->abort;
         s->data = data;
         s->d = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TURBO | MHD_USE_ERROR_LOG, 0,
                                 NULL, NULL, access_cb, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
@@ -311,6 +325,33 @@ struct http_server *http_server_stop(struct http_server *s)
 {
         if (!s)
                 return NULL;
+        /* MHD refuses to stop with suspended connections: end streams and
+         * answer parked requests, then let MHD flush them. */
+        for (int round = 0; round < 100; round++) {
+                bool any = false;
+                for (struct http_req *r = s->reqs; r; r = r->next) {
+                        if (!r->suspended)
+                                continue;
+                        any = true;
+                        if (r->stream) {
+                                http_stream_end(r);
+                        } else {
+                                if (s->abort && round == 0) {
+                                        s->abort(r, s->data);
+                                        if (!r->suspended)
+                                                continue;
+                                }
+                                static const char msg[] = "{\"type\":\"https://api.backend.ai/probs/"
+                                                          "service-unavailable\",\"title\":\"the manager is "
+                                                          "shutting down\",\"status\":503}";
+                                http_reply(r, 503, "application/problem+json", msg, sizeof(msg) - 1);
+                                http_resume(r);
+                        }
+                }
+                if (!any)
+                        break;
+                MHD_run(s->d);
+        }
         loop_del_fd(s->loop, s->epfd);
         loop_set_prepare(s->loop, NULL, NULL);
         MHD_stop_daemon(s->d);

@@ -24,12 +24,16 @@ struct http_req;
 typedef void (*http_dispatch_fn)(struct http_req *req, void *data);
 /* Called when a request ends (answered, stream closed or client gone). */
 typedef void (*http_done_fn)(struct http_req *req, void *data);
+/* Called at shutdown for each parked (suspended, non-stream) request so the
+ * application can answer it; those still parked afterwards get a 503. */
+typedef void (*http_abort_fn)(struct http_req *req, void *data);
 
 struct http_server_opts {
         const char *listen;   /* "HOST:PORT" */
         size_t max_body;      /* bytes */
         unsigned max_conns;
         unsigned conn_timeout_s;
+        http_abort_fn abort; /* optional */
 };
 
 int http_server_start(struct loop *l, const struct http_server_opts *o, http_dispatch_fn dispatch,

@@ -194,6 +194,7 @@ static int manager_run(struct manager *m, struct tess_error **err)
                 .max_body = m->conf.max_body,
                 .max_conns = (unsigned)m->conf.max_connections,
                 .conn_timeout_s = 120,
+                .abort = api_request_abort,
         };
         r = http_server_start(m->loop, &ho, api_dispatch, api_request_done, m, &m->http, err);
         if (r < 0)
