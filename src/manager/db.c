@@ -141,13 +141,20 @@ const char *db_get(const struct db_rows *r, int row, int col)
         return r->cells[row * r->ncols + col];
 }
 
+/* Columns are usually read in select order: start after the last match. */
 const char *db_getn(const struct db_rows *r, int row, const char *name)
 {
-        if (!r)
+        struct db_rows *rw = (struct db_rows *)r;
+
+        if (!r || r->ncols == 0)
                 return NULL;
-        for (int c = 0; c < r->ncols; c++)
-                if (streq(r->names[c], name))
+        for (int i = 0; i < r->ncols; i++) {
+                int c = (r->last_col + 1 + i) % r->ncols;
+                if (streq(r->names[c], name)) {
+                        rw->last_col = c;
                         return db_get(r, row, c);
+                }
+        }
         return NULL;
 }
 

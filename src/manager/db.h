@@ -48,6 +48,7 @@ struct db_rows {
         char **names; /* ncols column names */
         char **cells; /* nrows * ncols, NULL for SQL NULL */
         int64_t changes; /* rows changed by INSERT/UPDATE/DELETE */
+        int last_col;    /* db_getn starts looking after the last match */
 };
 
 struct db;

@@ -167,7 +167,7 @@ int db_sqlite_open(struct db *db, const char *path, bool sync_full, struct tess_
         struct sqlite_impl *im = xcalloc(1, sizeof(*im));
         int rc;
 
-        rc = sqlite3_open_v2(path, &im->h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL);
+        rc = sqlite3_open_v2(path, &im->h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
         if (rc != SQLITE_OK) {
                 int r = tess_err(err, EIO, "opening sqlite database '%s': %s", path,
                                  im->h ? sqlite3_errmsg(im->h) : "out of memory");

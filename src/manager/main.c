@@ -7,6 +7,7 @@
 #include "../common/compat.h"
 
 #include <getopt.h>
+#include <malloc.h>
 #include <signal.h>
 #include <sys/signalfd.h>
 
@@ -153,6 +154,10 @@ static int manager_run(struct manager *m, struct tess_error **err)
         int sfd, r;
 
         apply_log_level(m->conf.log_level);
+        /* Requests allocate and free the same few hundred KiB over and over:
+         * keep it instead of trimming the heap and faulting it back in. */
+        mallopt(M_TRIM_THRESHOLD, 64 << 20);
+        mallopt(M_MMAP_THRESHOLD, 8 << 20);
         r = fs_mkdir_p(m->conf.state_dir, 0700, err);
         if (r < 0)
                 return r;
