@@ -73,7 +73,12 @@ $(BUILD)/fuzz-replay/%: tests/fuzz/%.c tests/fuzz/replay.c $(LIB_OBJS)
 	@$(if $(Q),echo "  FUZZ    $@")
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -Isrc -o $@ $< tests/fuzz/replay.c $(LIB_OBJS) $(LIBS)
 
-tests: $(TESSERA) $(UNIT_BINS) $(FUZZ_BINS)
+$(BUILD)/test-tool: tests/helper/test-tool.c $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -Isrc -o $@ $< $(LIB_OBJS) $(LIBS)
+
+tests: $(TESSERA) $(UNIT_BINS) $(FUZZ_BINS) $(BUILD)/test-tool
 
 deps:
 	$(Q)scripts/install-deps.sh build
