@@ -45,4 +45,11 @@ int model_rg_allowed(struct manager *m, const char *rg, const char *domain, cons
 int model_rg_default(struct manager *m, const char *domain, const char *project_id, const char *access_key,
                      char *ret, size_t n, struct tess_error **err);
 
+/* The id of project `name` in `domain` into ret_id.  1 found, 0 not. */
+int model_project_id(struct manager *m, const char *domain, const char *name, char ret_id[37],
+                     struct tess_error **err);
+
+/* Take user out of project (nothing if not a member). */
+int model_remove_member(struct manager *m, const char *project_id, const char *user_id, struct tess_error **err);
+
 #endif

@@ -1,0 +1,188 @@
+/* admin_catalog.c - /admin/images, /admin/agents and /admin/audit-log:
+ * what the cluster runs, what it runs on, and who did what. */
+#include "../common/compat.h"
+
+#include <ctype.h>
+
+#include "admin-internal.h"
+#include "http.h"
+
+/* "registry.local:5000/stable/python": no ':' after the last '/'. */
+static bool image_name_ok(const char *s)
+{
+        const char *slash = strrchr(s, '/'), *colon = strrchr(s, ':');
+
+        if (!isalnum((unsigned char)*s) || (colon && (!slash || colon > slash)) || s[strlen(s) - 1] == '/')
+                return false;
+        for (; *s; s++)
+                if (!isalnum((unsigned char)*s) && !strchr("._-/:", *s))
+                        return false;
+        return true;
+}
+
+static bool tag_ok(const char *s)
+{
+        if (!isalnum((unsigned char)*s) && *s != '_')
+                return false;
+        for (; *s; s++)
+                if (!isalnum((unsigned char)*s) && !strchr("._-", *s))
+                        return false;
+        return true;
+}
+
+static int labels_check(const json_t *v, struct tess_error **err)
+{
+        const char *key;
+        json_t *x;
+
+        json_object_foreach((json_t *)v, key, x) {
+                if (!json_is_string(x))
+                        return tess_err(err, EINVAL, "'labels.%.64s' must be a string", key);
+        }
+        return 0;
+}
+
+static const struct field image_fields[] = {
+        { "id", "id", FT_TEXT, FF_RO },
+        { "name", "name", FT_TEXT, FF_CREATE | FF_REQUIRED, .max = 512, .valid = image_name_ok,
+          .hint = "must be an image name like 'registry.local/stable/python' (letters, digits, '.', '_', '-', '/')" },
+        { "tag", "tag", FT_TEXT, FF_CREATE | FF_REQUIRED, .max = 128, .valid = tag_ok,
+          .hint = "must be letters, digits, '.', '_' or '-', not starting with '.' or '-'" },
+        { "architecture", "architecture", FT_TEXT, FF_CREATE, .max = 32, .valid = api_valid_name,
+          .hint = "must be an architecture name like x86_64 or aarch64" },
+        { "registry", "registry", FT_TEXT, 0, .max = 512 },
+        { "digest", "digest", FT_TEXT, 0, .max = 256 },
+        { "labels", "labels", FT_OBJECT, .check = labels_check },
+        { "min_resources", "min_resources", FT_SLOTS },
+        { "max_resources", "max_resources", FT_SLOTS },
+        { "size_bytes", "size_bytes", FT_INT, 0, .min = 0, .max = INT64_MAX },
+        { "created_at", "created_at", FT_TIME, FF_RO },
+        {},
+};
+
+static const struct filter image_filters[] = {
+        { "name", " AND i.name = ?" },
+        { "architecture", " AND i.architecture = ?" },
+        { "registry", " AND i.registry = ?" },
+        {},
+};
+
+/* An id, or "name:tag" (with ?architecture= where several match). */
+static int image_key(struct api_ctx *c, const char *key, struct buf *where, struct db_arg *args, int *nargs,
+                     struct tess_error **err UNUSED)
+{
+        const char *slash = strrchr(key, '/'), *colon = strrchr(key, ':');
+        const char *arch = http_query(c->req, "architecture");
+
+        admin_where(where, args, nargs, "i.id = ?", DB_TEXT(key));
+        if (!colon || (slash && colon < slash))
+                return 0;
+        admin_where(where, args, nargs, " OR (i.name || ':' || i.tag = ?", DB_TEXT(key));
+        if (arch)
+                admin_where(where, args, nargs, " AND i.architecture = ?", DB_TEXT(arch));
+        buf_puts(where, ")");
+        return 0;
+}
+
+const struct entity admin_images = {
+        .path = "/admin/images",
+        .noun = "image",
+        .table = "images",
+        .alias = "i",
+        .pk = "id",
+        .label = "id",
+        .order = "i.name, i.tag, i.architecture",
+        .conflict = "an image of that name, tag and architecture already exists",
+        .fields = image_fields,
+        .filters = image_filters,
+        .create_roles = ROLES_SUPER,
+        .update_roles = ROLES_SUPER,
+        .delete_roles = ROLES_SUPER,
+        .gen_id = true,
+        .created_at = true,
+        .key_filter = image_key,
+};
+
+/* ---- agents: they register themselves; admins move and forget them ---- */
+
+static const struct field agent_fields[] = {
+        { "id", "id", FT_TEXT, FF_RO },
+        { "address", "address", FT_TEXT, FF_RO },
+        { "status", "status", FT_TEXT, FF_RO },
+        { "resource_group", "resource_group", FT_TEXT, 0, .max = 64, .ref = ADMIN_SQL_RGROUP },
+        { "schedulable", "schedulable", FT_BOOL },
+        { "available_slots", "available_slots", FT_SLOTS, FF_RO },
+        { "occupied_slots", "occupied_slots", FT_SLOTS, FF_RO },
+        { "architecture", "architecture", FT_TEXT, FF_RO },
+        { "version", "version", FT_TEXT, FF_RO },
+        { "first_contact", "first_contact", FT_TIME, FF_RO },
+        { "last_heartbeat", "last_heartbeat", FT_TIME, FF_RO },
+        { "lost_at", "lost_at", FT_TIME, FF_RO },
+        {},
+};
+
+static const struct filter agent_filters[] = {
+        { "status", " AND a.status = ?" },
+        { "resource_group", " AND a.resource_group = ?" },
+        {},
+};
+
+static const struct in_use agent_in_use[] = {
+        { "SELECT 1 FROM agents WHERE id = ? AND status = 'ALIVE'", "is ALIVE; only lost agents can be forgotten" },
+        {},
+};
+
+const struct entity admin_agents = {
+        .path = "/admin/agents",
+        .noun = "agent",
+        .table = "agents",
+        .alias = "a",
+        .pk = "id",
+        .key = "id",
+        .label = "id",
+        .order = "a.id",
+        .fields = agent_fields,
+        .filters = agent_filters,
+        .in_use = agent_in_use,
+        .update_roles = ROLES_SUPER,
+        .delete_roles = ROLES_SUPER,
+};
+
+/* ---- the audit log (written by audit.c), read-only ---- */
+
+static const struct field audit_fields[] = {
+        { "id", "id", FT_TEXT, FF_RO },
+        { "ts", "ts", FT_TIME, FF_RO },
+        { "access_key", "access_key", FT_TEXT, FF_RO },
+        { "user_email", NULL, FT_TEXT, FF_RO, .expr = "u.email" },
+        { "remote_addr", "remote_addr", FT_TEXT, FF_RO },
+        { "method", "method", FT_TEXT, FF_RO },
+        { "path", "path", FT_TEXT, FF_RO },
+        { "action", "action", FT_TEXT, FF_RO },
+        { "target", "target", FT_TEXT, FF_RO },
+        { "status", "status", FT_INT, FF_RO },
+        {},
+};
+
+static const struct filter audit_filters[] = {
+        { "user", " AND u.email = ?" },
+        { "since", " AND a.ts >= ?", FT_TIME },
+        { "until", " AND a.ts < ?", FT_TIME },
+        { "action", " AND a.action = ?" },
+        {},
+};
+
+const struct entity admin_audit = {
+        .path = "/admin/audit-log",
+        .noun = "audit log entry",
+        .table = "audit_log",
+        .alias = "a",
+        .from = "audit_log a LEFT JOIN users u ON u.id = a.user_id",
+        .pk = "id",
+        .key = "id",
+        .label = "id",
+        .order = "a.ts DESC, a.id DESC",
+        .fields = audit_fields,
+        .filters = audit_filters,
+        .domain_scope = "u.domain_name = ?",
+};
