@@ -29,7 +29,7 @@ void buf_append(struct buf *b, const void *p, size_t n);
 void buf_puts(struct buf *b, const char *s);
 void buf_putc(struct buf *b, char c);
 void buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void buf_vprintf(struct buf *b, const char *fmt, va_list ap);
+void buf_vprintf(struct buf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 void buf_reset(struct buf *b); /* len = 0, keeps memory */
 /* Caller owns the result (never NULL); b is reset to BUF_INIT. */
 char *buf_detach(struct buf *b, size_t *ret_len);

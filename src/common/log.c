@@ -28,6 +28,9 @@ int log_level_from_string(const char *s)
 }
 
 static void log_vmsg(enum log_level level, const char *fmt, va_list ap, const char *suffix)
+        __attribute__((format(printf, 2, 0)));
+
+static void log_vmsg(enum log_level level, const char *fmt, va_list ap, const char *suffix)
 {
         char line[4096];
         struct timespec ts;

@@ -88,7 +88,8 @@ int sign_check_version(const char *version, struct tess_error **err)
         if (!version || sscanf(version, "v%u.%8[0-9]%n", &major, date, &n) != 2 || (size_t)n != strlen(version) ||
             strlen(date) != 8)
                 return tess_err(err, EINVAL, "malformed API version '%.32s'", version ? version : "");
-        if (strcmp(date, API_VERSION_OLDEST + 3) < 0 || strcmp(date, API_VERSION_NEWEST + 3) > 0 || major < 4 ||
+        static const char oldest[] = API_VERSION_OLDEST, newest[] = API_VERSION_NEWEST;
+        if (strcmp(date, &oldest[3]) < 0 || strcmp(date, &newest[3]) > 0 || major < 4 ||
             major > 9)
                 return tess_err(err, EINVAL, "unsupported API version '%.32s'", version);
         return 0;

@@ -267,6 +267,8 @@ static int resolve_owner(struct api_ctx *c, const char *owner_ak, struct princip
                 return r;
         if (!api_sees_domain(c, ret->domain))
                 return tess_err(err, ENOENT, "access key '%s' not found", owner_ak);
+        if (ret->role == ROLE_SUPERADMIN && !api_is_superadmin(c))
+                return tess_err(err, EACCES, "only superadmins may act for a superadmin's keypair");
         return 0;
 }
 
