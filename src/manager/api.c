@@ -24,7 +24,8 @@ const struct route api_routes[] = {
         { "POST", "/auth/authorize", api_auth_authorize, ROUTE_PUBLIC, "Log in with a password, get the keypair",
           "auth" },
         { "GET", "/auth/role", api_auth_role, ROUTE_READ, "The caller's role", "auth" },
-        { "POST", "/auth/update-password", api_auth_update_password, 0, "Change the caller's password", "auth" },
+        { "POST", "/auth/update-password", api_auth_update_password, ROUTE_SELF, "Change the caller's password",
+          "auth" },
         { "POST", "/session", api_session_create, 0, "Create (or get) a compute session", "session" },
         { "POST", "/session/_/create", api_session_create, 0, "Create (or get) a compute session", "session" },
         { "GET", "/sessions", api_session_list, ROUTE_READ, "List sessions with filters and paging", "session" },
@@ -414,7 +415,7 @@ static bool authorized_for_route(struct api_ctx *c)
 {
         const struct route *r = c->route;
 
-        if (c->who.role == ROLE_MONITOR && !(r->flags & ROUTE_READ))
+        if (c->who.role == ROLE_MONITOR && !(r->flags & (ROUTE_READ | ROUTE_SELF)))
                 return false;
         if ((r->flags & ROUTE_SUPERADMIN) && c->who.role != ROLE_SUPERADMIN)
                 return false;

@@ -74,6 +74,7 @@ enum route_flags {
         ROUTE_ADMIN = 1 << 2,     /* admin or superadmin (monitor too if ROUTE_READ) */
         ROUTE_SUPERADMIN = 1 << 3, /* superadmin only */
         ROUTE_RAW_BODY = 1 << 4,  /* body is not JSON; handler reads http_body() */
+        ROUTE_SELF = 1 << 5,      /* changes only the caller's own account (monitor may call) */
 };
 
 struct route {
