@@ -35,14 +35,15 @@ test_expect_success 'start a manager and register an image' '
 '
 
 test_expect_success 'kill -9 the manager in the middle of 1,000 creates' '
-        for l in $(seq 1 $LOOPS); do burst $l & done
+        pids= &&
+        for l in $(seq 1 $LOOPS); do burst $l & pids="$pids $!"; done
         for i in $(seq 1 200); do
                 done_so_far=$(cat "$TMP"/burst.* 2>/dev/null | grep -c " 201$" || true)
                 [ "$done_so_far" -ge 300 ] && break
                 sleep 0.05
         done &&
         kill -KILL "$MANAGER_PID" &&
-        wait &&
+        wait $pids &&
         MANAGER_PID= &&
         acked=$(cat "$TMP"/burst.* | grep -c " 201$") &&
         failed=$(cat "$TMP"/burst.* | grep -vc " 201$") &&

@@ -1,0 +1,202 @@
+#!/bin/bash
+test_description='every route with every role: users never see what is not theirs, admins stay in their domain, monitors only read'
+. "$(dirname "$0")/../lib/test-lib.sh"
+
+TT=$BUILD/test-tool
+declare -A AK SK
+
+# call ROLE METHOD PATH [BODY]: a request signed with ROLE's keypair; sets
+# CODE and leaves the answer in $TMP/out.
+call() {
+        local role=$1 method=$2 path=$3 body=${4:-} ct=text/plain h=() extra=()
+        [ -n "$body" ] && ct=application/json
+        while IFS= read -r l; do h+=(-H "$l"); done < <("$TT" sign "$method" "$path" "${BACKEND_ENDPOINT#http://}" \
+                "${AK[$role]}" "${SK[$role]}" "$ct")
+        [ "$path" = "/events/session" ] && extra=(-m 1)
+        CODE=$(curl -s ${extra[@]+"${extra[@]}"} -X "$method" -o "$TMP/out" -w '%{http_code}' "${h[@]}" \
+                ${body:+--data "$body"} "$BACKEND_ENDPOINT$path") || true
+}
+
+# Create a user as the superadmin; remember its keypair under ROLE.
+make_user() { # ROLE EMAIL DOMAIN USERROLE [PROJECT]
+        local body="{\"email\": \"$2\", \"password\": \"walk-password-1\", \"domain\": \"$3\", \"role\": \"$4\"${5:+, \"projects\": [\"$5\"]}}"
+        call superadmin POST /admin/users "$body"
+        [ "$CODE" = 201 ] || { cat "$TMP/out"; return 1; }
+        AK[$1]=$(sed -n 's/.*"access_key": *"\([A-Z0-9]*\)".*/\1/p' "$TMP/out")
+        SK[$1]=$(sed -n 's/.*"secret_key": *"\([A-Za-z0-9+\/]*\)".*/\1/p' "$TMP/out")
+        [ ${#SK[$1]} = 40 ] || { echo "no secret key in: $(cat "$TMP/out")"; return 1; }
+}
+
+test_expect_success 'set up two domains with a superadmin, admins, a monitor and users' '
+        start_manager &&
+        AK[superadmin]=$BACKEND_ACCESS_KEY && SK[superadmin]=$BACKEND_SECRET_KEY &&
+        call superadmin POST /admin/domains "{\"name\": \"other\"}" && test "$CODE" = 201 &&
+        call superadmin POST /admin/projects "{\"name\": \"oproj\", \"domain\": \"other\"}" && test "$CODE" = 201 &&
+        call superadmin POST /admin/resource-groups/default/access "{\"add\": {\"domains\": [\"other\"]}}" &&
+        test "$CODE" = 200 &&
+        make_user admin admin1@walk.test default admin &&
+        make_user monitor mon1@walk.test default monitor &&
+        make_user user user1@walk.test default user default &&
+        make_user user2 user2@walk.test default user default &&
+        make_user oadmin oadmin@walk.test other admin &&
+        make_user ouser ouser@walk.test other user oproj &&
+        call superadmin POST /admin/images "{\"name\": \"walk/img\", \"tag\": \"1\"}" && test "$CODE" = 201 &&
+        call superadmin POST /admin/presets "{\"name\": \"small\", \"resource_slots\": {\"cpu\": 1, \"mem\": \"1g\"}}" &&
+        test "$CODE" = 201 &&
+        call user2 POST /session "{\"name\": \"victim\", \"image\": \"walk/img:1\", \"enqueueOnly\": true}" &&
+        test "$CODE" = 201 && VICTIM=$(sed -n "s/.*\"sessionId\":\"\([^\"]*\)\".*/\1/p" "$TMP/out") &&
+        call user2 POST /session "{\"name\": \"victim2\", \"image\": \"walk/img:1\", \"enqueueOnly\": true}" &&
+        test "$CODE" = 201 && VICTIM2=$(sed -n "s/.*\"sessionId\":\"\([^\"]*\)\".*/\1/p" "$TMP/out") &&
+        call ouser POST /session "{\"name\": \"osess\", \"image\": \"walk/img:1\", \"group\": \"oproj\", \"enqueueOnly\": true}" &&
+        test "$CODE" = 201 && OSESS=$(sed -n "s/.*\"sessionId\":\"\([^\"]*\)\".*/\1/p" "$TMP/out")
+'
+
+# METHOD PATH BODY | expected status for: oadmin user monitor admin superadmin
+# (evaluated in that order on each line; "-" = not tried).  {ROLE} in a
+# body is replaced by the caller's role, {U2AK} by user2's access key,
+# {VICTIM}/{VICTIM2}/{OSESS} by session ids.
+cat >"$TMP/matrix" <<'MATRIX'
+GET /                                   -                       | 200 200 200 200 200
+GET /metrics                            -                       | 200 200 200 200 200
+GET /openapi.json                       -                       | 200 200 200 200 200
+POST /auth/authorize                    {"username":"user1@walk.test","password":"walk-password-1"} | 200 200 200 200 200
+GET /auth/role                          -                       | 200 200 200 200 200
+POST /auth/update-password              {"old_password":"wrong-password","new_password":"whatever-123"} | 401 401 401 401 401
+POST /session                           {"name":"walk-{ROLE}","image":"walk/img:1","enqueueOnly":true} | 400 201 403 201 201
+POST /session/_/create                  {"name":"walk-{ROLE}","image":"walk/img:1","enqueueOnly":true} | 400 200 403 200 200
+GET /sessions                           -                       | 200 200 200 200 200
+GET /session/{VICTIM}                   -                       | 404 404 200 200 200
+GET /session/victim?owner_access_key={U2AK} -                   | 404 403 200 200 200
+GET /session/{OSESS}                    -                       | 200 404 404 404 200
+GET /session/{VICTIM}/logs              -                       | 404 404 200 200 200
+DELETE /session/{VICTIM2}               -                       | 404 404 403 200 -
+GET /events/session                     -                       | 200 200 200 200 200
+GET /resource/presets                   -                       | 200 200 200 200 200
+POST /resource/check-presets            {}                      | 404 200 200 200 200
+GET /admin/domains                      -                       | 200 403 200 200 200
+GET /admin/domains/other                -                       | 200 403 404 404 200
+GET /admin/domains/default              -                       | 404 403 200 200 200
+POST /admin/domains                     {"name":"walkdom-{ROLE}"} | 403 403 403 403 201
+PATCH /admin/domains/other              {"description":"x"}     | 403 403 403 403 200
+DELETE /admin/domains/nope              -                       | 403 403 403 403 404
+GET /admin/projects                     -                       | 200 403 200 200 200
+GET /admin/projects/default             -                       | 404 403 200 200 200
+POST /admin/projects                    {"name":"walkp-{ROLE}"} | 201 403 403 201 201
+PATCH /admin/projects/default           {"description":"x"}     | 404 403 403 200 200
+DELETE /admin/projects/nope             -                       | 404 403 403 404 404
+GET /admin/projects/default/members     -                       | 404 403 200 200 200
+POST /admin/projects/default/members    {"add":["user1@walk.test"]} | 404 403 403 200 200
+GET /admin/users                        -                       | 200 403 200 200 200
+GET /admin/users/user2@walk.test        -                       | 404 403 200 200 200
+GET /admin/users/ouser@walk.test        -                       | 200 403 404 404 200
+POST /admin/users                       {"email":"walk-{ROLE}@walk.test","password":"walk-password-2"} | 201 403 403 201 201
+PATCH /admin/users/user2@walk.test      {"full_name":"x"}       | 404 403 403 200 200
+DELETE /admin/users/nope@walk.test      -                       | 404 403 403 404 404
+GET /admin/keypairs                     -                       | 200 200 200 200 200
+GET /admin/keypairs/{U2AK}              -                       | 404 404 200 200 200
+POST /admin/keypairs                    {}                      | 201 201 403 201 201
+PATCH /admin/keypairs/{U2AK}            {"is_active":true}      | 404 404 403 200 200
+DELETE /admin/keypairs/AKIANOPENOPENOPENOPE -                   | 404 404 403 404 404
+GET /admin/keypair-policies             -                       | 200 403 200 200 200
+GET /admin/keypair-policies/default     -                       | 200 403 200 200 200
+POST /admin/keypair-policies            {"name":"walkpol-{ROLE}"} | 403 403 403 403 201
+PATCH /admin/keypair-policies/default   {"idle_timeout":0}      | 403 403 403 403 200
+DELETE /admin/keypair-policies/nope     -                       | 403 403 403 403 404
+GET /admin/resource-groups              -                       | 200 403 200 200 200
+GET /admin/resource-groups/default      -                       | 200 403 200 200 200
+POST /admin/resource-groups             {"name":"walkrg-{ROLE}"} | 403 403 403 403 201
+PATCH /admin/resource-groups/default    {"description":"x"}     | 403 403 403 403 200
+DELETE /admin/resource-groups/nope      -                       | 403 403 403 403 404
+POST /admin/resource-groups/walkrg-superadmin/access {"add":{"domains":["default"]}} | 403 403 403 403 200
+GET /admin/presets                      -                       | 200 403 200 200 200
+GET /admin/presets/small                -                       | 200 403 200 200 200
+POST /admin/presets                     {"name":"walkpre-{ROLE}","resource_slots":{"cpu":1}} | 403 403 403 403 201
+PATCH /admin/presets/small              {"shared_memory":"64m"} | 403 403 403 403 200
+DELETE /admin/presets/nope              -                       | 403 403 403 403 404
+GET /admin/images                       -                       | 200 403 200 200 200
+GET /admin/images/walk%2Fimg:1          -                       | 200 403 200 200 200
+POST /admin/images                      {"name":"walk/{ROLE}","tag":"1"} | 403 403 403 403 201
+PATCH /admin/images/walk%2Fimg:1        {"labels":{"a":"b"}}    | 403 403 403 403 200
+DELETE /admin/images/nope:1             -                       | 403 403 403 403 404
+GET /admin/agents                       -                       | 200 403 200 200 200
+GET /admin/agents/nope                  -                       | 404 403 404 404 404
+PATCH /admin/agents/nope                {"schedulable":false}   | 403 403 403 403 404
+DELETE /admin/agents/nope               -                       | 403 403 403 403 404
+GET /admin/audit-log                    -                       | 200 403 200 200 200
+MATRIX
+
+ROLES=(oadmin user monitor admin superadmin)
+
+test_expect_success 'each route answers each role as the matrix says' '
+        bad=0
+        while IFS= read -r line; do
+                [ -n "$line" ] || continue
+                spec=${line%%|*} want=(${line#*|})
+                method=$(echo "$spec" | awk "{print \$1}")
+                path=$(echo "$spec" | awk "{print \$2}")
+                body=$(echo "$spec" | awk "{\$1=\"\"; \$2=\"\"; print}" | sed "s/^ *//; s/ *$//")
+                [ "$body" = - ] && body=
+                path=${path//\{U2AK\}/${AK[user2]}}
+                path=${path//\{VICTIM\}/$VICTIM}
+                path=${path//\{VICTIM2\}/$VICTIM2}
+                path=${path//\{OSESS\}/$OSESS}
+                for i in 0 1 2 3 4; do
+                        [ "${want[$i]}" = - ] && continue
+                        role=${ROLES[$i]}
+                        call $role "$method" "$path" "${body//\{ROLE\}/$role}"
+                        if [ "$CODE" != "${want[$i]}" ]; then
+                                echo "$role $method $path: got $CODE, want ${want[$i]}: $(head -c 300 "$TMP/out")"
+                                bad=$((bad + 1))
+                        fi
+                done
+        done <"$TMP/matrix"
+        test $bad = 0
+'
+
+test_expect_success 'the matrix covers every route of /openapi.json' '
+        curl -sf "$BACKEND_ENDPOINT/openapi.json" >"$TMP/openapi.json" &&
+        jq -r ".paths | to_entries[] | .key as \$p | .value | keys[] | \"\(ascii_upcase) \(\$p)\"" \
+                "$TMP/openapi.json" | sort -u >"$TMP/routes" &&
+        awk "{print \$1, \$2}" "$TMP/matrix" | sed -E "s#\{(U2AK|VICTIM|VICTIM2|OSESS)\}#X#g" >"$TMP/tried" &&
+        missing=0 &&
+        while read -r m p; do
+                re=$(echo "$p" | sed -E "s#\{[^}]*\}#[^/]+#g") &&
+                grep -qE "^$m $re(\?.*)?$" "$TMP/tried" || { echo "not covered: $m $p"; missing=$((missing + 1)); }
+        done <"$TMP/routes" &&
+        test $missing = 0
+'
+
+test_expect_success 'lists show a user only its own sessions and keypairs, never secrets' '
+        call user GET /sessions && test "$CODE" = 200 &&
+        ! grep -q victim "$TMP/out" && grep -q walk-user "$TMP/out" &&
+        call user GET /admin/keypairs && test "$CODE" = 200 &&
+        ! grep -q "${AK[user2]}" "$TMP/out" && grep -q "${AK[user]}" "$TMP/out" &&
+        ! grep -q secret "$TMP/out" &&
+        call superadmin GET /admin/keypairs?limit=1000 && ! grep -q secret "$TMP/out" &&
+        call superadmin GET /admin/users?limit=1000 && ! grep -qE "scrypt|password\"|password_hash" "$TMP/out"
+'
+
+test_expect_success 'a domain admin sees nothing of another domain in lists' '
+        call oadmin GET /sessions && ! grep -q "\"domainName\":\"default\"" "$TMP/out" && grep -q osess "$TMP/out" &&
+        call oadmin GET "/admin/users?limit=1000" && ! grep -q "@walk.test\",\"username\":\"user" "$TMP/out" &&
+        ! grep -q user2@walk.test "$TMP/out" &&
+        call admin GET /sessions && ! grep -q osess "$TMP/out" &&
+        call monitor GET /sessions && ! grep -q osess "$TMP/out" && grep -q victim "$TMP/out"
+'
+
+test_expect_success 'events reach only those who may see the session' '
+        h=(); while IFS= read -r l; do h+=(-H "$l"); done < <("$TT" sign GET "/events/session" "${BACKEND_ENDPOINT#http://}" "${AK[user]}" "${SK[user]}" text/plain)
+        curl -sN -m 3 "${h[@]}" "$BACKEND_ENDPOINT/events/session" >"$TMP/user-events" &
+        p1=$!
+        h2=(); while IFS= read -r l; do h2+=(-H "$l"); done < <("$TT" sign GET "/events/session" "${BACKEND_ENDPOINT#http://}" "${AK[admin]}" "${SK[admin]}" text/plain)
+        curl -sN -m 3 "${h2[@]}" "$BACKEND_ENDPOINT/events/session" >"$TMP/admin-events" &
+        p2=$!
+        sleep 1 &&
+        call user2 POST /session "{\"name\": \"secret-one\", \"image\": \"walk/img:1\", \"enqueueOnly\": true}" &&
+        call user POST /session "{\"name\": \"mine-one\", \"image\": \"walk/img:1\", \"enqueueOnly\": true}" &&
+        wait $p1 $p2
+        grep -q mine-one "$TMP/user-events" && ! grep -q secret-one "$TMP/user-events" &&
+        grep -q secret-one "$TMP/admin-events" && grep -q mine-one "$TMP/admin-events"
+'
+
+test_done
