@@ -13,13 +13,15 @@ int tess_err(struct tess_error **err, int code, const char *fmt, ...)
                 code = EIO;
         if (!err)
                 return -code;
-        tess_error_free(*err);
-        *err = xmalloc(sizeof(**err));
-        (*err)->code = code;
+        /* format first: the arguments may point into the error replaced */
+        struct tess_error *e = xmalloc(sizeof(*e));
+        e->code = code;
         va_start(ap, fmt);
-        if (vasprintf(&(*err)->msg, fmt, ap) < 0)
+        if (vasprintf(&e->msg, fmt, ap) < 0)
                 abort();
         va_end(ap);
+        tess_error_free(*err);
+        *err = e;
         return -code;
 }
 
