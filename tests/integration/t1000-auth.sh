@@ -128,14 +128,20 @@ test_expect_success 'update-password checks the old one and takes effect' '
 '
 
 test_expect_success 'the per-keypair rate limit answers 429 with X-RateLimit headers' '
-        tessera_api PATCH /admin/keypairs/$BACKEND_ACCESS_KEY --data "{\"rate_limit\": 5}" >/dev/null &&
+        tessera_api POST /admin/keypairs --data "{}" >"$TMP/kp" &&
+        rak=$(sed -n "s/.*\"access_key\": *\"\([A-Z0-9]*\)\".*/\1/p" "$TMP/kp") &&
+        rsk=$(sed -n "s/.*\"secret_key\": *\"\([A-Za-z0-9]*\)\".*/\1/p" "$TMP/kp") &&
+        tessera_api PATCH /admin/keypairs/$rak --data "{\"rate_limit\": 5}" >/dev/null &&
         for i in 1 2 3 4 5 6 7; do
-                h=(); while IFS= read -r l; do h+=(-H "$l"); done < <("$TT" sign GET /session/mine "$HOSTPORT" "$BACKEND_ACCESS_KEY" "$BACKEND_SECRET_KEY" text/plain)
-                curl -s -D "$TMP/h$i" -o "$TMP/b$i" "${h[@]}" "$BACKEND_ENDPOINT/session/mine"
+                h=(); while IFS= read -r l; do h+=(-H "$l"); done < <("$TT" sign GET /auth/role "$HOSTPORT" "$rak" "$rsk" text/plain)
+                curl -s -D "$TMP/h$i" -o "$TMP/b$i" "${h[@]}" "$BACKEND_ENDPOINT/auth/role"
         done &&
         grep -qi "^X-RateLimit-Limit: 5" "$TMP/h1" && grep -qi "^X-RateLimit-Window: 900" "$TMP/h1" &&
+        grep -qi "^X-RateLimit-Remaining: 4" "$TMP/h1" &&
+        grep -q "^HTTP/1.1 200" "$TMP/h5" &&
         grep -q "^HTTP/1.1 429" "$TMP/h7" && grep -qi "^X-RateLimit-Remaining: 0" "$TMP/h7" &&
-        grep -q "too-many-requests" "$TMP/b7"
+        grep -q "too-many-requests" "$TMP/b7" &&
+        tessera_api GET /auth/role >/dev/null
 '
 
 test_expect_success '/openapi.json is the committed docs/openapi.json and is OpenAPI 3' '
@@ -156,7 +162,6 @@ test_expect_success 'metrics count requests by route and status and sessions by 
 '
 
 test_expect_success 'the audit log records who changed what, from where, with what outcome' '
-        tessera_api PATCH /admin/keypairs/$BACKEND_ACCESS_KEY --data "{\"rate_limit\": 0}" >/dev/null &&
         tessera_api GET "/admin/audit-log?action=POST%20/admin/users" >"$TMP/audit" &&
         grep -q "\"remote_addr\":\"127.0.0.1\"" "$TMP/audit" && grep -q "\"status\":201" "$TMP/audit" &&
         grep -q "\"access_key\":\"$BACKEND_ACCESS_KEY\"" "$TMP/audit"
