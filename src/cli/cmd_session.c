@@ -1,0 +1,249 @@
+/* cmd_session.c - `tessera session create|ls|info|rm|logs|events`: the
+ * Backend.AI session routes (POST /session, GET /sessions, GET|DELETE
+ * /session/{name}, GET /session/{name}/logs, GET /events/session). */
+#include "../common/compat.h"
+
+#include "../common/buf.h"
+#include "../common/crypto.h"
+#include "cli-internal.h"
+#include "client.h"
+#include "output.h"
+
+/* Statuses `session ls` shows unless --status or --all-status. */
+#define ACTIVE_STATUSES "PENDING,SCHEDULED,PREPARING,PULLING,CREATING,RUNNING,TERMINATING,ERROR"
+
+static const struct cli_opt create_opts[] = {
+        { "name", 'n', OPT_STR, DEST_BODY, "name", 0, 0, "NAME", "session name (default: generated)" },
+        { "image", 'i', OPT_STR, DEST_BODY, "image", 0, 0, "IMAGE", "image as NAME:TAG (required)" },
+        { "resource", 'r', OPT_SLOTS, DEST_BODY, "config.resources", 0, 0, "SLOT=VALUE",
+          "resources, repeatable: -r cpu=2 -r mem=4g -r cuda.shares=0.5" },
+        { "group", 'g', OPT_STR, DEST_BODY, "group", 0, 0, "PROJECT", "project to run in (default: default)" },
+        { "resource-group", 0, OPT_STR, DEST_BODY, "config.scaling_group", 0, 0, "NAME",
+          "resource group (default: the first one allowed)" },
+        { "type", 't', OPT_STR, DEST_BODY, "type", 0, 0, "TYPE", "interactive (default), batch or inference" },
+        { "startup-command", 'c', OPT_STR, DEST_BODY, "startupCommand", 0, 0, "COMMAND",
+          "what a batch session runs" },
+        { "starts-at", 0, OPT_STR, DEST_BODY, "starts_at", 0, 0, "TIME",
+          "start a batch session later: ISO 8601 time or a delay like 1h" },
+        { "batch-timeout", 0, OPT_STR, DEST_BODY, "batch_timeout", 0, 0, "DURATION",
+          "stop a batch session after this long (30m, 2h)" },
+        { "env", 'e', OPT_MAP, DEST_BODY, "config.environ", 0, 0, "KEY=VALUE",
+          "environment variable, repeatable" },
+        { "mount", 'm', OPT_LIST, DEST_BODY, "config.mounts", 0, 0, "FOLDER", "virtual folder to mount, repeatable" },
+        { "shmem", 0, OPT_STR, DEST_BODY, "config.resource_opts.shmem", 0, 0, "SIZE", "shared memory (64m)" },
+        { "cluster-size", 0, OPT_INT, DEST_BODY, "clusterSize", 0, 0, "N", "number of containers (default 1)" },
+        { "cluster-mode", 0, OPT_STR, DEST_BODY, "clusterMode", 0, 0, "MODE", "single-node (default) or multi-node" },
+        { "priority", 0, OPT_INT, DEST_BODY, "priority", 0, 0, "N", "0-100 (default 10)" },
+        { "owner", 0, OPT_STR, DEST_BODY, "owner_access_key", 0, 0, "ACCESS_KEY",
+          "create it for another keypair (admins)" },
+        { "depends-on", 0, OPT_LIST, DEST_BODY, "dependencies", 0, 0, "SESSION",
+          "start only after this session succeeded, repeatable" },
+        { "tag", 0, OPT_STR, DEST_BODY, "tag", 0, 0, "TEXT", "free-form tag" },
+        { "architecture", 0, OPT_STR, DEST_BODY, "architecture", 0, 0, "ARCH", "image architecture (x86_64)" },
+        { "enqueue-only", 0, OPT_FLAG, DEST_BODY, "enqueueOnly", 0, 0, NULL, "answer as soon as it is queued" },
+        { "max-wait", 0, OPT_INT, DEST_BODY, "maxWaitSeconds", 0, 0, "SECONDS",
+          "wait at most this long for RUNNING" },
+        { "no-reuse", 0, OPT_UNSET, DEST_BODY, "reuseIfExists", 0, 0, NULL,
+          "fail instead of returning an existing session of that name" },
+        {},
+};
+
+/* Whose session a name means: --owner for info, rm and logs. */
+static const struct cli_opt owner_opts[] = {
+        { "owner", 0, OPT_STR, DEST_QUERY, "owner_access_key", 0, 0, "ACCESS_KEY",
+          "the session of this keypair (admins)" },
+        {},
+};
+
+static const struct cli_opt ls_opts[] = {
+        { "status", 's', OPT_LIST, DEST_QUERY, "status", 0, 0, "STATUS",
+          "only sessions in this status, repeatable (default: the active ones)" },
+        { "all-status", 'a', OPT_FLAG, DEST_LOCAL, "all", 0, 0, NULL, "sessions in any status" },
+        { "owner", 0, OPT_STR, DEST_QUERY, "owner", 0, 0, "ACCESS_KEY|EMAIL", "only this owner's sessions" },
+        { "group", 'g', OPT_STR, DEST_QUERY, "group", 0, 0, "PROJECT", "only this project's sessions" },
+        { "type", 't', OPT_STR, DEST_QUERY, "type", 0, 0, "TYPE", "only interactive, batch or inference" },
+        { "name", 'n', OPT_STR, DEST_QUERY, "name", 0, 0, "NAME", "only sessions of this name" },
+        { "resource-group", 0, OPT_STR, DEST_QUERY, "resource_group", 0, 0, "NAME",
+          "only this resource group's sessions" },
+        { "domain", 0, OPT_STR, DEST_QUERY, "domain", 0, 0, "DOMAIN", "only this domain's sessions" },
+        {},
+};
+
+static const struct cli_opt rm_opts[] = {
+        { "forced", 'f', OPT_FLAG, DEST_QUERY, "forced", 0, 0, NULL, "terminate without waiting for the agent" },
+        {},
+};
+
+static const struct cli_opt events_opts[] = {
+        { "count", 0, OPT_INT, DEST_LOCAL, "count", 0, 0, "N", "stop after N events" },
+        { "owner", 0, OPT_STR, DEST_QUERY, "ownerAccessKey", 0, 0, "ACCESS_KEY", "events of this keypair (admins)" },
+        { "group", 'g', OPT_STR, DEST_QUERY, "groupName", 0, 0, "PROJECT", "events of this project's sessions" },
+        { "session-id", 0, OPT_STR, DEST_QUERY, "sessionId", 0, 0, "ID", "events of the session with this id" },
+        {},
+};
+
+static const struct column ls_columns[] = {
+        { "NAME", "sessionName", COL_TEXT },     { "ID", "sessionId", COL_SHORTID },
+        { "TYPE", "type", COL_TEXT },            { "STATUS", "status", COL_TEXT },
+        { "IMAGE", "image", COL_TEXT },          { "PROJECT", "groupName", COL_TEXT },
+        { "RESOURCES", "requestedSlots", COL_SLOTS }, { "CREATED", "creationTime", COL_TIME },
+        {},
+};
+
+/* "/session/<escaped name><suffix>?<query>" */
+static char *session_path(const char *name, const char *suffix, const json_t *query)
+{
+        struct buf b = BUF_INIT;
+
+        buf_puts(&b, "/session/");
+        client_escape(&b, name);
+        buf_puts(&b, suffix);
+        client_query(&b, query);
+        return buf_detach(&b, NULL);
+}
+
+static void print_created(const json_t *answer, const void *arg UNUSED)
+{
+        printf("session '%s' (%s): %s%s\n", json_string_value(json_object_get(answer, "sessionName")),
+               json_string_value(json_object_get(answer, "sessionId")),
+               json_string_value(json_object_get(answer, "status")),
+               json_is_false(json_object_get(answer, "created")) ? " (an existing session of that name)" : "");
+}
+
+static void print_destroyed(const json_t *answer UNUSED, const void *name)
+{
+        printf("session '%s' destroyed\n", (const char *)name);
+}
+
+static void print_logs(const json_t *answer, const void *arg UNUSED)
+{
+        const char *logs = json_string_value(json_path_get(answer, "result.logs"));
+
+        if (logs && *logs) {
+                fputs(logs, stdout);
+                if (logs[strlen(logs) - 1] != '\n')
+                        fputc('\n', stdout);
+        }
+}
+
+static int session_create(struct cli_call *call)
+{
+        struct cli_args *a = &call->args;
+
+        if (!json_object_get(a->body, "image"))
+                return cli_usage_error(call->prefix, "--image is required");
+        if (!json_object_get(a->body, "name")) {
+                char name[20] = "tessera-";
+                random_string(name + 8, 10, "abcdefghijklmnopqrstuvwxyz0123456789");
+                json_object_set_new(a->body, "name", json_string(name));
+        }
+        return cli_request("POST", "/session", a->body, print_created, NULL);
+}
+
+static int session_ls(struct cli_call *call)
+{
+        struct cli_args *a = &call->args;
+        _cleanup_(buf_release) struct buf path = BUF_INIT;
+
+        if (!json_object_get(a->query, "status") && !cli_local_flag(a, "all"))
+                json_object_set_new(a->query, "status", json_string(ACTIVE_STATUSES));
+        buf_puts(&path, "/sessions");
+        client_query(&path, a->query);
+        return cli_request("GET", path.data, NULL, out_print_list, ls_columns);
+}
+
+static int session_info(struct cli_call *call)
+{
+        _cleanup_free_ char *path = session_path(call->args.pos[0], "", call->args.query);
+        return cli_request("GET", path, NULL, out_print_object, NULL);
+}
+
+static int session_logs(struct cli_call *call)
+{
+        _cleanup_free_ char *path = session_path(call->args.pos[0], "/logs", call->args.query);
+        return cli_request("GET", path, NULL, print_logs, NULL);
+}
+
+static int session_rm(struct cli_call *call)
+{
+        int ret = CLI_EXIT_OK;
+
+        for (int i = 0; i < call->args.npos; i++) {
+                _cleanup_free_ char *path = session_path(call->args.pos[i], "", call->args.query);
+                if (cli_request("DELETE", path, NULL, print_destroyed, call->args.pos[i]) != CLI_EXIT_OK)
+                        ret = CLI_EXIT_ERROR;
+        }
+        return ret;
+}
+
+struct events_state {
+        long long left; /* -1: unlimited */
+};
+
+static int on_event(const char *event, const char *data, void *userdata, struct tess_error **err UNUSED)
+{
+        struct events_state *st = userdata;
+        json_t *j = json_loads(data, 0, NULL);
+
+        if (arg_json) {
+                json_t *line = json_is_object(j) ? json_incref(j) : json_pack("{s:s}", "data", data);
+                if (!json_object_get(line, "event"))
+                        json_object_set_new(line, "event", json_string(event));
+                json_dumpf(line, stdout, JSON_COMPACT);
+                fputc('\n', stdout);
+                json_decref(line);
+        } else {
+                const char *reason = json_string_value(json_object_get(j, "reason"));
+                json_t *code = json_object_get(j, "exitCode");
+                printf("%s %s %s", event, json_string_value(json_object_get(j, "sessionName")) ?: "-",
+                       json_string_value(json_object_get(j, "status")) ?: "-");
+                if (reason && *reason)
+                        printf(" reason=%s", reason);
+                if (json_is_integer(code))
+                        printf(" exit=%" JSON_INTEGER_FORMAT, json_integer_value(code));
+                fputc('\n', stdout);
+        }
+        fflush(stdout);
+        json_decref(j);
+        return st->left > 0 && --st->left == 0 ? 1 : 0;
+}
+
+static int session_events(struct cli_call *call)
+{
+        struct cli_args *a = &call->args;
+        struct events_state st = { .left = cli_local_int(a, "count", -1) };
+        _cleanup_(buf_release) struct buf path = BUF_INIT;
+        struct tess_error *err = NULL;
+
+        if (json_object_get(a->local, "count") && st.left <= 0)
+                return cli_usage_error(call->prefix, "--count must be a positive number");
+        /* sessionName first, the way Backend.AI's client sends it */
+        json_t *query = json_pack("{s:s}", "sessionName", a->npos ? a->pos[0] : "*");
+        json_object_update(query, a->query);
+        buf_puts(&path, "/events/session");
+        client_query(&path, query);
+        json_decref(query);
+        if (client_events(path.data, on_event, &st, &err) < 0)
+                return cli_fail(err);
+        if (st.left > 0)
+                return cli_error("the event stream ended before %lld more events came", st.left);
+        return CLI_EXIT_OK;
+}
+
+static const struct cli_leaf session_leaves[] = {
+        { "create", NULL, session_create, { create_opts }, 0, 0, 0, NULL, "create a session (POST /session)" },
+        { "ls", "list", session_ls, { ls_opts, cli_page_opts }, 0, 0, 0, NULL, "list sessions (GET /sessions)" },
+        { "info", "show", session_info, { owner_opts }, 0, 1, 1, "NAME", "show a session" },
+        { "rm", "destroy", session_rm, { rm_opts, owner_opts }, 0, 1, -1, "NAME...",
+          "destroy sessions (a pending one is cancelled)" },
+        { "logs", NULL, session_logs, { owner_opts }, 0, 1, 1, "NAME", "print a session's container logs" },
+        { "events", NULL, session_events, { events_opts }, 0, 0, 1, "[NAME]",
+          "follow session events (all visible sessions without NAME)" },
+        {},
+};
+
+int cmd_session(int argc, char **argv)
+{
+        return cli_run_group("tessera session", "Compute sessions: containers running an image with resources.",
+                             session_leaves, argc, argv);
+}
