@@ -493,6 +493,10 @@ void api_request_done(struct http_req *req, void *data)
                                 status, secs);
         if (c && c->route && c->authenticated && (!(c->route->flags & ROUTE_READ) || m->conf.audit_reads))
                 audit_record(m, c, status);
+        /* a change to users, keypairs, policies or domains may revoke access */
+        if (c && c->route && !(c->route->flags & ROUTE_READ) && status < 400 &&
+            (strncmp(c->route->pattern, "/admin/", 7) == 0 || strncmp(c->route->pattern, "/auth/", 6) == 0))
+                auth_cache_clear(m->authcache);
         if (!c)
                 return;
         if (c->listener_id)

@@ -10,6 +10,66 @@
 #include "manager.h"
 #include "ratelimit.h"
 
+#define AUTH_CACHE_SLOTS 1024 /* power of two */
+
+struct auth_entry {
+        struct principal who;
+        char secret[SIGN_SECRET_KEY_LEN + 1];
+        int64_t expires;
+};
+
+struct auth_cache {
+        struct auth_entry e[AUTH_CACHE_SLOTS];
+};
+
+struct auth_cache *auth_cache_new(void)
+{
+        return xcalloc(1, sizeof(struct auth_cache));
+}
+
+struct auth_cache *auth_cache_free(struct auth_cache *ac)
+{
+        if (ac) {
+                explicit_bzero(ac, sizeof(*ac));
+                free(ac);
+        }
+        return NULL;
+}
+
+void auth_cache_clear(struct auth_cache *ac)
+{
+        explicit_bzero(ac, sizeof(*ac));
+}
+
+static struct auth_entry *cache_slot(struct auth_cache *ac, const char *access_key)
+{
+        uint64_t h = 1469598103934665603ULL;
+        for (const char *p = access_key; *p; p++)
+                h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+        return &ac->e[h & (AUTH_CACHE_SLOTS - 1)];
+}
+
+/* Principal and secret of an access key: from the cache, or the database. */
+static int lookup_cached(struct manager *m, const char *access_key, struct principal *ret, char **ret_secret,
+                         struct tess_error **err)
+{
+        struct auth_entry *e = cache_slot(m->authcache, access_key);
+        int64_t now = monotonic_usec();
+
+        if (e->expires > now && streq(e->who.access_key, access_key)) {
+                *ret = e->who;
+                *ret_secret = xstrdup(e->secret);
+                return 0;
+        }
+        int r = auth_lookup_keypair(m, access_key, ret, ret_secret, err);
+        if (r < 0 || strlen(*ret_secret) > SIGN_SECRET_KEY_LEN || m->conf.auth_cache_ttl <= 0)
+                return r;
+        e->who = *ret;
+        memcpy(e->secret, *ret_secret, strlen(*ret_secret) + 1);
+        e->expires = now + m->conf.auth_cache_ttl;
+        return 0;
+}
+
 static void copy_field(char *dst, size_t n, const char *src)
 {
         snprintf(dst, n, "%s", src ? src : "");
@@ -83,7 +143,7 @@ int auth_request(struct api_ctx *c, struct tess_error **err)
         r = sign_parse_authorization(authz, &a, err);
         if (r < 0)
                 return tess_err(err, EACCES, "%s", (*err)->msg);
-        r = auth_lookup_keypair(c->m, a.access_key, &c->who, &secret, err);
+        r = lookup_cached(c->m, a.access_key, &c->who, &secret, err);
         if (r == -ENOENT)
                 return tess_err(err, EACCES, "unknown or inactive access key");
         if (r < 0)

@@ -8,6 +8,15 @@
 
 #define AUTH_MAX_SKEW_USEC (15LL * 60 * 1000000)
 
+/* Verified keypairs are cached for a few seconds (conf auth_cache_ttl) so
+ * that a signed request costs no database query; any state-changing admin
+ * or auth request on this manager empties the cache at once, and other
+ * managers sharing the database see a change within the TTL. */
+struct auth_cache;
+struct auth_cache *auth_cache_new(void);
+struct auth_cache *auth_cache_free(struct auth_cache *ac);
+void auth_cache_clear(struct auth_cache *ac);
+
 /* Verify the request's signature and date, fill ctx->who, apply the rate
  * limit.  -EACCES (401) or -EDQUOT (429) with a message. */
 int auth_request(struct api_ctx *ctx, struct tess_error **err);

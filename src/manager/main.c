@@ -18,6 +18,7 @@
 #include "../common/loop.h"
 #include "../common/timeutil.h"
 #include "api.h"
+#include "auth.h"
 #include "db.h"
 #include "events.h"
 #include "http.h"
@@ -49,6 +50,8 @@ const struct conf_opt manager_conf_opts[] = {
                  "window of the per-keypair rate limit"),
         CONF_OPT("session_wait_default", CONF_T_USEC, MC, session_wait_default, "60s", 0, 0, true,
                  "how long POST /session waits for RUNNING without maxWaitSeconds"),
+        CONF_OPT("auth_cache_ttl", CONF_T_USEC, MC, auth_cache_ttl, "5s", 0, 0, true,
+                 "how long a verified keypair is cached (0 = ask the database every time)"),
         CONF_OPT("audit_reads", CONF_T_BOOL, MC, audit_reads, "false", 0, 0, true,
                  "record read-only requests in the audit log too"),
         {},
@@ -179,6 +182,7 @@ static int manager_run(struct manager *m, struct tess_error **err)
         m->events = events_new();
         m->metrics = metrics_new();
         m->ratelimit = ratelimit_new();
+        m->authcache = auth_cache_new();
         m->started_at = now_usec();
 
         signal(SIGPIPE, SIG_IGN);
@@ -229,6 +233,7 @@ static void manager_release(struct manager *m)
         m->events = events_free(m->events);
         m->metrics = metrics_free(m->metrics);
         m->ratelimit = ratelimit_free(m->ratelimit);
+        m->authcache = auth_cache_free(m->authcache);
         conf_release(manager_conf_opts, &m->conf);
         free(m->config_path);
 }

@@ -19,6 +19,7 @@ struct http_server;
 struct events;
 struct metrics;
 struct ratelimit;
+struct auth_cache;
 
 struct manager_conf {
         char *listen;
@@ -34,6 +35,7 @@ struct manager_conf {
         uint64_t max_connections;
         int64_t rate_limit_window;
         int64_t session_wait_default;
+        int64_t auth_cache_ttl;
         bool audit_reads;
 };
 
@@ -48,6 +50,7 @@ struct manager {
         struct events *events;
         struct metrics *metrics;
         struct ratelimit *ratelimit;
+        struct auth_cache *authcache;
         unsigned char master_key[MASTER_KEY_LEN];
         int64_t started_at;
         bool dev;
