@@ -76,8 +76,8 @@ test_expect_success 'session events prints enqueue and cancel as they happen' '
         $T session rm cli-two >/dev/null &&
         wait $p &&
         test $(wc -l <"$TMP/events") = 2 &&
-        head -n 1 "$TMP/events" | jq -e ".event == \"session_enqueued\" or .name == \"session_enqueued\" or (tostring | test(\"session_enqueued\"))" >/dev/null &&
-        grep -q session_cancelled "$TMP/events"
+        head -n 1 "$TMP/events" | jq -e ".event == \"session_enqueued\" and .sessionName == \"cli-two\"" >/dev/null &&
+        tail -n 1 "$TMP/events" | jq -e ".event == \"session_cancelled\" and .status == \"CANCELLED\"" >/dev/null
 '
 
 test_expect_success 'api sends raw signed requests and exits 1 on errors' '
