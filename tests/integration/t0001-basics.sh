@@ -1,0 +1,107 @@
+#!/bin/bash
+test_description='the manager starts, answers, keeps its admin credentials and handles signals'
+. "$(dirname "$0")/../lib/test-lib.sh"
+
+test_expect_success 'the manager starts' '
+        start_manager
+'
+
+test_expect_success 'GET / answers the API version as JSON' '
+        http GET / &&
+        test "$HTTP_STATUS" = 200 &&
+        test "$HTTP_TYPE" = application/json &&
+        grep -q "\"version\":\"v9.20250722\"" "$HTTP_BODY"
+'
+
+test_expect_success 'an unsigned request is refused with a problem+json 401' '
+        http GET /session/x &&
+        test "$HTTP_STATUS" = 401 &&
+        test "$HTTP_TYPE" = application/problem+json &&
+        grep -q "\"status\":401" "$HTTP_BODY" &&
+        grep -q "\"title\":" "$HTTP_BODY"
+'
+
+test_expect_success 'a wrong signature is refused too' '
+        http GET /session/x \
+                -H "Date: $(date -u +%Y-%m-%dT%H:%M:%S+00:00)" \
+                -H "X-BackendAI-Version: v9.20250722" \
+                -H "Authorization: BackendAI signMethod=HMAC-SHA256, credential=$BACKEND_ACCESS_KEY:0000" &&
+        test "$HTTP_STATUS" = 401 &&
+        test "$HTTP_TYPE" = application/problem+json
+'
+
+test_expect_success 'given admin credentials, no admin-credentials file is written' '
+        test -d "$MANAGER_STATE" &&
+        test ! -e "$MANAGER_STATE/admin-credentials"
+'
+
+test_expect_success 'SIGTERM makes the manager exit 0 within a few seconds' '
+        start=$(date +%s) &&
+        stop_manager TERM &&
+        test "$MANAGER_EXIT" = 0 &&
+        test $(($(date +%s) - start)) -le 5
+'
+
+test_expect_success 'without TESSERA_ADMIN_*, a fresh state dir gets admin-credentials (0600)' '
+        MANAGER_STATE=$TMP/generated MANAGER_DB=generated start_manager --no-admin-env &&
+        creds=$TMP/generated/admin-credentials &&
+        test -f "$creds" &&
+        test "$(stat -c %a "$creds")" = 600 &&
+        grep -Eq "^BACKEND_ACCESS_KEY=AKIA[A-Z0-9]{16}$" "$creds" &&
+        grep -Eq "^BACKEND_SECRET_KEY=[A-Za-z0-9]{40}$" "$creds" &&
+        grep -q "^BACKEND_ENDPOINT=http://127.0.0.1:" "$creds" &&
+        test "$BACKEND_ACCESS_KEY" = "$(sed -n "s/^BACKEND_ACCESS_KEY=//p" "$creds")" &&
+        cp "$creds" "$TMP/creds.first"
+'
+
+test_expect_success 'a restart does not create new credentials' '
+        stop_manager &&
+        MANAGER_STATE=$TMP/generated MANAGER_DB=generated start_manager --no-admin-env &&
+        test_cmp "$TMP/creds.first" "$TMP/generated/admin-credentials" &&
+        test "$(grep -c "shown once" "$MANAGER_LOG")" = 1 &&
+        stop_manager
+'
+
+cat >"$TMP/tessera.conf" <<CONF
+# a config file for the reload tests
+log_level = info
+audit_reads = false
+CONF
+
+test_expect_success 'the manager starts with a config file' '
+        start_manager --config "$TMP/tessera.conf"
+'
+
+test_expect_success 'SIGHUP reloads the config file and keeps the manager running' '
+        printf "log_level = debug\naudit_reads = true\n" >"$TMP/tessera.conf" &&
+        kill -HUP "$MANAGER_PID" &&
+        for i in $(seq 1 50); do grep -q "reloaded" "$MANAGER_LOG" && break; sleep 0.1; done &&
+        grep -q "reloaded" "$MANAGER_LOG" &&
+        kill -0 "$MANAGER_PID" &&
+        http GET / &&
+        test "$HTTP_STATUS" = 200
+'
+
+test_expect_success 'SIGHUP with a broken config file keeps the running configuration' '
+        echo "no_such_option = 1" >"$TMP/tessera.conf" &&
+        kill -HUP "$MANAGER_PID" &&
+        for i in $(seq 1 50); do grep -q "keeping the running configuration" "$MANAGER_LOG" && break; sleep 0.1; done &&
+        grep -q "no_such_option" "$MANAGER_LOG" &&
+        kill -0 "$MANAGER_PID" &&
+        http GET / &&
+        test "$HTTP_STATUS" = 200
+'
+
+test_expect_success 'SIGINT stops it cleanly too' '
+        stop_manager INT &&
+        test "$MANAGER_EXIT" = 0
+'
+
+test_expect_success 'a bad option in the config file stops the start with file:line' '
+        printf "# comment\nlisten_port = 80\n" >"$TMP/bad.conf" &&
+        test_must_fail "$TESSERA" dev --state-dir "$TMP/bad-state" --config "$TMP/bad.conf" 2>"$TMP/err" &&
+        grep -q "bad.conf:2" "$TMP/err" &&
+        grep -q "listen_port" "$TMP/err"
+'
+
+test_done

@@ -1,0 +1,396 @@
+# shellcheck shell=bash
+# test-lib.sh - the shell harness for tests/integration/tNNNN-*.sh
+# (after git's t/test-lib.sh and redis' start_server).
+#
+#     #!/bin/bash
+#     test_description='what this script covers'
+#     . "$(dirname "$0")/../lib/test-lib.sh"
+#
+#     start_manager
+#     test_expect_success 'version answers' '
+#             http GET / &&
+#             test "$HTTP_STATUS" = 200
+#     '
+#     test_done
+#
+# Each test body is eval'ed in this shell (variables persist between tests);
+# its output goes to a file that is shown only when the test fails (or with
+# TEST_VERBOSE=1).  test_done prints TAP's plan and `N passed, N failed`
+# (`, N skipped` when something was skipped) and exits 0 or 1; skip_all
+# exits 77.
+#
+# Environment (tests/run.sh sets these):
+#   BUILD                build directory; $BUILD/tessera is the binary ($TESSERA)
+#   TESSERA_TEST_DB      sqlite (default) or postgresql
+#   TESSERA_TEST_PG_URL  a PostgreSQL to create databases in (scripts/pg-test.sh)
+#   TEST_VERBOSE=1       show every test's output;  TEST_KEEP=1  keep $TMP
+#
+# Provided: $TMP (private scratch directory), $TESSERA, start_manager,
+# stop_manager, restart_manager, http, tessera_api, test_cmp, test_must_fail,
+# test_set_prereq / prerequisites (SQLITE, POSTGRESQL, ROOT, JQ, CLI).
+
+TEST_NAME=$(basename "$0" .sh)
+TEST_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BUILD=${BUILD:-$TEST_ROOT/build}
+case $BUILD in /*) ;; *) BUILD=$TEST_ROOT/$BUILD ;; esac
+TESSERA=${TESSERA:-$BUILD/tessera}
+TESSERA_TEST_DB=${TESSERA_TEST_DB:-sqlite}
+export BUILD TESSERA TESSERA_TEST_DB
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+
+# Fixed superadmin credentials of a test manager (see src/manager/bootstrap.c).
+TEST_ADMIN_ACCESS_KEY=AKIATESSERATEST00001
+TEST_ADMIN_SECRET_KEY=TesseraTestSecretKey0000000000000000000A
+TEST_ADMIN_PASSWORD=tessera-test-password
+TEST_ADMIN_EMAIL=admin@tessera.local
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/tessera-$TEST_NAME.XXXXXX") || exit 1
+HTTP_BODY=$TMP/http.body
+MANAGER_PID=
+MANAGER_PORT=
+MANAGER_LOG=$TMP/manager.log
+MANAGER_STATE=${MANAGER_STATE:-$TMP/state}
+MANAGER_EXIT=
+MANAGER_EXIT_FILE=
+test_manager_runs=0
+declare -A TEST_PG_DBS=()
+
+test_count=0
+test_passed=0
+test_failed=0
+test_skipped=0
+test_broken=0
+declare -A test_prereqs=()
+
+say() {
+        echo "$@"
+}
+
+# ---- prerequisites ----
+
+test_set_prereq() {
+        test_prereqs[$1]=1
+}
+
+# test_have_prereq A,B: are all of them set?
+test_have_prereq() {
+        local p
+        for p in ${1//,/ }; do
+                [ -n "${test_prereqs[$p]:-}" ] || return 1
+        done
+        return 0
+}
+
+[ -n "${test_description:-}" ] && say "# $test_description ($TESSERA_TEST_DB)"
+
+[ "$TESSERA_TEST_DB" = postgresql ] && test_set_prereq POSTGRESQL
+[ "$TESSERA_TEST_DB" = sqlite ] && test_set_prereq SQLITE
+[ "$(id -u)" -eq 0 ] && test_set_prereq ROOT
+command -v jq >/dev/null 2>&1 && test_set_prereq JQ
+"$TESSERA" api --help >/dev/null 2>&1 && test_set_prereq CLI
+
+# ---- running tests ----
+
+# test_run_ PREREQ DESC BODY EXPECT(success|failure)
+test_run_() {
+        local prereq=$1 desc=$2 body=$3 expect=$4 out rc
+        test_count=$((test_count + 1))
+        if [ -n "$prereq" ] && ! test_have_prereq "$prereq"; then
+                say "ok $test_count - $desc # SKIP missing $prereq"
+                test_skipped=$((test_skipped + 1))
+                return 0
+        fi
+        out=$TMP/test-$test_count.out
+        if [ -n "${TEST_VERBOSE:-}" ]; then
+                eval "$body" </dev/null > >(tee "$out") 2>&1
+                rc=$?
+        else
+                eval "$body" </dev/null >"$out" 2>&1
+                rc=$?
+        fi
+        if [ "$expect" = success ]; then
+                if [ $rc -eq 0 ]; then
+                        say "ok $test_count - $desc"
+                        test_passed=$((test_passed + 1))
+                else
+                        say "not ok $test_count - $desc"
+                        test_failed=$((test_failed + 1))
+                        test_show_failure_ "$body" "$out" "$rc"
+                fi
+        else
+                if [ $rc -eq 0 ]; then
+                        say "ok $test_count - $desc # TODO known breakage vanished"
+                        test_passed=$((test_passed + 1))
+                else
+                        say "not ok $test_count - $desc # TODO known breakage"
+                        test_broken=$((test_broken + 1))
+                fi
+        fi
+        return 0
+}
+
+test_show_failure_() {
+        say "# exit status $3 of:"
+        printf '%s\n' "$1" | sed -e '/^[[:space:]]*$/d' -e 's/^/#   /'
+        if [ -s "$2" ]; then
+                say "# output:"
+                tail -n 30 "$2" | sed 's/^/#   /'
+        fi
+}
+
+# test_expect_success [PREREQ] 'description' 'commands'
+test_expect_success() {
+        local prereq=
+        [ $# -eq 3 ] && { prereq=$1; shift; }
+        [ $# -eq 2 ] || { echo "bug in the test script: test_expect_success needs 2 or 3 arguments" >&2; exit 1; }
+        test_run_ "$prereq" "$1" "$2" success
+}
+
+# test_expect_failure [PREREQ] 'description' 'commands': a known breakage.
+test_expect_failure() {
+        local prereq=
+        [ $# -eq 3 ] && { prereq=$1; shift; }
+        [ $# -eq 2 ] || { echo "bug in the test script: test_expect_failure needs 2 or 3 arguments" >&2; exit 1; }
+        test_run_ "$prereq" "$1" "$2" failure
+}
+
+# skip_all 'reason': skip the whole script (exit 77).
+skip_all() {
+        say "1..0 # SKIP $1"
+        say "0 passed, 0 failed, 1 skipped"
+        exit 77
+}
+
+test_done() {
+        test_manager_logs_clean_
+        [ $test_broken -gt 0 ] && say "# $test_broken known breakage(s)"
+        [ $test_skipped -gt 0 ] && say "# $test_skipped skipped"
+        say "1..$test_count"
+        if [ $((test_skipped + test_broken)) -gt 0 ]; then
+                say "$test_passed passed, $test_failed failed, $((test_skipped + test_broken)) skipped"
+        else
+                say "$test_passed passed, $test_failed failed"
+        fi
+        [ $test_failed -eq 0 ] && exit 0
+        exit 1
+}
+
+# Sanitizer reports in any manager's log are a failure of their own.
+test_manager_logs_clean_() {
+        local f bad=
+        for f in "$TMP"/manager*.log; do
+                [ -f "$f" ] || continue
+                if grep -qE 'ERROR: [A-Za-z]+Sanitizer|runtime error:' "$f"; then
+                        bad="$bad $f"
+                fi
+        done
+        [ -z "$bad" ] && return 0
+        test_count=$((test_count + 1))
+        test_failed=$((test_failed + 1))
+        say "not ok $test_count - sanitizer report in manager log"
+        for f in $bad; do
+                grep -m1 -A20 -E 'ERROR: [A-Za-z]+Sanitizer|runtime error:' "$f" | sed 's/^/#   /'
+        done
+}
+
+# ---- helpers for test bodies ----
+
+# test_cmp EXPECTED ACTUAL
+test_cmp() {
+        diff -u "$1" "$2"
+}
+
+# test_must_fail CMD...: CMD exits non-zero, but is not killed by a signal.
+test_must_fail() {
+        "$@"
+        local rc=$?
+        if [ $rc -eq 0 ]; then
+                echo "test_must_fail: '$*' succeeded" >&2
+                return 1
+        elif [ $rc -gt 128 ] && [ $rc -le 192 ]; then
+                echo "test_must_fail: '$*' died of signal $((rc - 128))" >&2
+                return 1
+        fi
+        return 0
+}
+
+# http METHOD PATH [curl args...]: an unsigned request to the manager.
+# Sets HTTP_STATUS and HTTP_TYPE (Content-Type); the body is in $HTTP_BODY.
+http() {
+        local method=$1 path=$2 out
+        shift 2
+        out=$(curl -sS -X "$method" -o "$HTTP_BODY" -w '%{http_code} %{content_type}' "$@" \
+                "$BACKEND_ENDPOINT$path") || return 1
+        HTTP_STATUS=${out%% *}
+        HTTP_TYPE=${out#* }
+        echo "$method $path -> $HTTP_STATUS $HTTP_TYPE: $(head -c 500 "$HTTP_BODY")"
+}
+
+# tessera_api METHOD PATH [--data JSON]: a signed request with the CLI
+# (credentials from BACKEND_ENDPOINT/BACKEND_ACCESS_KEY/BACKEND_SECRET_KEY).
+tessera_api() {
+        "$TESSERA" api "$@"
+}
+
+# A TCP port nobody listens on (best effort; start_manager retries).
+test_free_port() {
+        local p i
+        for i in $(seq 1 50); do
+                p=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+                if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+                        echo $p
+                        return 0
+                fi
+        done
+        return 1
+}
+
+# Set TEST_DB_URL to the --database of a manager of this script: empty for
+# SQLite (kept in the state directory), else a fresh PostgreSQL database, one
+# per value of $MANAGER_DB (default "main"), created on first use and
+# dropped at exit.
+test_database_url() {
+        local key=${MANAGER_DB:-main} name
+        TEST_DB_URL=
+        [ "$TESSERA_TEST_DB" = postgresql ] || return 0
+        if [ -z "${TESSERA_TEST_PG_URL:-}" ]; then
+                echo "TESSERA_TEST_DB=postgresql needs TESSERA_TEST_PG_URL (tests/run.sh starts one)" >&2
+                return 1
+        fi
+        name=${TEST_PG_DBS[$key]:-}
+        if [ -z "$name" ]; then
+                name=$(echo "t_${TEST_NAME}_$$_$key" | tr 'A-Z' 'a-z' | tr -c 'a-z0-9_\n' '_' | cut -c1-63)
+                psql -X -q -v ON_ERROR_STOP=1 "$TESSERA_TEST_PG_URL" -c "CREATE DATABASE $name" >&2 || return 1
+                TEST_PG_DBS[$key]=$name
+        fi
+        TEST_DB_URL="postgresql:///$name?${TESSERA_TEST_PG_URL#*\?}"
+}
+
+# start_manager [--no-admin-env] [tessera dev options...]
+# Starts `$TESSERA dev` on a free port with state in $MANAGER_STATE (and,
+# for PostgreSQL, the database named by $MANAGER_DB), waits
+# until GET / answers, and exports BACKEND_ENDPOINT, BACKEND_ACCESS_KEY and
+# BACKEND_SECRET_KEY.  With --no-admin-env the superadmin credentials are
+# not given to the manager (it generates them) and BACKEND_* are read from
+# $MANAGER_STATE/admin-credentials.  Output goes to $MANAGER_LOG.
+start_manager() {
+        local admin_env=1 db
+        if [ "${1:-}" = --no-admin-env ]; then
+                admin_env=
+                shift
+        fi
+        if [ ! -x "$TESSERA" ]; then
+                echo "start_manager: $TESSERA is not built" >&2
+                return 1
+        fi
+        test_database_url || return 1
+        db=$TEST_DB_URL
+        for _ in 1 2 3; do
+                MANAGER_PORT=$(test_free_port) || return 1
+                test_manager_runs=$((test_manager_runs + 1))
+                MANAGER_EXIT_FILE=$TMP/manager-exit.$test_manager_runs
+                # Run the manager detached from this shell (so that a test's
+                # bare `wait` does not wait for it) under a small runner that
+                # records its pid and, when it ends, its exit status.
+                (
+                        (
+                                if [ -n "$admin_env" ]; then
+                                        export TESSERA_ADMIN_ACCESS_KEY=$TEST_ADMIN_ACCESS_KEY
+                                        export TESSERA_ADMIN_SECRET_KEY=$TEST_ADMIN_SECRET_KEY
+                                        export TESSERA_ADMIN_PASSWORD=$TEST_ADMIN_PASSWORD
+                                else
+                                        unset TESSERA_ADMIN_ACCESS_KEY TESSERA_ADMIN_SECRET_KEY TESSERA_ADMIN_PASSWORD
+                                fi
+                                "$TESSERA" dev --state-dir "$MANAGER_STATE" --listen "127.0.0.1:$MANAGER_PORT" \
+                                        ${db:+--database "$db"} "$@" </dev/null &
+                                echo $! >"$MANAGER_EXIT_FILE.pid"
+                                wait $!
+                                echo $? >"$MANAGER_EXIT_FILE.tmp"
+                                mv "$MANAGER_EXIT_FILE.tmp" "$MANAGER_EXIT_FILE"
+                        ) </dev/null >>"$MANAGER_LOG" 2>&1 &
+                )
+                for _ in $(seq 1 100); do
+                        [ -s "$MANAGER_EXIT_FILE.pid" ] && break
+                        sleep 0.05
+                done
+                MANAGER_PID=$(cat "$MANAGER_EXIT_FILE.pid" 2>/dev/null)
+                if [ -z "$MANAGER_PID" ]; then
+                        echo "start_manager: the manager did not start" >&2
+                        return 1
+                fi
+                export BACKEND_ENDPOINT=http://127.0.0.1:$MANAGER_PORT
+                for _ in $(seq 1 300); do
+                        if curl -sf -o /dev/null "$BACKEND_ENDPOINT/"; then
+                                break
+                        fi
+                        [ -e "$MANAGER_EXIT_FILE" ] && break
+                        sleep 0.1
+                done
+                if [ ! -e "$MANAGER_EXIT_FILE" ] && curl -sf -o /dev/null "$BACKEND_ENDPOINT/"; then
+                        break
+                fi
+                stop_manager >/dev/null 2>&1
+                # a port taken in the meantime is worth another try; anything else is not
+                grep -qiE 'address already in use|bind' "$MANAGER_LOG" || {
+                        echo "start_manager: the manager did not come up; its log:" >&2
+                        tail -n 30 "$MANAGER_LOG" >&2
+                        return 1
+                }
+        done
+        if [ -n "$admin_env" ]; then
+                export BACKEND_ACCESS_KEY=$TEST_ADMIN_ACCESS_KEY
+                export BACKEND_SECRET_KEY=$TEST_ADMIN_SECRET_KEY
+        elif [ -f "$MANAGER_STATE/admin-credentials" ]; then
+                BACKEND_ACCESS_KEY=$(sed -n 's/^BACKEND_ACCESS_KEY=//p' "$MANAGER_STATE/admin-credentials")
+                BACKEND_SECRET_KEY=$(sed -n 's/^BACKEND_SECRET_KEY=//p' "$MANAGER_STATE/admin-credentials")
+                export BACKEND_ACCESS_KEY BACKEND_SECRET_KEY
+        fi
+        return 0
+}
+
+# stop_manager [SIGNAL]: signal the manager (TERM), wait up to 10 s for it
+# to exit (then KILL it).  Returns, and sets MANAGER_EXIT to, its exit
+# status (128 + N when killed by signal N).  A test that kills the manager
+# itself (kill -9 "$MANAGER_PID") may call stop_manager afterwards to reap it.
+stop_manager() {
+        local sig=${1:-TERM}
+        [ -n "$MANAGER_PID" ] || return 0
+        [ -e "$MANAGER_EXIT_FILE" ] || kill -"$sig" "$MANAGER_PID" 2>/dev/null
+        for _ in $(seq 1 100); do
+                [ -e "$MANAGER_EXIT_FILE" ] && break
+                sleep 0.1
+        done
+        if [ ! -e "$MANAGER_EXIT_FILE" ]; then
+                echo "stop_manager: still running 10 s after SIG$sig, killing it" >&2
+                kill -KILL "$MANAGER_PID" 2>/dev/null
+                for _ in $(seq 1 50); do
+                        [ -e "$MANAGER_EXIT_FILE" ] && break
+                        sleep 0.1
+                done
+        fi
+        MANAGER_EXIT=$(cat "$MANAGER_EXIT_FILE" 2>/dev/null || echo 255)
+        MANAGER_PID=
+        return "$MANAGER_EXIT"
+}
+
+restart_manager() {
+        stop_manager && start_manager "$@"
+}
+
+test_cleanup_() {
+        local rc=$? db
+        stop_manager >/dev/null 2>&1
+        for db in "${TEST_PG_DBS[@]:-}"; do
+                [ -n "$db" ] || continue
+                psql -X -q "$TESSERA_TEST_PG_URL" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1
+        done
+        if [ -n "${TEST_KEEP:-}" ] || [ "$test_failed" -gt 0 ]; then
+                echo "# kept $TMP" >&2
+        else
+                rm -rf "$TMP"
+        fi
+        return $rc
+}
+trap test_cleanup_ EXIT
+trap 'exit 130' INT TERM
