@@ -238,8 +238,7 @@ static struct curl_slist *add_header(struct curl_slist *list, const char *fmt, .
         va_list ap;
 
         va_start(ap, fmt);
-        if (vasprintf(&line, fmt, ap) < 0)
-                abort();
+        line = xvasprintf(fmt, ap);
         va_end(ap);
         struct curl_slist *l = curl_slist_append(list, line);
         if (!l)

@@ -11,6 +11,7 @@
 #endif
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -65,6 +66,16 @@ void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *xvasprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+
+/* FNV-1a hash of a string, for the small hash tables of the daemons. */
+static inline uint64_t hash_str(const char *s)
+{
+        uint64_t h = 1469598103934665603ULL;
+        for (; *s; s++)
+                h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+        return h;
+}
 
 static inline bool streq(const char *a, const char *b)
 {

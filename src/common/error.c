@@ -17,8 +17,7 @@ int tess_err(struct tess_error **err, int code, const char *fmt, ...)
         struct tess_error *e = xmalloc(sizeof(*e));
         e->code = code;
         va_start(ap, fmt);
-        if (vasprintf(&e->msg, fmt, ap) < 0)
-                abort();
+        e->msg = xvasprintf(fmt, ap);
         va_end(ap);
         tess_error_free(*err);
         *err = e;
@@ -34,8 +33,7 @@ int tess_err_wrap(struct tess_error **err, const char *fmt, ...)
         if (!err || !*err)
                 return -EIO;
         va_start(ap, fmt);
-        if (vasprintf(&prefix, fmt, ap) < 0)
-                abort();
+        prefix = xvasprintf(fmt, ap);
         va_end(ap);
         msg = xasprintf("%s: %s", prefix, (*err)->msg);
         free((*err)->msg);

@@ -97,8 +97,7 @@ void api_problem(struct api_ctx *c, unsigned status, const char *kind, const cha
         va_list ap;
 
         va_start(ap, fmt);
-        if (vasprintf(&title, fmt, ap) < 0)
-                abort();
+        title = xvasprintf(fmt, ap);
         va_end(ap);
         reply_json_text(c, status, "application/problem+json", problem_json(status, kind, title));
 }

@@ -43,10 +43,7 @@ void auth_cache_clear(struct auth_cache *ac)
 
 static struct auth_entry *cache_slot(struct auth_cache *ac, const char *access_key)
 {
-        uint64_t h = 1469598103934665603ULL;
-        for (const char *p = access_key; *p; p++)
-                h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-        return &ac->e[h & (AUTH_CACHE_SLOTS - 1)];
+        return &ac->e[hash_str(access_key) & (AUTH_CACHE_SLOTS - 1)];
 }
 
 /* Principal and secret of an access key: from the cache, or the database. */

@@ -64,14 +64,6 @@ static char *rewrite_placeholders(const char *sql)
         return buf_detach(&b, NULL);
 }
 
-static uint64_t hash_sql(const char *s)
-{
-        uint64_t h = 1469598103934665603ULL;
-        for (; *s; s++)
-                h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-        return h;
-}
-
 static bool connection_ok(struct pg_impl *im)
 {
         if (PQstatus(im->conn) == CONNECTION_OK)
@@ -89,7 +81,7 @@ static bool connection_ok(struct pg_impl *im)
 
 static int get_stmt(struct pg_impl *im, const char *sql, int nargs, const char **ret_name, struct tess_error **err)
 {
-        size_t slot = hash_sql(sql) % STMT_CACHE;
+        size_t slot = hash_str(sql) % STMT_CACHE;
         struct cached_stmt *c = &im->cache[slot];
 
         if (c->sql && streq(c->sql, sql)) {

@@ -36,17 +36,9 @@ static int map_error(sqlite3 *h, int rc, struct tess_error **err)
         return tess_err(err, EIO, "sqlite: %s", msg);
 }
 
-static uint64_t hash_sql(const char *s)
-{
-        uint64_t h = 1469598103934665603ULL;
-        for (; *s; s++)
-                h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-        return h;
-}
-
 static int get_stmt(struct sqlite_impl *im, const char *sql, sqlite3_stmt **ret, struct tess_error **err)
 {
-        size_t slot = hash_sql(sql) % STMT_CACHE;
+        size_t slot = hash_str(sql) % STMT_CACHE;
         struct cached_stmt *c = &im->cache[slot];
         int rc;
 

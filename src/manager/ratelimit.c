@@ -38,14 +38,6 @@ struct ratelimit *ratelimit_free(struct ratelimit *rl)
         return NULL;
 }
 
-static uint64_t hash_key(const char *s)
-{
-        uint64_t h = 1469598103934665603ULL;
-        for (; *s; s++)
-                h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-        return h;
-}
-
 static struct rl_entry *lookup(struct ratelimit *rl, const char *key)
 {
         if (rl->n * 2 >= rl->cap) {
@@ -57,7 +49,7 @@ static struct rl_entry *lookup(struct ratelimit *rl, const char *key)
                 for (size_t i = 0; i < oldcap; i++) {
                         if (!old[i].key[0])
                                 continue;
-                        size_t j = hash_key(old[i].key) & (rl->cap - 1);
+                        size_t j = hash_str(old[i].key) & (rl->cap - 1);
                         while (rl->t[j].key[0])
                                 j = (j + 1) & (rl->cap - 1);
                         rl->t[j] = old[i];
@@ -65,7 +57,7 @@ static struct rl_entry *lookup(struct ratelimit *rl, const char *key)
                 }
                 free(old);
         }
-        size_t i = hash_key(key) & (rl->cap - 1);
+        size_t i = hash_str(key) & (rl->cap - 1);
         while (rl->t[i].key[0] && !streq(rl->t[i].key, key))
                 i = (i + 1) & (rl->cap - 1);
         if (!rl->t[i].key[0]) {
