@@ -80,6 +80,8 @@ $(BUILD)/test-tool: tests/helper/test-tool.c $(LIB_OBJS)
 
 tests: $(TESSERA) $(UNIT_BINS) $(FUZZ_BINS) $(BUILD)/test-tool
 
+.SECONDARY: $(call obj,$(TESTLIB_SRC))
+
 deps:
 	$(Q)scripts/install-deps.sh build
 
@@ -87,7 +89,7 @@ test-deps:
 	$(Q)scripts/install-deps.sh test
 
 check: test-deps
-	$(Q)$(MAKE) --no-print-directory BUILD=build/asan SANITIZE=address,undefined tests
+	$(Q)$(MAKE) --no-print-directory BUILD=build/asan SANITIZE=address,undefined,float-cast-overflow tests
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)BUILD=build/asan tests/run.sh
 
@@ -101,8 +103,8 @@ fuzz:
 		CFLAGS="-O1 -g -fsanitize=fuzzer-no-link" SANITIZE=address,undefined build/fuzz/lib.stamp
 	$(Q)for f in $(FUZZ_SRC); do \
 		n=$$(basename $$f .c); echo "  FUZZ    build/fuzz/$$n"; \
-		clang -std=gnu17 -O1 -g -fsanitize=fuzzer,address,undefined $(PKG_CFLAGS) -Isrc -o build/fuzz/$$n $$f \
-			$(call obj,$(COMMON_SRC) $(MANAGER_SRC) $(CLI_SRC),build/fuzz) $(LIBS) || exit 1; done
+		clang -std=gnu17 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(PKG_CFLAGS) -Isrc -o build/fuzz/$$n $$f \
+			$(patsubst %.c,build/fuzz/obj/%.o,$(COMMON_SRC) $(MANAGER_SRC) $(CLI_SRC)) $(LIBS) || exit 1; done
 
 build/fuzz/lib.stamp: $(patsubst %.c,build/fuzz/obj/%.o,$(COMMON_SRC) $(MANAGER_SRC) $(CLI_SRC))
 	@touch $@

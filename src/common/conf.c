@@ -214,7 +214,13 @@ void conf_print(const struct conf_opt *opts, const void *in, struct buf *out)
                 case CONF_T_SIZE: buf_printf(out, "%s = %" PRIu64 "\n", o->name, *(const uint64_t *)field); break;
                 case CONF_T_BOOL: buf_printf(out, "%s = %s\n", o->name, *(const bool *)field ? "true" : "false"); break;
                 case CONF_T_USEC:
-                        buf_printf(out, "%s = %llds\n", o->name, (long long)(*(const int64_t *)field / USEC_PER_SEC));
+                        if (*(const int64_t *)field % USEC_PER_SEC)
+                                buf_printf(out, "%s = %lld.%06llds\n", o->name,
+                                           (long long)(*(const int64_t *)field / USEC_PER_SEC),
+                                           (long long)(*(const int64_t *)field % USEC_PER_SEC));
+                        else
+                                buf_printf(out, "%s = %llds\n", o->name,
+                                           (long long)(*(const int64_t *)field / USEC_PER_SEC));
                         break;
                 }
         }

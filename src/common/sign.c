@@ -85,7 +85,9 @@ int sign_check_version(const char *version, struct tess_error **err)
         char date[9];
         int n = 0;
 
-        if (!version || sscanf(version, "v%u.%8[0-9]%n", &major, date, &n) != 2 || (size_t)n != strlen(version) ||
+        /* exactly v<digit>.<8 digits>: %u alone would take "v+9", "v 9" and "v-4294967287" */
+        if (!version || strlen(version) != 11 || version[0] != 'v' || !isdigit((unsigned char)version[1]) ||
+            sscanf(version, "v%u.%8[0-9]%n", &major, date, &n) != 2 || (size_t)n != strlen(version) ||
             strlen(date) != 8)
                 return tess_err(err, EINVAL, "malformed API version '%.32s'", version ? version : "");
         static const char oldest[] = API_VERSION_OLDEST, newest[] = API_VERSION_NEWEST;

@@ -81,9 +81,10 @@ static int parse_decimal(const char *name, const char *p, const char *end, int64
         }
         if (q != end)
                 return tess_err(err, EINVAL, "slot '%s': malformed number", name);
-        if (ip > (INT64_MAX - scale) / scale)
+        int64_t v;
+        if (__builtin_mul_overflow(ip, scale, &v) || __builtin_add_overflow(v, fp * (scale / fscale), &v))
                 return tess_err(err, EINVAL, "slot '%s': value too large", name);
-        *ret = ip * scale + fp * (scale / fscale);
+        *ret = v;
         return 0;
 }
 
@@ -112,6 +113,8 @@ static int parse_bytes(const char *name, const char *s, int64_t *ret, struct tes
                                 return tess_err(err, EINVAL, "slot '%s': unknown size suffix in '%.64s'", name, s);
                 }
         }
+        if (shift == 0 && !memchr(s, '.', (size_t)(num_end - s)))
+                return parse_decimal(name, s, num_end, 1, ret, err); /* whole bytes: the full int64 range */
         r = parse_decimal(name, s, num_end, 1000, &milli, err);
         if (r < 0)
                 return r;

@@ -135,9 +135,9 @@ static int parse_rfc1123(const char *p, int64_t *ret_usec, char ret_ymd[9])
                 p++;
         if (take_digits(&p, 2, &d) < 0 || *p++ != ' ')
                 return -EINVAL;
-        memcpy(mon, p, 3);
-        if (strlen(mon) != 3)
+        if (strnlen(p, 3) != 3)
                 return -EINVAL;
+        memcpy(mon, p, 3);
         const char *m = strstr(months, mon);
         if (!m || (m - months) % 3)
                 return -EINVAL;

@@ -189,8 +189,8 @@ int api_get_int(const json_t *obj, const char *const *names, int64_t min, int64_
                 return 0;
         if (json_is_integer(v)) {
                 x = json_integer_value(v);
-        } else if (json_is_real(v) && json_real_value(v) == (double)(int64_t)json_real_value(v) &&
-                   json_real_value(v) > -9e18 && json_real_value(v) < 9e18) {
+        } else if (json_is_real(v) && json_real_value(v) > -9e18 && json_real_value(v) < 9e18 &&
+                   json_real_value(v) == (double)(int64_t)json_real_value(v)) {
                 x = (int64_t)json_real_value(v);
         } else if (json_is_string(v)) {
                 const char *s = json_string_value(v);

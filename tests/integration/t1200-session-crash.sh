@@ -43,8 +43,8 @@ test_expect_success 'kill -9 the manager in the middle of 1,000 creates' '
                 sleep 0.05
         done &&
         kill -KILL "$MANAGER_PID" &&
-        wait $pids &&
-        MANAGER_PID= &&
+        wait $pids
+        stop_manager; test "$MANAGER_EXIT" = 137 &&
         acked=$(cat "$TMP"/burst.* | grep -c " 201$") &&
         failed=$(cat "$TMP"/burst.* | grep -vc " 201$") &&
         echo "acknowledged $acked, not acknowledged $failed" &&
