@@ -94,7 +94,7 @@ check: test-deps
 	$(Q)BUILD=build/asan tests/run.sh
 
 run: deps
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory -j$$(nproc) all
 	$(Q)exec $(TESSERA) dev
 
 # libFuzzer builds (clang) for longer fuzzing sessions: build/fuzz/fuzz_*

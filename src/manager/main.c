@@ -10,6 +10,7 @@
 #include <malloc.h>
 #include <signal.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 
 #include "../common/buf.h"
 #include "../common/conf.h"
@@ -161,6 +162,7 @@ static int manager_run(struct manager *m, struct tess_error **err)
          * keep it instead of trimming the heap and faulting it back in. */
         mallopt(M_TRIM_THRESHOLD, 64 << 20);
         mallopt(M_MMAP_THRESHOLD, 8 << 20);
+        umask(027); /* the database holds password hashes and sealed secrets */
         r = fs_mkdir_p(m->conf.state_dir, 0700, err);
         if (r < 0)
                 return r;
