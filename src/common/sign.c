@@ -4,7 +4,8 @@
 #include <ctype.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
+#include <openssl/core_names.h>
+#include <openssl/params.h>
 
 #include "buf.h"
 #include "sign.h"
@@ -122,32 +123,88 @@ static void to_hex(const unsigned char *d, unsigned n, char *out)
         out[2 * n] = '\0';
 }
 
+/* One HMAC with the algorithm fetched once (OpenSSL 3's HMAC() fetches it
+ * on every call, which dominated a signed request's cost). */
+static int hmac(const char *hash, const void *key, size_t keylen, const void *data, size_t n, unsigned char *out,
+                unsigned *ret_len)
+{
+        static EVP_MAC *mac;
+        OSSL_PARAM params[2];
+        size_t outl = 0;
+        int ok;
+
+        if (!mac && !(mac = EVP_MAC_fetch(NULL, "HMAC", NULL)))
+                return -EIO;
+        EVP_MAC_CTX *ctx = EVP_MAC_CTX_new(mac);
+        if (!ctx)
+                return -ENOMEM;
+        params[0] = OSSL_PARAM_construct_utf8_string("digest", (char *)hash, 0);
+        params[1] = OSSL_PARAM_construct_end();
+        ok = EVP_MAC_init(ctx, key, keylen, params) && EVP_MAC_update(ctx, data, n) &&
+             EVP_MAC_final(ctx, out, &outl, EVP_MAX_MD_SIZE);
+        EVP_MAC_CTX_free(ctx);
+        *ret_len = (unsigned)outl;
+        return ok ? 0 : -EIO;
+}
+
+int sign_derive_key(const char *hash, const char *secret, const char *ymd, const char *host,
+                    unsigned char key[SIGN_KEY_MAX], unsigned *ret_len, struct tess_error **err)
+{
+        unsigned char k1[EVP_MAX_MD_SIZE];
+        unsigned k1n;
+
+        if (!sign_md(hash))
+                return tess_err(err, EINVAL, "unsupported hash '%s'", hash);
+        if (hmac(hash, secret, strlen(secret), ymd, strlen(ymd), k1, &k1n) < 0 ||
+            hmac(hash, k1, k1n, host, strlen(host), key, ret_len) < 0)
+                return tess_err(err, EIO, "HMAC failed");
+        return 0;
+}
+
+/* hex(hash("")), the last line of every string to sign. */
+static const char *empty_hash_hex(const char *hash)
+{
+        if (streq(hash, "sha1"))
+                return "da39a3ee5e6b4b0d3255bfef95601890afd80709";
+        if (streq(hash, "sha384"))
+                return "38b060a751ac96384cd9327eb1b1e36a21fdb71114be07434c0cc7bf63f6e1da274edebfe76f65fbd51ad2f14898b95b";
+        if (streq(hash, "sha512"))
+                return "cf83e1357eefb8bdf1542850d66d8007d620e4050b5715dc83f4a921d36ce9ce47d0d13c5d85f2b0ff8318d2877eec2f6"
+                       "3b931bd47417a81a538327af927da3e";
+        return "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+}
+
+int sign_with_key(const char *hash, const unsigned char *key, unsigned keylen, const char *method,
+                  const char *path_query, const char *date, const char *host, const char *mimetype,
+                  const char *version, char out_hex[SIGN_HEX_MAX], struct tess_error **err)
+{
+        unsigned char sig[EVP_MAX_MD_SIZE];
+        unsigned sign_n;
+        struct buf s = BUF_INIT;
+        int r;
+
+        if (!sign_md(hash))
+                return tess_err(err, EINVAL, "unsupported hash '%s'", hash);
+        buf_printf(&s, "%s\n%s\n%s\nhost:%s\ncontent-type:%s\nx-backendai-version:%s\n%s", method, path_query, date,
+                   host, mimetype, version, empty_hash_hex(hash));
+        r = hmac(hash, key, keylen, s.data, s.len, sig, &sign_n);
+        buf_release(&s);
+        if (r < 0)
+                return tess_err(err, EIO, "HMAC failed");
+        to_hex(sig, sign_n, out_hex);
+        return 0;
+}
+
 int sign_compute(const char *hash, const char *secret, const char *method, const char *path_query,
                  const char *date, const char *ymd, const char *host, const char *mimetype,
                  const char *version, char out_hex[SIGN_HEX_MAX], struct tess_error **err)
 {
-        const EVP_MD *md = sign_md(hash);
-        unsigned char k1[EVP_MAX_MD_SIZE], k2[EVP_MAX_MD_SIZE], sig[EVP_MAX_MD_SIZE], empty[EVP_MAX_MD_SIZE];
-        unsigned k1n, k2n, sign_n, emptyn;
-        char empty_hex[SIGN_HEX_MAX];
-        struct buf s = BUF_INIT;
-
-        if (!md)
-                return tess_err(err, EINVAL, "unsupported hash '%s'", hash);
-        if (!EVP_Digest("", 0, empty, &emptyn, md, NULL))
-                return tess_err(err, EIO, "hashing failed");
-        to_hex(empty, emptyn, empty_hex);
-        buf_printf(&s, "%s\n%s\n%s\nhost:%s\ncontent-type:%s\nx-backendai-version:%s\n%s", method, path_query, date,
-                   host, mimetype, version, empty_hex);
-        if (!HMAC(md, secret, (int)strlen(secret), (const unsigned char *)ymd, strlen(ymd), k1, &k1n) ||
-            !HMAC(md, k1, (int)k1n, (const unsigned char *)host, strlen(host), k2, &k2n) ||
-            !HMAC(md, k2, (int)k2n, (const unsigned char *)s.data, s.len, sig, &sign_n)) {
-                buf_release(&s);
-                return tess_err(err, EIO, "HMAC failed");
-        }
-        buf_release(&s);
-        to_hex(sig, sign_n, out_hex);
-        return 0;
+        unsigned char key[SIGN_KEY_MAX];
+        unsigned keylen;
+        int r = sign_derive_key(hash, secret, ymd, host, key, &keylen, err);
+        if (r < 0)
+                return r;
+        return sign_with_key(hash, key, keylen, method, path_query, date, host, mimetype, version, out_hex, err);
 }
 
 bool sign_equal(const char *a, const char *b)

@@ -36,6 +36,18 @@ int sign_check_version(const char *version, struct tess_error **err);
 /* Bare lower-case mimetype without parameters ("application/json"). */
 void sign_mimetype(const char *content_type, char *out, size_t len);
 
+#define SIGN_KEY_MAX 64 /* bytes of a derived key (SHA-512) */
+
+/* The signing key of a day and host: k2 = HMAC(HMAC(secret, ymd), host).
+ * It depends on neither the request nor the time of day, so a server may
+ * keep it for the day. */
+int sign_derive_key(const char *hash, const char *secret, const char *ymd, const char *host,
+                    unsigned char key[SIGN_KEY_MAX], unsigned *ret_len, struct tess_error **err);
+/* The hex signature of a request with a derived key. */
+int sign_with_key(const char *hash, const unsigned char *key, unsigned keylen, const char *method,
+                  const char *path_query, const char *date, const char *host, const char *mimetype,
+                  const char *version, char out_hex[SIGN_HEX_MAX], struct tess_error **err);
+
 /* Compute the hex signature; ymd is the YYYYMMDD of the date header. */
 int sign_compute(const char *hash, const char *secret, const char *method, const char *path_query,
                  const char *date, const char *ymd, const char *host, const char *mimetype,

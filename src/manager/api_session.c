@@ -390,8 +390,42 @@ static char *json_text_or(json_t *j, const char *fallback)
 static char *session_query(const char *where)
 {
         return xasprintf("SELECT %s FROM sessions s JOIN projects p ON p.id = s.project_id"
-                         " JOIN users u ON u.id = s.user_id WHERE %s",
+                         " JOIN users u ON u.id = s.user_id"
+                         " LEFT JOIN kernels k ON k.session_id = s.id AND k.cluster_role = 'main' WHERE %s",
                          session_columns, where);
+}
+
+#define LIVE " AND s.status NOT IN ('TERMINATED', 'CANCELLED', 'ERROR')"
+#define LIVE_FIRST                                                                                  \
+        " ORDER BY CASE WHEN s.status IN ('TERMINATED', 'CANCELLED', 'ERROR') THEN 1 ELSE 0 END," \
+        " s.created_at DESC LIMIT 1"
+
+/* The lookups of one session, their SQL built once. */
+enum lookup {
+        LOOKUP_ID,                /* any visible session by id (admins) */
+        LOOKUP_ID_LIVE,
+        LOOKUP_OWNER_ID_OR_NAME,  /* a UUID-looking reference of an owner */
+        LOOKUP_OWNER_ID_OR_NAME_LIVE,
+        LOOKUP_OWNER_NAME_LIVE,   /* the partial unique index: at most one row */
+        LOOKUP_OWNER_NAME_LATEST, /* ended sessions of that name, newest first */
+        _LOOKUP_MAX,
+};
+
+static const char *const lookup_where[_LOOKUP_MAX] = {
+        [LOOKUP_ID] = "s.id = ?",
+        [LOOKUP_ID_LIVE] = "s.id = ?" LIVE,
+        [LOOKUP_OWNER_ID_OR_NAME] = "(s.id = ? OR s.name = ?) AND s.access_key = ?" LIVE_FIRST,
+        [LOOKUP_OWNER_ID_OR_NAME_LIVE] = "(s.id = ? OR s.name = ?) AND s.access_key = ?" LIVE LIVE_FIRST,
+        [LOOKUP_OWNER_NAME_LIVE] = "s.name = ? AND s.access_key = ?" LIVE,
+        [LOOKUP_OWNER_NAME_LATEST] = "s.name = ? AND s.access_key = ? ORDER BY s.created_at DESC LIMIT 1",
+};
+
+static const char *lookup_sql(enum lookup k)
+{
+        static char *sql[_LOOKUP_MAX];
+        if (!sql[k])
+                sql[k] = session_query(lookup_where[k]);
+        return sql[k];
 }
 
 /* Find the session `ref` (id or name) of `owner`; live ones first. */
@@ -399,37 +433,43 @@ static int find_session(struct api_ctx *c, const char *ref, const char *owner_ak
                         struct db_rows **ret, struct tess_error **err)
 {
         struct principal owner;
+        const char *ak;
         int r = resolve_owner(c, owner_ak, &owner, err);
         if (r < 0)
                 return r;
-        _cleanup_free_ char *q = NULL;
+        ak = owner.access_key;
         if (uuid_valid(ref) && (api_is_admin(c) || c->who.role == ROLE_MONITOR) && !owner_ak) {
-                /* admins may address any visible session by id */
-                q = session_query(live_only ? "s.id = ? AND s.status NOT IN ('TERMINATED', 'CANCELLED', 'ERROR')"
-                                            : "s.id = ?");
-                r = DBQ(c->m->db, q, ret, err, DB_TEXT(ref));
+                /* admins and monitors may address any session they see by id */
+                r = DBQ(c->m->db, lookup_sql(live_only ? LOOKUP_ID_LIVE : LOOKUP_ID), ret, err, DB_TEXT(ref));
                 if (r < 0)
                         return r;
                 if ((*ret)->nrows == 1 && (api_sees_domain(c, db_getn(*ret, 0, "domain_name")) ||
                                            streq(db_getn(*ret, 0, "user_id"), c->who.user_id)))
                         return 0;
-                *ret = db_rows_free(*ret);
-                return tess_err(err, ENOENT, "session '%s' not found", ref);
+        } else if (uuid_valid(ref)) {
+                r = DBQ(c->m->db, lookup_sql(live_only ? LOOKUP_OWNER_ID_OR_NAME_LIVE : LOOKUP_OWNER_ID_OR_NAME), ret,
+                        err, DB_TEXT(ref), DB_TEXT(ref), DB_TEXT(ak));
+                if (r < 0)
+                        return r;
+                if ((*ret)->nrows == 1)
+                        return 0;
+        } else {
+                r = DBQ(c->m->db, lookup_sql(LOOKUP_OWNER_NAME_LIVE), ret, err, DB_TEXT(ref), DB_TEXT(ak));
+                if (r < 0)
+                        return r;
+                if ((*ret)->nrows == 1)
+                        return 0;
+                if (!live_only) {
+                        *ret = db_rows_free(*ret);
+                        r = DBQ(c->m->db, lookup_sql(LOOKUP_OWNER_NAME_LATEST), ret, err, DB_TEXT(ref), DB_TEXT(ak));
+                        if (r < 0)
+                                return r;
+                        if ((*ret)->nrows == 1)
+                                return 0;
+                }
         }
-        q = session_query(live_only ? "s.access_key = ? AND (s.name = ? OR s.id = ?)"
-                                      " AND s.status NOT IN ('TERMINATED', 'CANCELLED', 'ERROR')"
-                                      " ORDER BY s.created_at DESC LIMIT 1"
-                                    : "s.access_key = ? AND (s.name = ? OR s.id = ?) ORDER BY"
-                                      " CASE WHEN s.status IN ('TERMINATED', 'CANCELLED', 'ERROR') THEN 1 ELSE 0 END,"
-                                      " s.created_at DESC LIMIT 1");
-        r = DBQ(c->m->db, q, ret, err, DB_TEXT(owner.access_key), DB_TEXT(ref), DB_TEXT(ref));
-        if (r < 0)
-                return r;
-        if ((*ret)->nrows == 0) {
-                *ret = db_rows_free(*ret);
-                return tess_err(err, ENOENT, "session '%s' not found", ref);
-        }
-        return 0;
+        *ret = db_rows_free(*ret);
+        return tess_err(err, ENOENT, "session '%s' not found", ref);
 }
 
 struct create_wait {

@@ -16,6 +16,10 @@ struct auth_entry {
         struct principal who;
         char secret[SIGN_SECRET_KEY_LEN + 1];
         int64_t expires;
+        /* the derived signing key of the last day/host/hash seen */
+        char key_ymd[9], key_hash[16], key_host[128];
+        unsigned char key[SIGN_KEY_MAX];
+        unsigned keylen;
 };
 
 struct auth_cache {
@@ -46,24 +50,49 @@ static struct auth_entry *cache_slot(struct auth_cache *ac, const char *access_k
         return &ac->e[hash_str(access_key) & (AUTH_CACHE_SLOTS - 1)];
 }
 
-/* Principal and secret of an access key: from the cache, or the database. */
+/* Principal and secret of an access key, from the cache or the database;
+ * *ret_entry is the cache entry now holding them (NULL when not cached). */
 static int lookup_cached(struct manager *m, const char *access_key, struct principal *ret, char **ret_secret,
-                         struct tess_error **err)
+                         struct auth_entry **ret_entry, struct tess_error **err)
 {
         struct auth_entry *e = cache_slot(m->authcache, access_key);
         int64_t now = monotonic_usec();
 
+        *ret_entry = NULL;
         if (e->expires > now && streq(e->who.access_key, access_key)) {
                 *ret = e->who;
                 *ret_secret = xstrdup(e->secret);
+                *ret_entry = e;
                 return 0;
         }
         int r = auth_lookup_keypair(m, access_key, ret, ret_secret, err);
         if (r < 0 || strlen(*ret_secret) > SIGN_SECRET_KEY_LEN || m->conf.auth_cache_ttl <= 0)
                 return r;
+        memset(e, 0, sizeof(*e));
         e->who = *ret;
         memcpy(e->secret, *ret_secret, strlen(*ret_secret) + 1);
         e->expires = now + m->conf.auth_cache_ttl;
+        *ret_entry = e;
+        return 0;
+}
+
+/* The signing key for (hash, day, host), kept in the cache entry. */
+static int signing_key(struct auth_entry *e, const char *hash, const char *secret, const char *ymd, const char *host,
+                       unsigned char key[SIGN_KEY_MAX], unsigned *ret_len, struct tess_error **err)
+{
+        if (e && e->keylen && streq(e->key_ymd, ymd) && streq(e->key_hash, hash) && streq(e->key_host, host)) {
+                memcpy(key, e->key, e->keylen);
+                *ret_len = e->keylen;
+                return 0;
+        }
+        int r = sign_derive_key(hash, secret, ymd, host, key, ret_len, err);
+        if (r < 0 || !e || strlen(host) >= sizeof(e->key_host))
+                return r;
+        snprintf(e->key_ymd, sizeof(e->key_ymd), "%s", ymd);
+        snprintf(e->key_hash, sizeof(e->key_hash), "%s", hash);
+        snprintf(e->key_host, sizeof(e->key_host), "%s", host);
+        memcpy(e->key, key, *ret_len);
+        e->keylen = *ret_len;
         return 0;
 }
 
@@ -116,6 +145,9 @@ int auth_request(struct api_ctx *c, struct tess_error **err)
         struct sign_auth a;
         _cleanup_free_ char *secret = NULL;
         char ymd[9], mime[128], expect[SIGN_HEX_MAX];
+        struct auth_entry *entry;
+        unsigned char key[SIGN_KEY_MAX];
+        unsigned keylen;
         int64_t when;
         int r;
 
@@ -140,14 +172,18 @@ int auth_request(struct api_ctx *c, struct tess_error **err)
         r = sign_parse_authorization(authz, &a, err);
         if (r < 0)
                 return tess_err(err, EACCES, "%s", (*err)->msg);
-        r = lookup_cached(c->m, a.access_key, &c->who, &secret, err);
+        r = lookup_cached(c->m, a.access_key, &c->who, &secret, &entry, err);
         if (r == -ENOENT)
                 return tess_err(err, EACCES, "unknown or inactive access key");
         if (r < 0)
                 return r == -EIO ? tess_err(err, EACCES, "authentication failed: %s", (*err)->msg) : r;
         sign_mimetype(http_header(req, "Content-Type"), mime, sizeof(mime));
-        r = sign_compute(a.hash, secret, http_method(req), http_raw_target(req), date, ymd, host ? host : "", mime,
-                         version, expect, err);
+        if (!host)
+                host = "";
+        r = signing_key(entry, a.hash, secret, ymd, host, key, &keylen, err);
+        if (r >= 0)
+                r = sign_with_key(a.hash, key, keylen, http_method(req), http_raw_target(req), date, host, mime,
+                                  version, expect, err);
         if (r < 0)
                 return tess_err(err, EACCES, "%s", (*err)->msg);
         if (!sign_equal(expect, a.signature))

@@ -4,6 +4,8 @@
 
 #include "db.h"
 
+#define DB_MAX_COLUMNS 64
+
 struct db_ops {
         const char *name;
         int (*query)(struct db *db, const char *sql, const struct db_arg *args, int nargs, struct db_rows **ret,
@@ -27,9 +29,12 @@ extern const struct db_ops db_pg_ops;
 int db_sqlite_open(struct db *db, const char *path, bool sync_full, struct tess_error **err);
 int db_pg_open(struct db *db, const char *url, struct tess_error **err);
 
-/* Allocate a result with ncols columns (names copied). */
+/* Building a result: new, a name per column, rows, then finish (which
+ * turns the arena offsets into the names[] and cells[] pointers). */
 struct db_rows *db_rows_new(int ncols);
+void db_rows_set_name(struct db_rows *r, int col, const char *name);
 /* Append a row; cells are copied (NULL stays NULL). */
 void db_rows_add(struct db_rows *r, const char *const *cells);
+void db_rows_finish(struct db_rows *r);
 
 #endif

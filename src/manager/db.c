@@ -104,32 +104,66 @@ void db_stats(const struct db *db, uint64_t *ret_queries, double *ret_seconds)
         *ret_seconds = db->query_seconds;
 }
 
+#define NO_CELL SIZE_MAX
+
 struct db_rows *db_rows_new(int ncols)
 {
         struct db_rows *r = xcalloc(1, sizeof(*r));
         r->ncols = ncols;
-        r->names = xcalloc((size_t)(ncols ? ncols : 1), sizeof(char *));
+        r->offs = xcalloc((size_t)(ncols ? ncols : 1), sizeof(size_t));
         return r;
+}
+
+static size_t arena_put(struct db_rows *r, const char *s)
+{
+        if (!s)
+                return NO_CELL;
+        size_t n = strlen(s) + 1, at = r->arena_len;
+        if (r->arena_len + n > r->arena_cap) {
+                r->arena_cap = r->arena_cap ? r->arena_cap * 2 : 1024;
+                while (r->arena_len + n > r->arena_cap)
+                        r->arena_cap *= 2;
+                r->arena = xrealloc(r->arena, r->arena_cap);
+        }
+        memcpy(r->arena + at, s, n);
+        r->arena_len += n;
+        return at;
+}
+
+void db_rows_set_name(struct db_rows *r, int col, const char *name)
+{
+        r->offs[col] = arena_put(r, name);
 }
 
 void db_rows_add(struct db_rows *r, const char *const *cells)
 {
-        r->cells = xrealloc(r->cells, sizeof(char *) * (size_t)(r->nrows + 1) * (size_t)(r->ncols ? r->ncols : 1));
+        size_t base = (size_t)(r->nrows + 1) * (size_t)r->ncols;
+        r->offs = xrealloc(r->offs, sizeof(size_t) * (base + (size_t)r->ncols + 1));
         for (int c = 0; c < r->ncols; c++)
-                r->cells[r->nrows * r->ncols + c] = cells[c] ? xstrdup(cells[c]) : NULL;
+                r->offs[base + (size_t)c] = arena_put(r, cells[c]);
         r->nrows++;
+}
+
+void db_rows_finish(struct db_rows *r)
+{
+        size_t n = (size_t)(r->nrows + 1) * (size_t)r->ncols;
+        char **p = xmalloc(sizeof(char *) * (n ? n : 1));
+
+        for (size_t i = 0; i < n; i++)
+                p[i] = r->offs[i] == NO_CELL ? NULL : r->arena + r->offs[i];
+        r->names = p;
+        r->cells = p + r->ncols;
+        free(r->offs);
+        r->offs = NULL;
 }
 
 struct db_rows *db_rows_free(struct db_rows *r)
 {
         if (!r)
                 return NULL;
-        for (int i = 0; i < r->nrows * r->ncols; i++)
-                free(r->cells[i]);
-        for (int c = 0; c < r->ncols; c++)
-                free(r->names[c]);
-        free(r->cells);
         free(r->names);
+        free(r->offs);
+        free(r->arena);
         free(r);
         return NULL;
 }

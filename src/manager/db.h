@@ -49,6 +49,10 @@ struct db_rows {
         char **cells; /* nrows * ncols, NULL for SQL NULL */
         int64_t changes; /* rows changed by INSERT/UPDATE/DELETE */
         int last_col;    /* db_getn starts looking after the last match */
+        /* all names and cells live in one arena (db.c) */
+        char *arena;
+        size_t arena_len, arena_cap;
+        size_t *offs; /* while building: offsets into the arena */
 };
 
 struct db;

@@ -146,16 +146,21 @@ static int pg_query(struct db *db, const char *sql, const struct db_arg *args, i
         r = (tuples && *tuples) ? (int)strtol(tuples, NULL, 10) : 0;
         if (ret) {
                 int nc = PQnfields(res), nr = PQntuples(res);
+                if (nc > DB_MAX_COLUMNS) {
+                        PQclear(res);
+                        return tess_err(err, EINVAL, "a query returns more than %d columns", DB_MAX_COLUMNS);
+                }
                 struct db_rows *rows = db_rows_new(nc);
-                const char *cells[64];
+                const char *cells[DB_MAX_COLUMNS];
                 for (int c = 0; c < nc; c++)
-                        rows->names[c] = xstrdup(PQfname(res, c));
+                        db_rows_set_name(rows, c, PQfname(res, c));
                 for (int row = 0; row < nr; row++) {
-                        for (int c = 0; c < nc && c < 64; c++)
+                        for (int c = 0; c < nc; c++)
                                 cells[c] = PQgetisnull(res, row, c) ? NULL : PQgetvalue(res, row, c);
                         db_rows_add(rows, cells);
                 }
                 rows->changes = r;
+                db_rows_finish(rows);
                 *ret = rows;
         }
         PQclear(res);

@@ -122,6 +122,7 @@ static const struct migration migrations[] = {
           " method TEXT NOT NULL, path TEXT NOT NULL, action TEXT NOT NULL, target TEXT,"
           " status BIGINT NOT NULL, detail TEXT);"
           "CREATE INDEX audit_log_ts ON audit_log(ts);" },
+        { 2, "CREATE INDEX sessions_owner_name ON sessions(access_key, name, created_at);" },
 };
 
 int db_schema_version(struct db *db, struct tess_error **err)

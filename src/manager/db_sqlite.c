@@ -85,9 +85,13 @@ static int sqlite_query(struct db *db, const char *sql, const struct db_arg *arg
         }
         if (ret) {
                 int nc = sqlite3_column_count(st);
+                if (nc > DB_MAX_COLUMNS) {
+                        r = tess_err(err, EINVAL, "a query returns more than %d columns", DB_MAX_COLUMNS);
+                        goto out_reset;
+                }
                 rows = db_rows_new(nc);
                 for (int c = 0; c < nc; c++)
-                        rows->names[c] = xstrdup(sqlite3_column_name(st, c));
+                        db_rows_set_name(rows, c, sqlite3_column_name(st, c));
         }
         for (;;) {
                 rc = sqlite3_step(st);
@@ -98,9 +102,8 @@ static int sqlite_query(struct db *db, const char *sql, const struct db_arg *arg
                         goto out_reset;
                 }
                 if (rows) {
-                        const char *cells[64];
-                        int nc = rows->ncols < 64 ? rows->ncols : 64;
-                        for (int c = 0; c < nc; c++)
+                        const char *cells[DB_MAX_COLUMNS];
+                        for (int c = 0; c < rows->ncols; c++)
                                 cells[c] = (const char *)sqlite3_column_text(st, c);
                         db_rows_add(rows, cells);
                 }
@@ -108,6 +111,7 @@ static int sqlite_query(struct db *db, const char *sql, const struct db_arg *arg
         r = sqlite3_changes(im->h);
         if (rows) {
                 rows->changes = r;
+                db_rows_finish(rows);
                 *ret = TAKE_PTR(rows);
         }
 out_reset:

@@ -76,22 +76,12 @@ const char session_columns[] =
         " s.resource_group, s.requested_slots, s.occupying_slots, s.environ, s.resource_opts, s.mounts,"
         " s.mount_map, s.startup_command, s.starts_at, s.batch_timeout, s.status, s.status_info, s.status_data,"
         " s.status_history, s.result, s.num_queries, s.last_stat, s.created_at, s.terminated_at,"
-        " (SELECT k.container_id FROM kernels k WHERE k.session_id = s.id AND k.cluster_role = 'main' LIMIT 1)"
-        " AS container_id";
+        " k.container_id AS container_id";
 
 static json_t *json_text(const char *text, const char *fallback)
 {
         json_t *j = text ? json_loads(text, JSON_DECODE_ANY, NULL) : NULL;
         return j ? j : json_loads(fallback, JSON_DECODE_ANY, NULL);
-}
-
-static json_t *json_time(const struct db_rows *rows, int row, const char *col)
-{
-        const char *v = db_getn(rows, row, col);
-        char buf[48];
-        if (!v)
-                return json_null();
-        return json_string(time_format_iso(strtoll(v, NULL, 10), buf, sizeof(buf)));
 }
 
 static json_t *json_str_or_null(const char *s)
@@ -101,38 +91,47 @@ static json_t *json_str_or_null(const char *s)
 
 json_t *session_info_json(const struct db_rows *rows, int row)
 {
-        const char *image = db_getn(rows, row, "image");
+        /* Read the columns in select order first: db_getn is fastest that
+         * way, and argument evaluation order is unspecified. */
+        const char *id = db_getn(rows, row, "id"), *name = db_getn(rows, row, "name"),
+                   *type = db_getn(rows, row, "session_type"), *domain = db_getn(rows, row, "domain_name"),
+                   *project_id = db_getn(rows, row, "project_id"), *project = db_getn(rows, row, "project_name"),
+                   *user_id = db_getn(rows, row, "user_id"), *access_key = db_getn(rows, row, "access_key"),
+                   *image = db_getn(rows, row, "image"), *arch = db_getn(rows, row, "architecture"),
+                   *tag = db_getn(rows, row, "tag"), *rg = db_getn(rows, row, "resource_group"),
+                   *requested = db_getn(rows, row, "requested_slots"),
+                   *occupying = db_getn(rows, row, "occupying_slots"), *environ = db_getn(rows, row, "environ"),
+                   *ropts = db_getn(rows, row, "resource_opts"), *mounts = db_getn(rows, row, "mounts"),
+                   *status = db_getn(rows, row, "status"), *status_info = db_getn(rows, row, "status_info"),
+                   *status_data = db_getn(rows, row, "status_data"),
+                   *history = db_getn(rows, row, "status_history"), *result = db_getn(rows, row, "result");
+        int64_t num_queries = db_get_int(rows, row, "num_queries");
+        const char *last_stat = db_getn(rows, row, "last_stat");
         int64_t created = db_get_int(rows, row, "created_at");
-        const char *term = db_getn(rows, row, "terminated_at");
+        const char *term = db_getn(rows, row, "terminated_at"), *container = db_getn(rows, row, "container_id");
+        int64_t cluster_size = db_get_int(rows, row, "cluster_size");
         int64_t end = term ? strtoll(term, NULL, 10) : now_usec();
-        char age[32];
+        char age[32], created_iso[48], term_iso[48];
 
         snprintf(age, sizeof(age), "%lld", (long long)((end - created) / USEC_PER_MSEC));
+        time_format_iso(created, created_iso, sizeof(created_iso));
+        if (term)
+                time_format_iso(strtoll(term, NULL, 10), term_iso, sizeof(term_iso));
         return json_pack(
-                "{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:s, s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o,"
-                " s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:o, s:o, s:I, s:s, s:o}",
-                "sessionId", db_getn(rows, row, "id"), "sessionName", db_getn(rows, row, "name"), "type",
-                db_getn(rows, row, "session_type"), "domainName", db_getn(rows, row, "domain_name"), "groupId",
-                db_getn(rows, row, "project_id"), "groupName", db_getn(rows, row, "project_name"), "userId",
-                db_getn(rows, row, "user_id"), "ownerAccessKey", db_getn(rows, row, "access_key"), "image", image,
-                "lang", json_string(image), "architecture", db_getn(rows, row, "architecture"), "tag",
-                json_str_or_null(db_getn(rows, row, "tag")), "registry", "", "containerId",
-                json_str_or_null(db_getn(rows, row, "container_id")), "occupiedSlots",
-                json_text(db_getn(rows, row, "occupying_slots"), "{}"), "occupyingSlots",
-                json_text(db_getn(rows, row, "occupying_slots"), "{}"), "requestedSlots",
-                json_text(db_getn(rows, row, "requested_slots"), "{}"), "environ",
-                json_text(db_getn(rows, row, "environ"), "{}"), "resourceOpts",
-                json_text(db_getn(rows, row, "resource_opts"), "{}"), "mounts",
-                json_text(db_getn(rows, row, "mounts"), "[]"), "status", db_getn(rows, row, "status"),
-                "statusInfo", json_str_or_null(db_getn(rows, row, "status_info")), "statusData",
-                json_text(db_getn(rows, row, "status_data"), "{}"), "statusHistory",
-                json_text(db_getn(rows, row, "status_history"), "{}"), "creationTime",
-                json_time(rows, row, "created_at"), "terminationTime", json_time(rows, row, "terminated_at"),
-                "resourceGroup", json_str_or_null(db_getn(rows, row, "resource_group")), "numQueriesExecuted",
-                (json_int_t)db_get_int(rows, row, "num_queries"), "lastStat",
-                json_text(db_getn(rows, row, "last_stat"), "null"), "idleChecks", json_object(), "clusterSize",
-                (json_int_t)db_get_int(rows, row, "cluster_size"), "result", db_getn(rows, row, "result"), "age",
-                json_string(age));
+                "{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o,"
+                " s:s, s:o, s:o, s:o, s:s, s:o, s:o, s:I, s:o, s:o, s:I, s:s, s:s}",
+                "sessionId", id, "sessionName", name, "type", type, "domainName", domain, "groupId", project_id,
+                "groupName", project, "userId", user_id, "ownerAccessKey", access_key, "image", image, "lang", image,
+                "architecture", arch, "tag", json_str_or_null(tag), "registry", "", "containerId",
+                json_str_or_null(container), "occupiedSlots", json_text(occupying, "{}"), "occupyingSlots",
+                json_text(occupying, "{}"), "requestedSlots", json_text(requested, "{}"), "environ",
+                json_text(environ, "{}"), "resourceOpts", json_text(ropts, "{}"), "mounts", json_text(mounts, "[]"),
+                "status", status, "statusInfo", json_str_or_null(status_info), "statusData",
+                json_text(status_data, "{}"), "statusHistory", json_text(history, "{}"), "creationTime",
+                created_iso, "terminationTime", term ? json_string(term_iso) : json_null(), "resourceGroup",
+                json_str_or_null(rg), "numQueriesExecuted", (json_int_t)num_queries, "lastStat",
+                json_text(last_stat, "null"), "idleChecks", json_object(), "clusterSize", (json_int_t)cluster_size,
+                "result", result, "age", age);
 }
 
 json_t *session_list_item_json(const struct db_rows *rows, int row)
@@ -175,7 +174,8 @@ int session_transition(struct manager *m, const char *id, enum session_status fr
         if (r < 0)
                 return r;
         query = xasprintf("SELECT %s FROM sessions s JOIN projects p ON p.id = s.project_id"
-                          " JOIN users u ON u.id = s.user_id WHERE s.id = ?",
+                          " JOIN users u ON u.id = s.user_id"
+                          " LEFT JOIN kernels k ON k.session_id = s.id AND k.cluster_role = 'main' WHERE s.id = ?",
                           session_columns);
         r = DBQ(m->db, query, &rows, err, DB_TEXT(id));
         if (r < 0)

@@ -54,7 +54,8 @@ bool session_transition_allowed(enum session_status from, enum session_status to
 int session_transition(struct manager *m, const char *id, enum session_status from, enum session_status to,
                        const char *reason, struct tess_error **err);
 
-/* The columns every session query selects, and the JSON answer of
+/* The columns every session query selects (FROM sessions s JOIN projects
+ * p JOIN users u LEFT JOIN kernels k on the main kernel), and the JSON answer of
  * GET /session/{name} built from one row of them. */
 extern const char session_columns[];
 json_t *session_info_json(const struct db_rows *rows, int row);
