@@ -67,8 +67,7 @@ static void reply_json_text(struct api_ctx *c, unsigned status, const char *ctyp
         char *text = json_dumps(body, JSON_COMPACT);
         if (!text)
                 abort();
-        http_reply(c->req, status, ctype, text, strlen(text));
-        free(text);
+        http_reply_take(c->req, status, ctype, text, strlen(text));
         json_decref(body);
 }
 

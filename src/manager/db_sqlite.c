@@ -20,6 +20,11 @@ struct cached_stmt {
 struct sqlite_impl {
         sqlite3 *h;
         struct cached_stmt cache[STMT_CACHE];
+        /* SQL text pointer -> cache slot: most SQL is a string that lives
+         * as long as the program, so hashing its address (verified with
+         * strcmp) is cheaper than hashing its kilobyte of text */
+        const char *by_ptr_key[STMT_CACHE];
+        size_t by_ptr_slot[STMT_CACHE];
 };
 
 static int map_error(sqlite3 *h, int rc, struct tess_error **err)
@@ -38,10 +43,20 @@ static int map_error(sqlite3 *h, int rc, struct tess_error **err)
 
 static int get_stmt(struct sqlite_impl *im, const char *sql, sqlite3_stmt **ret, struct tess_error **err)
 {
+        size_t p = ((uintptr_t)sql >> 3) % STMT_CACHE;
+        if (im->by_ptr_key[p] == sql) {
+                struct cached_stmt *c = &im->cache[im->by_ptr_slot[p]];
+                if (c->sql && streq(c->sql, sql)) {
+                        *ret = c->stmt;
+                        return 0;
+                }
+        }
         size_t slot = hash_str(sql) % STMT_CACHE;
         struct cached_stmt *c = &im->cache[slot];
         int rc;
 
+        im->by_ptr_key[p] = sql;
+        im->by_ptr_slot[p] = slot;
         if (c->sql && streq(c->sql, sql)) {
                 *ret = c->stmt;
                 return 0;

@@ -176,10 +176,15 @@ static enum MHD_Result queue_answer(struct http_req *r)
         struct MHD_Response *resp;
         enum MHD_Result ret;
 
-        if (r->stream)
+        if (r->stream) {
                 resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, stream_reader, r, NULL);
-        else
-                resp = MHD_create_response_from_buffer(r->resp.len, r->resp.data, MHD_RESPMEM_MUST_COPY);
+        } else if (r->resp.len > 0) {
+                size_t len;
+                char *body = buf_detach(&r->resp, &len);
+                resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+        } else {
+                resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+        }
         if (!resp)
                 return MHD_NO;
         if (r->content_type)
@@ -467,6 +472,15 @@ void http_reply(struct http_req *r, unsigned status, const char *content_type, c
         r->content_type = content_type ? xstrdup(content_type) : NULL;
         buf_reset(&r->resp);
         buf_append(&r->resp, body, len);
+}
+
+void http_reply_take(struct http_req *r, unsigned status, const char *content_type, char *body, size_t len)
+{
+        r->status = status;
+        free(r->content_type);
+        r->content_type = content_type ? xstrdup(content_type) : NULL;
+        buf_release(&r->resp);
+        r->resp = (struct buf){ .data = body, .len = len, .cap = len + 1 };
 }
 
 unsigned http_reply_status(const struct http_req *r)

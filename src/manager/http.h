@@ -62,6 +62,8 @@ void *http_get_user(const struct http_req *r);
 /* Answers.  Headers added before the reply go out with it. */
 void http_add_header(struct http_req *r, const char *name, const char *value);
 void http_reply(struct http_req *r, unsigned status, const char *content_type, const char *body, size_t len);
+/* The same, taking ownership of a malloc'd, NUL-terminated body. */
+void http_reply_take(struct http_req *r, unsigned status, const char *content_type, char *body, size_t len);
 unsigned http_reply_status(const struct http_req *r);
 
 /* Park the request; answer later with http_reply + http_resume. */
