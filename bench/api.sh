@@ -46,8 +46,9 @@ start_manager() { # DB-URL
         PIDS+=($MPID)
         for _ in $(seq 100); do curl -sf -m 1 "http://127.0.0.1:$PORT/" >/dev/null && break; sleep 0.1; done
         signed PATCH /admin/keypairs/$AK '{"rate_limit": 0}' >/dev/null
-        signed POST /admin/images '{"name": "bench/python", "tag": "3.11"}' >/dev/null
-        signed POST /session '{"name": "bench-get", "image": "bench/python:3.11", "enqueueOnly": true}' >/dev/null
+        # on a restart these exist already
+        signed POST /admin/images '{"name": "bench/python", "tag": "3.11"}' >/dev/null || true
+        signed POST /session '{"name": "bench-get", "image": "bench/python:3.11", "enqueueOnly": true}' >/dev/null || true
 }
 
 stop_manager() {
@@ -112,7 +113,7 @@ INSERT INTO sessions(id, name, session_type, domain_name, project_id, user_id, a
 SELECT lower(hex(randomblob(16))), printf('rss-%05d', i), 'interactive', s.domain_name, s.project_id, s.user_id,
   s.access_key, s.image, 'default', '{\"cpu\":\"1\",\"mem\":\"1073741824\"}', 'CANCELLED', '{}', 0, i
 FROM n, (SELECT * FROM sessions LIMIT 1) s;"
-start_manager sqlite2 "sqlite:$DB"
+start_manager sqlite
 for _ in $(seq 10); do
         signed GET "/sessions?limit=1000&offset=$((RANDOM % 9000))" >/dev/null
         signed GET "/admin/agents?limit=1000" >/dev/null

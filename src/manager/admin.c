@@ -45,7 +45,7 @@ const struct route admin_routes[] = {
         { "GET", "/admin/agents/{id}", admin_show, RD, "Show an agent", "admin" },
         { "PATCH", "/admin/agents/{id}", admin_update, ROUTE_SUPERADMIN, "Change an agent", "admin" },
         { "DELETE", "/admin/agents/{id}", admin_delete, ROUTE_SUPERADMIN, "Forget a lost agent", "admin" },
-        { "GET", "/admin/audit-log", admin_list, RD, "The audit log, newest first", "admin" },
+        { "GET", "/admin/audit-log", admin_list, RD | ROUTE_AUDIT, "The audit log, newest first", "admin" },
         {},
 };
 

@@ -466,6 +466,8 @@ void api_dispatch(struct http_req *req, void *data)
                         return;
                 }
         }
+        if (c->route->flags & ROUTE_AUDIT)
+                audit_flush(m); /* callers see their own writes */
         if (!(c->route->flags & ROUTE_RAW_BODY) && parse_body(c, &err) < 0) {
                 api_fail(c, err);
                 return;

@@ -19,6 +19,7 @@
 #include <jansson.h>
 
 #include "../common/error.h"
+#include "../common/slots.h"
 
 struct manager;
 struct http_req;
@@ -44,6 +45,10 @@ struct principal {
         char resource_policy[128];
         enum role role;
         int64_t rate_limit;
+        /* from the keypair resource policy, checked at enqueue */
+        int64_t max_pending_count; /* -1: unlimited */
+        bool has_max_pending_slots;
+        struct slots max_pending_slots;
 };
 
 #define API_MAX_PARAMS 4
@@ -75,6 +80,7 @@ enum route_flags {
         ROUTE_SUPERADMIN = 1 << 3, /* superadmin only */
         ROUTE_RAW_BODY = 1 << 4,  /* body is not JSON; handler reads http_body() */
         ROUTE_SELF = 1 << 5,      /* changes only the caller's own account (monitor may call) */
+        ROUTE_AUDIT = 1 << 6,     /* reads the audit log: queued entries are written first */
 };
 
 struct route {

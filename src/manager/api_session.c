@@ -329,37 +329,26 @@ static int apply_image_resources(struct create_req *q, const struct db_rows *img
         return 0;
 }
 
-/* Limits known at enqueue: pending count and pending slots (412). */
+/* Limits known at enqueue: pending count and pending slots (412), from
+ * the owner's keypair resource policy (loaded with the principal). */
 static int check_pending_limits(struct manager *m, const struct principal *owner, const struct create_req *q,
                                 struct tess_error **err)
 {
-        _cleanup_rows_ struct db_rows *pol = NULL, *pend = NULL;
+        _cleanup_rows_ struct db_rows *pend = NULL;
         int r;
 
-        r = DBQ(m->db,
-                "SELECT max_pending_session_count, max_pending_session_resource_slots FROM keypair_resource_policies"
-                " WHERE name = ?",
-                &pol, err, DB_TEXT(owner->resource_policy));
-        if (r < 0)
-                return r;
-        if (pol->nrows == 0)
-                return 0;
-        const char *max_count = db_get(pol, 0, 0), *max_slots = db_get(pol, 0, 1);
-        if (!max_count && !max_slots)
+        if (owner->max_pending_count < 0 && !owner->has_max_pending_slots)
                 return 0;
         r = DBQ(m->db, "SELECT requested_slots FROM sessions WHERE access_key = ? AND status = 'PENDING'", &pend, err,
                 DB_TEXT(owner->access_key));
         if (r < 0)
                 return r;
-        if (max_count && pend->nrows + 1 > strtoll(max_count, NULL, 10))
-                return tess_err(err, EDQUOT, "keypair pending session limit: %d pending of %s allowed", pend->nrows,
-                                max_count);
-        if (max_slots) {
-                struct slots limit, sum, one;
+        if (owner->max_pending_count >= 0 && pend->nrows + 1 > owner->max_pending_count)
+                return tess_err(err, EDQUOT, "keypair pending session limit: %d pending of %lld allowed", pend->nrows,
+                                (long long)owner->max_pending_count);
+        if (owner->has_max_pending_slots) {
+                struct slots sum, one;
                 slots_init(&sum);
-                r = slots_from_text(&limit, max_slots, err);
-                if (r < 0)
-                        return r;
                 for (int i = 0; i < pend->nrows; i++) {
                         if (slots_from_text(&one, db_get(pend, i, 0), NULL) == 0)
                                 slots_add(&sum, &one, NULL);
@@ -367,11 +356,11 @@ static int check_pending_limits(struct manager *m, const struct principal *owner
                 for (int k = 0; k < q->cluster_size; k++)
                         slots_add(&sum, &q->resources, NULL);
                 const char *over;
-                if (!slots_fit(&sum, &limit, true, &over)) {
+                if (!slots_fit(&sum, &owner->max_pending_slots, true, &over)) {
                         char a[32], b[32];
                         return tess_err(err, EDQUOT, "keypair pending resource limit: %s would be %s of %s allowed",
                                         over, slot_format(over, slots_get(&sum, over), a, sizeof(a)),
-                                        slot_format(over, slots_get(&limit, over), b, sizeof(b)));
+                                        slot_format(over, slots_get(&owner->max_pending_slots, over), b, sizeof(b)));
                 }
         }
         return 0;
@@ -619,12 +608,38 @@ static int insert_session(struct api_ctx *c, const struct create_req *q, const s
         return 0;
 }
 
+/* Answer with the owner's live session of that name: reused when the
+ * image matches and reuse is allowed, else 409 naming it.  False if there
+ * is no such session (any more). */
+static bool answer_existing(struct api_ctx *c, const struct create_req *q, const char *owner_ak,
+                            const char *image_ref)
+{
+        _cleanup_rows_ struct db_rows *existing = NULL;
+        struct tess_error *err = NULL;
+
+        if (find_session(c, q->name, owner_ak, true, &existing, &err) < 0) {
+                tess_error_free(err);
+                return false;
+        }
+        if (q->reuse && streq(db_getn(existing, 0, "image"), image_ref)) {
+                answer_or_wait(c, q, db_getn(existing, 0, "id"), q->name, db_getn(existing, 0, "status"), false);
+                return true;
+        }
+        json_t *p = json_pack("{s:s, s:s, s:i, s:s}", "type", "https://api.backend.ai/probs/session-already-exists",
+                              "title", "a session with this name already exists", "status", 409,
+                              "existingSessionId", db_getn(existing, 0, "id"));
+        char *t = json_dumps(p, JSON_COMPACT);
+        http_reply_take(c->req, 409, "application/problem+json", t, strlen(t));
+        json_decref(p);
+        return true;
+}
+
 void api_session_create(struct api_ctx *c)
 {
         struct create_req q;
         struct principal owner;
         struct tess_error *err = NULL;
-        _cleanup_rows_ struct db_rows *proj = NULL, *img = NULL, *existing = NULL, *created = NULL;
+        _cleanup_rows_ struct db_rows *proj = NULL, *img = NULL;
         char rg[128], id[UUID_STR_LEN];
         int r;
 
@@ -670,30 +685,13 @@ void api_session_create(struct api_ctx *c)
         if (r < 0)
                 return api_fail(c, err);
 
-        /* get-or-create */
-        r = find_session(c, q.name, owner.access_key, true, &existing, &err);
-        if (r == 0) {
-                if (q.reuse && streq(db_getn(existing, 0, "image"), image_ref))
-                        return answer_or_wait(c, &q, db_getn(existing, 0, "id"), q.name,
-                                              db_getn(existing, 0, "status"), false);
-                json_t *p = json_pack("{s:s, s:s, s:i, s:s}", "type",
-                                      "https://api.backend.ai/probs/session-already-exists", "title",
-                                      "a session with this name already exists", "status", 409, "existingSessionId",
-                                      db_getn(existing, 0, "id"));
-                char *t = json_dumps(p, JSON_COMPACT);
-                http_reply(c->req, 409, "application/problem+json", t, strlen(t));
-                free(t);
-                json_decref(p);
-                return;
-        }
-        if (r != -ENOENT)
-                return api_fail(c, err);
-        tess_error_free(err);
-        err = NULL;
+        /* get-or-create: the partial unique index on live names decides;
+         * a name in use turns into answering the existing session */
         r = check_pending_limits(c->m, &owner, &q, &err);
+        if (r == -EDQUOT && answer_existing(c, &q, owner.access_key, image_ref))
+                return tess_error_free(err), (void)0;
         if (r < 0)
                 return api_fail(c, err);
-
         uuid_generate_str(id);
         r = db_begin(c->m->db, &err);
         if (r < 0)
@@ -705,15 +703,25 @@ void api_session_create(struct api_ctx *c)
                 db_rollback(c->m->db);
         if (r == -EEXIST) {
                 tess_error_free(err);
-                return api_problem(c, 409, "session-already-exists", "a session named '%s' already exists", q.name);
+                if (!answer_existing(c, &q, owner.access_key, image_ref))
+                        api_problem(c, 409, "session-already-exists", "a session named '%s' already exists", q.name);
+                return;
         }
         if (r < 0)
                 return api_fail(c, err);
         api_audit_target(c, "session:%s", id);
-        _cleanup_free_ char *sq = session_query("s.id = ?");
-        if (DBQ(c->m->db, sq, &created, &err, DB_TEXT(id)) >= 0 && created->nrows == 1)
-                session_publish(c->m, created, 0, "PENDING", NULL);
-        tess_error_free(err);
+        struct session_event ev = {
+                .name = session_status_event(SESSION_PENDING),
+                .session_id = id,
+                .session_name = q.name,
+                .access_key = owner.access_key,
+                .user_id = owner.user_id,
+                .domain = domain,
+                .project_id = project_id,
+                .status = "PENDING",
+                .exit_code = -1,
+        };
+        events_publish(c->m->events, &ev);
         answer_or_wait(c, &q, id, q.name, "PENDING", true);
 }
 

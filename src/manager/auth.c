@@ -109,8 +109,10 @@ int auth_lookup_keypair(struct manager *m, const char *access_key, struct princi
 
         r = DBQ(m->db,
                 "SELECT k.access_key, k.secret_key_sealed, k.resource_policy, k.rate_limit, u.id AS user_id,"
-                " u.email, u.role, u.domain_name FROM keypairs k JOIN users u ON u.id = k.user_id"
+                " u.email, u.role, u.domain_name, p.max_pending_session_count,"
+                " p.max_pending_session_resource_slots FROM keypairs k JOIN users u ON u.id = k.user_id"
                 " JOIN domains d ON d.name = u.domain_name"
+                " LEFT JOIN keypair_resource_policies p ON p.name = k.resource_policy"
                 " WHERE k.access_key = ? AND k.is_active = 1 AND u.status = 'active' AND d.is_active = 1",
                 &rows, err, DB_TEXT(access_key));
         if (r < 0)
@@ -125,6 +127,13 @@ int auth_lookup_keypair(struct manager *m, const char *access_key, struct princi
         copy_field(ret->resource_policy, sizeof(ret->resource_policy), db_getn(rows, 0, "resource_policy"));
         ret->rate_limit = db_get_int(rows, 0, "rate_limit");
         ret->role = role_from_string(db_getn(rows, 0, "role"));
+        const char *max_count = db_getn(rows, 0, "max_pending_session_count");
+        const char *max_slots = db_getn(rows, 0, "max_pending_session_resource_slots");
+        ret->max_pending_count = max_count ? strtoll(max_count, NULL, 10) : -1;
+        ret->has_max_pending_slots = max_slots != NULL;
+        r = slots_from_text(&ret->max_pending_slots, max_slots, err);
+        if (r < 0)
+                return tess_err_wrap(err, "resource policy of '%s'", access_key);
         if (ret->role < 0)
                 return tess_err(err, EIO, "user of '%s' has an unknown role", access_key);
         if (ret_secret) {

@@ -19,6 +19,7 @@
 #include "../common/loop.h"
 #include "../common/timeutil.h"
 #include "api.h"
+#include "audit.h"
 #include "auth.h"
 #include "db.h"
 #include "events.h"
@@ -185,6 +186,7 @@ static int manager_run(struct manager *m, struct tess_error **err)
         m->metrics = metrics_new();
         m->ratelimit = ratelimit_new();
         m->authcache = auth_cache_new();
+        m->audit = audit_new();
         m->started_at = now_usec();
 
         signal(SIGPIPE, SIG_IGN);
@@ -218,6 +220,7 @@ static int manager_run(struct manager *m, struct tess_error **err)
         r = loop_run(m->loop, err);
 
         m->http = http_server_stop(m->http);
+        audit_flush(m);
         if (db_begin(m->db, NULL) >= 0) {
                 ratelimit_drain_counts(m->ratelimit, flush_one, m);
                 db_commit(m->db, NULL);
@@ -236,6 +239,7 @@ static void manager_release(struct manager *m)
         m->metrics = metrics_free(m->metrics);
         m->ratelimit = ratelimit_free(m->ratelimit);
         m->authcache = auth_cache_free(m->authcache);
+        m->audit = audit_free(m->audit);
         conf_release(manager_conf_opts, &m->conf);
         free(m->config_path);
 }

@@ -20,6 +20,7 @@ struct events;
 struct metrics;
 struct ratelimit;
 struct auth_cache;
+struct audit;
 
 struct manager_conf {
         char *listen;
@@ -51,6 +52,7 @@ struct manager {
         struct metrics *metrics;
         struct ratelimit *ratelimit;
         struct auth_cache *authcache;
+        struct audit *audit;
         unsigned char master_key[MASTER_KEY_LEN];
         int64_t started_at;
         bool dev;
