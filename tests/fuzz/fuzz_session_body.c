@@ -1,12 +1,14 @@
-/* fuzz_session_body.c - the JSON body of POST /session through the public
- * helpers its parser uses: typed field getters on the real field names,
- * config.resources through slots_from_json, shmem, starts_at. */
+/* fuzz_session_body.c - the JSON body of POST /session: the real parser
+ * (session_request_parse) and the helpers it uses: typed field getters on
+ * the real field names, config.resources through slots_from_json, shmem,
+ * starts_at. */
 #include "common/compat.h"
 
 #include "common/slots.h"
 #include "common/timeutil.h"
 #include "fuzz.h"
 #include "manager/api.h"
+#include "manager/session_request.h"
 
 static const char *const *const strings[] = {
         NAMES("name", "session_name", "clientSessionToken", "sessionName"), NAMES("image", "lang"),
@@ -60,6 +62,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                         (void)slot_parse_value("mem", json_object_get(opts, "shmem"), &i, &err);
                 err = tess_error_free(err);
         }
+        /* the parser itself: what it accepts is within its documented bounds */
+        struct session_request q;
+        if (session_request_parse(body, &q, &err) == 0) {
+                FUZZ_ASSERT(q.name && api_valid_session_name(q.name));
+                FUZZ_ASSERT(q.image && *q.image);
+                FUZZ_ASSERT(q.cluster_size >= 1 && q.cluster_size <= SESSION_MAX_CLUSTER_SIZE);
+                FUZZ_ASSERT(q.priority >= 0 && q.priority <= 100);
+                FUZZ_ASSERT(!streq(q.type, "batch") || (q.startup_command && *q.startup_command));
+                for (int k = 0; k < q.resources.n; k++)
+                        FUZZ_ASSERT(slot_type_find(q.resources.s[k].name) && q.resources.s[k].value >= 0 &&
+                                    q.resources.s[k].value != SLOT_INFINITY);
+        } else {
+                FUZZ_ASSERT(err && err->code == EINVAL && err->msg[0]);
+        }
+        err = tess_error_free(err);
         json_decref(body);
         return 0;
 }

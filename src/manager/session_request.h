@@ -1,0 +1,34 @@
+/* session_request.h - the body of POST /session, parsed and validated.
+ *
+ * session_request_parse() checks every field of a create request (with
+ * Backend.AI's camelCase and snake_case aliases) and fills struct
+ * session_request, or fails with -EINVAL and a message naming the field.
+ * It touches no database: resolving the project, image and resource group
+ * is the handler's job (api_session.c).  Pointers in the result borrow from
+ * the JSON body. */
+#ifndef TESS_SESSION_REQUEST_H
+#define TESS_SESSION_REQUEST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "../common/error.h"
+#include "../common/slots.h"
+
+#define SESSION_MAX_CLUSTER_SIZE 64
+#define SESSION_MAX_WAIT_SECONDS 3600
+
+struct session_request {
+        const char *name, *image, *type, *group, *domain, *cluster_mode, *startup_command, *bootstrap_script;
+        const char *tag, *owner_access_key, *rg, *callback_url, *architecture;
+        int64_t cluster_size, priority, max_wait, starts_at, batch_timeout;
+        bool enqueue_only, reuse, has_max_wait;
+        struct slots resources;
+        json_t *environ, *mounts, *mount_map, *resource_opts, *preopen_ports, *agent_list, *dependencies;
+};
+
+int session_request_parse(json_t *body, struct session_request *q, struct tess_error **err);
+
+#endif
