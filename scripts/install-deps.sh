@@ -2,14 +2,15 @@
 # install-deps.sh build|test - install the Debian packages Tessera needs.
 #
 # build: what `make` needs.  test: that plus what `make check` needs
-# (PostgreSQL server, sqlite3 and curl for the integration tests, clang for
+# (PostgreSQL server, sqlite3, curl, jq, xxd and openssl for the integration
+# tests, clang for
 # libFuzzer, wrk for load tests).  Only missing packages are installed, and
 # `apt-get update` runs only when something is missing, so a second run is
 # instant.  Needs root (or sudo) only when something is missing.
 set -eu
 
 BUILD_PKGS="gcc make pkg-config libmicrohttpd-dev libjansson-dev libsqlite3-dev libpq-dev libssl-dev libcurl4-openssl-dev"
-TEST_PKGS="postgresql sqlite3 curl"
+TEST_PKGS="postgresql sqlite3 curl jq xxd openssl"
 OPTIONAL_PKGS="clang libclang-rt-dev wrk" # libFuzzer runtime, load tests: their absence fails nothing
 
 case ${1:-} in
