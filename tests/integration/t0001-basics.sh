@@ -79,7 +79,10 @@ test_expect_success 'SIGHUP reloads the config file and keeps the manager runnin
         grep -q "reloaded" "$MANAGER_LOG" &&
         kill -0 "$MANAGER_PID" &&
         http GET / &&
-        test "$HTTP_STATUS" = 200
+        test "$HTTP_STATUS" = 200 &&
+        # audit_reads took effect: a read is in the audit log now
+        tessera_api GET /auth/role >/dev/null &&
+        tessera_api GET "/admin/audit-log?action=GET%20/auth/role" | grep -q "\"action\":\"GET /auth/role\""
 '
 
 test_expect_success 'SIGHUP with a broken config file keeps the running configuration' '
