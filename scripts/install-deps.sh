@@ -3,8 +3,7 @@
 #
 # build: what `make` needs.  test: that plus what `make check` needs
 # (PostgreSQL server, sqlite3, curl, jq, xxd and openssl for the integration
-# tests, clang for
-# libFuzzer, wrk for load tests).  Only missing packages are installed, and
+# tests; clang for libFuzzer and wrk for load tests, optional).  Only missing packages are installed, and
 # `apt-get update` runs only when something is missing, so a second run is
 # instant.  Needs root (or sudo) only when something is missing.
 set -eu
