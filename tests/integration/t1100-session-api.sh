@@ -11,7 +11,7 @@ api() {
         [ -n "${3:-}" ] && ct=application/json
         while IFS= read -r l; do h+=(-H "$l"); done < <("$TT" sign "$1" "$2" "${BACKEND_ENDPOINT#http://}" \
                 "$BACKEND_ACCESS_KEY" "$BACKEND_SECRET_KEY" "$ct")
-        CODE=$(curl -s -m 20 -X "$1" -o "$TMP/out" -w '%{http_code}' "${h[@]}" ${3:+--data "$3"} \
+        CODE=$(curl -s -m 40 -X "$1" -o "${OUT:-$TMP/out}" -w '%{http_code}' "${h[@]}" ${3:+--data "$3"} \
                 "$BACKEND_ENDPOINT$2") || true
 }
 
@@ -131,15 +131,32 @@ test_expect_success 'logs answer result.logs, also for a session that ended' '
         api GET "/session/no-such-one/logs" && test "$CODE" = 404
 '
 
-test_expect_success 'without enqueueOnly the answer waits up to maxWaitSeconds, and ends early on cancel' '
+test_expect_success 'without enqueueOnly the answer waits up to maxWaitSeconds' '
         start=$(date +%s%N) &&
         api POST /session "{\"name\": \"waiter\", \"image\": \"python:3.11\", \"maxWaitSeconds\": 1}" &&
         elapsed=$((($(date +%s%N) - start) / 1000000)) &&
         test "$CODE" = 201 && grep -q "\"status\":\"PENDING\"" "$TMP/out" &&
-        test $elapsed -ge 900 &&
-        ( sleep 1; api DELETE /session/waiter2 ) &
+        test $elapsed -ge 900
+'
+
+test_expect_success 'a waiting create answers as soon as the session is cancelled' '
+        (
+                OUT=$TMP/canceller.out
+                # cancel once the waiting create has stored the session
+                for i in $(seq 1 100); do
+                        api GET /session/waiter2 && [ "$CODE" = 200 ] && break
+                        sleep 0.1
+                done
+                api DELETE /session/waiter2
+        ) >"$TMP/canceller.log" 2>&1 &
+        canceller=$! &&
+        start=$(date +%s%N) &&
         api POST /session "{\"name\": \"waiter2\", \"image\": \"python:3.11\", \"maxWaitSeconds\": 30}" &&
-        test "$CODE" = 201 && grep -q "\"status\":\"CANCELLED\"" "$TMP/out"
+        cp "$TMP/out" "$TMP/waiter2" &&
+        elapsed=$((($(date +%s%N) - start) / 1000000)) &&
+        wait $canceller &&
+        test "$CODE" = 201 && grep -q "\"status\":\"CANCELLED\"" "$TMP/waiter2" &&
+        test $elapsed -lt 20000
 '
 
 test_expect_success 'listing filters by status, owner, group and pages' '
@@ -155,9 +172,11 @@ test_expect_success 'listing filters by status, owner, group and pages' '
 
 test_expect_success 'events stream session_enqueued and session_cancelled with reasons' '
         h=(); while IFS= read -r l; do h+=(-H "$l"); done < <("$TT" sign GET "/events/session?sessionName=evt1" "${BACKEND_ENDPOINT#http://}" "$BACKEND_ACCESS_KEY" "$BACKEND_SECRET_KEY" text/plain)
-        curl -sN -m 3 -D "$TMP/ev-headers" "${h[@]}" "$BACKEND_ENDPOINT/events/session?sessionName=evt1" >"$TMP/events" &
+        curl -sN -m 5 -D "$TMP/ev-headers" "${h[@]}" "$BACKEND_ENDPOINT/events/session?sessionName=evt1" >"$TMP/events" &
         p=$!
-        sleep 0.5 &&
+        # the stream opens with "retry:": subscribed from then on
+        for i in $(seq 1 50); do grep -q "^retry:" "$TMP/events" && break; sleep 0.1; done
+        grep -q "^retry:" "$TMP/events" &&
         api POST /session "{\"name\": \"evt1\", \"image\": \"python:3.11\", \"enqueueOnly\": true}" &&
         api POST /session "{\"name\": \"evt2\", \"image\": \"python:3.11\", \"enqueueOnly\": true}" &&
         api DELETE /session/evt1

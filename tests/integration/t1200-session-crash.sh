@@ -37,7 +37,7 @@ test_expect_success 'start a manager and register an image' '
 test_expect_success 'kill -9 the manager in the middle of 1,000 creates' '
         pids= &&
         for l in $(seq 1 $LOOPS); do burst $l & pids="$pids $!"; done
-        for i in $(seq 1 200); do
+        for i in $(seq 1 600); do
                 done_so_far=$(cat "$TMP"/burst.* 2>/dev/null | grep -c " 201$" || true)
                 [ "$done_so_far" -ge 300 ] && break
                 sleep 0.05

@@ -69,9 +69,9 @@ test_expect_success 'session create, info, ls with filters, logs, rm' '
 '
 
 test_expect_success 'session events prints enqueue and cancel as they happen' '
-        ( $T --json session events cli-two --count 2 >"$TMP/events" ) &
+        ( timeout 30 $T --json session events cli-two --count 2 >"$TMP/events" ) &
         p=$! &&
-        sleep 1 &&
+        sleep 2 &&
         $T session create -n cli-two -i python:3.11 --enqueue-only >/dev/null &&
         $T session rm cli-two >/dev/null &&
         wait $p &&
