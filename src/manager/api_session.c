@@ -448,7 +448,9 @@ void api_session_create(struct api_ctx *c)
                                            "resource group '%s' does not exist or is not allowed here", q.rg);
                 snprintf(rg, sizeof(rg), "%s", q.rg);
         } else if ((r = model_rg_default(c->m, domain, project_id, owner.access_key, rg, sizeof(rg), &err)) < 0) {
-                return api_problem(c, 400, "invalid-api-params", "%s", err->msg), (void)tess_error_free(err);
+                if (r == -ENOENT)
+                        err->code = EINVAL; /* no resource group is open to the caller: a bad request */
+                return api_fail(c, err);
         }
         r = resolve_image(c->m, q.image, q.architecture, &img, &err);
         if (r < 0)
@@ -461,8 +463,10 @@ void api_session_create(struct api_ctx *c)
         /* get-or-create: the partial unique index on live names decides;
          * a name in use turns into answering the existing session */
         r = check_pending_limits(c->m, &owner, &q, &err);
-        if (r == -EDQUOT && answer_existing(c, &q, owner.access_key, image_ref))
-                return tess_error_free(err), (void)0;
+        if (r == -EDQUOT && answer_existing(c, &q, owner.access_key, image_ref)) {
+                tess_error_free(err);
+                return;
+        }
         if (r < 0)
                 return api_fail(c, err);
         uuid_generate_str(id);

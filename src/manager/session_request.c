@@ -134,7 +134,7 @@ static int parse_config(json_t *body, struct session_request *q, struct tess_err
 
 int session_request_parse(json_t *body, struct session_request *q, struct tess_error **err)
 {
-        const char *starts_at = NULL, *batch_timeout = NULL;
+        const char *starts_at = NULL;
         int r;
 
         memset(q, 0, sizeof(*q));
@@ -209,7 +209,6 @@ int session_request_parse(json_t *body, struct session_request *q, struct tess_e
                         d = json_integer_value(bt) * USEC_PER_SEC;
                 else if (!json_is_string(bt) || duration_parse(json_string_value(bt), &d) < 0 || d <= 0)
                         return tess_err(err, EINVAL, "'batch_timeout' must be seconds or a duration like '30m'");
-                (void)batch_timeout;
                 q->batch_timeout = d;
         }
         q->dependencies = api_field(body, NAMES("dependencies"));
