@@ -34,9 +34,11 @@ ALL_LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
 COMMON_SRC  := $(sort $(wildcard src/common/*.c))
+SCHED_SRC   := $(sort $(wildcard src/sched/*.c))
+SIM_SRC     := $(sort $(wildcard src/sim/*.c))
 MANAGER_SRC := $(sort $(wildcard src/manager/*.c))
 CLI_SRC     := $(sort $(wildcard src/cli/*.c))
-TESSERA_SRC := src/main.c $(COMMON_SRC) $(MANAGER_SRC) $(CLI_SRC)
+TESSERA_SRC := src/main.c $(COMMON_SRC) $(SCHED_SRC) $(SIM_SRC) $(MANAGER_SRC) $(CLI_SRC)
 
 UNIT_SRC    := $(sort $(wildcard tests/unit/test_*.c))
 FUZZ_SRC    := $(sort $(wildcard tests/fuzz/fuzz_*.c))
@@ -47,7 +49,7 @@ obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 TESSERA     := $(BUILD)/tessera
 UNIT_BINS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 FUZZ_BINS   := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz-replay/%,$(FUZZ_SRC))
-LIB_OBJS    := $(call obj,$(COMMON_SRC) $(MANAGER_SRC) $(CLI_SRC))
+LIB_OBJS    := $(call obj,$(COMMON_SRC) $(SCHED_SRC) $(SIM_SRC) $(MANAGER_SRC) $(CLI_SRC))
 
 .PHONY: all check tests run deps test-deps fuzz format clean docs
 all: $(TESSERA)
@@ -104,9 +106,9 @@ fuzz:
 	$(Q)for f in $(FUZZ_SRC); do \
 		n=$$(basename $$f .c); echo "  FUZZ    build/fuzz/$$n"; \
 		clang -std=gnu17 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(PKG_CFLAGS) -Isrc -o build/fuzz/$$n $$f \
-			$(patsubst %.c,build/fuzz/obj/%.o,$(COMMON_SRC) $(MANAGER_SRC) $(CLI_SRC)) $(LIBS) || exit 1; done
+			$(patsubst %.c,build/fuzz/obj/%.o,$(COMMON_SRC) $(SCHED_SRC) $(SIM_SRC) $(MANAGER_SRC) $(CLI_SRC)) $(LIBS) || exit 1; done
 
-build/fuzz/lib.stamp: $(patsubst %.c,build/fuzz/obj/%.o,$(COMMON_SRC) $(MANAGER_SRC) $(CLI_SRC))
+build/fuzz/lib.stamp: $(patsubst %.c,build/fuzz/obj/%.o,$(COMMON_SRC) $(SCHED_SRC) $(SIM_SRC) $(MANAGER_SRC) $(CLI_SRC))
 	@touch $@
 
 docs: $(TESSERA)
