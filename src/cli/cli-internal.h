@@ -131,6 +131,7 @@ int json_path_set(json_t *root, const char *path, json_t *value, struct tess_err
 /* The command groups (one file each). */
 int cmd_session(int argc, char **argv);
 int cmd_admin(int argc, char **argv);
+int cmd_admin_usage(int argc, char **argv); /* `tessera admin usage` */
 int cmd_api(int argc, char **argv);
 int cmd_login(int argc, char **argv);
 int cmd_logout(int argc, char **argv);

@@ -144,6 +144,7 @@ static const struct cli_opt user_opts[] = {
         { "status", 0, OPT_STR, DEST_BODY, "status", V_CU, 0, "STATUS", "active (default) or inactive" },
         { "need-password-change", 0, OPT_BOOL, DEST_BODY, "need_password_change", V_CU, 0, "true|false",
           "ask for a new password at the next login" },
+        TOTAL_OPT,
         { "domain", 'd', OPT_STR, DEST_BODY, "domain", V_CREATE, 0, "DOMAIN", "its domain (default: yours)" },
         { "project", 'p', OPT_LIST, DEST_BODY, "projects", V_CREATE, 0, "PROJECT",
           "a project to join, repeatable (default: default)" },
@@ -505,6 +506,7 @@ static void admin_help(FILE *f)
               f);
         for (size_t i = 0; i < ARRAY_SIZE(entities); i++)
                 fprintf(f, "  %-14s  %s\n", entities[i].name, entities[i].help);
+        fprintf(f, "  %-14s  %s\n", "usage", "Resource usage per user, project or domain per day.");
         fputs("\ncommands: create, list (ls), show (info), update, delete (rm); project members, add-member,\n"
               "remove-member; resource-group allow, disallow.\n"
               "Run 'tessera admin <collection> --help' for its commands, and\n"
@@ -528,6 +530,8 @@ int cmd_admin(int argc, char **argv)
                 arg_json = true;
                 return cmd_admin(argc - 1, argv + 1);
         }
+        if (streq(argv[1], "usage"))
+                return cmd_admin_usage(argc - 1, argv + 1); /* cmd_usage.c */
         for (size_t i = 0; i < ARRAY_SIZE(entities); i++)
                 if (streq(entities[i].name, argv[1]) || (entities[i].alias && streq(entities[i].alias, argv[1])))
                         e = &entities[i];

@@ -8,6 +8,7 @@
 #include <openssl/params.h>
 
 #include "buf.h"
+#include "crypto.h"
 #include "sign.h"
 
 static const EVP_MD *sign_md(const char *hash)
@@ -213,4 +214,19 @@ bool sign_equal(const char *a, const char *b)
         if (la != lb)
                 return false;
         return CRYPTO_memcmp(a, b, la) == 0;
+}
+
+int sign_agent_request(const char *secret, const char *method, const char *path, int64_t ts, const char *agent_id,
+                       const void *body, size_t len, char out_hex[SIGN_HEX_MAX], struct tess_error **err)
+{
+        char body_hash[65];
+        unsigned char mac[EVP_MAX_MD_SIZE];
+        unsigned n;
+
+        sha256_hex(body, len, body_hash);
+        _cleanup_free_ char *msg = xasprintf("%s\n%s\n%" PRId64 "\n%s\n%s", method, path, ts, agent_id, body_hash);
+        if (hmac("sha256", secret, strlen(secret), msg, strlen(msg), mac, &n) < 0)
+                return tess_err(err, EIO, "HMAC failed");
+        to_hex(mac, n, out_hex);
+        return 0;
 }

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "error.h"
 
@@ -52,6 +53,14 @@ int sign_with_key(const char *hash, const unsigned char *key, unsigned keylen, c
 int sign_compute(const char *hash, const char *secret, const char *method, const char *path_query,
                  const char *date, const char *ymd, const char *host, const char *mimetype,
                  const char *version, char out_hex[SIGN_HEX_MAX], struct tess_error **err);
+
+/* Manager <-> agent requests, signed with the cluster secret:
+ *   Authorization: TesseraAgent id=AGENT_ID, signature=HEX
+ *   X-Tessera-Agent-Time: UNIX_SECONDS
+ * HEX = HMAC-SHA256(secret, METHOD\nPATH\nUNIX_SECONDS\nAGENT_ID\nhex(SHA256(body))). */
+#define SIGN_AGENT_SKEW 300 /* seconds a signature stays valid either way */
+int sign_agent_request(const char *secret, const char *method, const char *path, int64_t ts, const char *agent_id,
+                       const void *body, size_t len, char out_hex[SIGN_HEX_MAX], struct tess_error **err);
 
 /* Constant-time comparison of two NUL-terminated hex strings. */
 bool sign_equal(const char *a, const char *b);

@@ -8,11 +8,19 @@
 #include "../common/compat.h"
 
 #include "../common/crypto.h"
+#include "../sched/sched.h"
 #include "admin-internal.h"
 #include "manager.h"
 #include "model.h"
 
 static const char *const schedulers[] = { "fifo", "lifo", "drf", "fair-share", NULL };
+
+/* scheduler_opts must parse under any scheduler (sched_policy_parse). */
+static int check_scheduler_opts(const json_t *v, struct tess_error **err)
+{
+        struct sched_policy p;
+        return sched_policy_parse("fifo", v, &p, err);
+}
 
 static const struct field rgroup_fields[] = {
         { "id", "id", FT_TEXT, FF_RO },
@@ -22,7 +30,7 @@ static const struct field rgroup_fields[] = {
         { "is_active", "is_active", FT_BOOL },
         { "is_public", "is_public", FT_BOOL },
         { "scheduler", "scheduler", FT_TEXT, 0, .choices = schedulers },
-        { "scheduler_opts", "scheduler_opts", FT_OBJECT },
+        { "scheduler_opts", "scheduler_opts", FT_OBJECT, .check = check_scheduler_opts },
         { "wsproxy_addr", "wsproxy_addr", FT_TEXT, 0, .max = 1024 },
         { "created_at", "created_at", FT_TIME, FF_RO },
         {},

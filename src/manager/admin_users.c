@@ -27,6 +27,7 @@ static const struct field user_fields[] = {
         { "status", "status", FT_TEXT, 0, .choices = user_statuses },
         { "domain", "domain_name", FT_TEXT, FF_CREATE | FF_DOMAIN, .max = 64, .ref = ADMIN_SQL_DOMAIN },
         { "need_password_change", "need_password_change", FT_BOOL },
+        { "total_resource_slots", "total_resource_slots", FT_SLOTS },
         { "projects", NULL, FT_LIST, FF_CREATE | FF_VIRTUAL, .min = 1, .max = 64 },
         { "resource_policy", NULL, FT_TEXT, FF_CREATE | FF_VIRTUAL | FF_WO, .max = 64, .ref = ADMIN_SQL_POLICY },
         { "created_at", "created_at", FT_TIME, FF_RO },

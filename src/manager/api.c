@@ -26,6 +26,8 @@ const struct route api_routes[] = {
         { "GET", "/auth/role", api_auth_role, ROUTE_READ, "The caller's role", "auth" },
         { "POST", "/auth/update-password", api_auth_update_password, ROUTE_SELF, "Change the caller's password",
           "auth" },
+        { "POST", "/agent/heartbeat", api_agent_heartbeat, ROUTE_AGENT,
+          "Agents: register and report liveness (signed with the cluster secret)", "agent" },
         { "POST", "/session", api_session_create, 0, "Create (or get) a compute session", "session" },
         { "POST", "/session/_/create", api_session_create, 0, "Create (or get) a compute session", "session" },
         { "GET", "/sessions", api_session_list, ROUTE_READ, "List sessions with filters and paging", "session" },
@@ -37,6 +39,12 @@ const struct route api_routes[] = {
         { "GET", "/resource/presets", api_resource_presets, ROUTE_READ, "Resource presets", "resource" },
         { "POST", "/resource/check-presets", api_resource_check_presets, ROUTE_READ,
           "Limits, usage and remaining resources; which presets fit", "resource" },
+        { "GET", "/resource/usage/period", api_usage_period, ROUTE_READ,
+          "Usage per project and session over days (start_date, end_date, project_id)", "resource" },
+        { "GET", "/resource/stats/user/month", api_usage_user_month, ROUTE_READ,
+          "The caller's usage on each of the last 30 days", "resource" },
+        { "GET", "/admin/usage", api_usage_admin, ROUTE_ADMIN | ROUTE_READ,
+          "Usage per user, project or domain per day (start_date, end_date, group_by)", "admin" },
         {},
 };
 
@@ -452,7 +460,13 @@ void api_dispatch(struct http_req *req, void *data)
                             (unsigned long long)m->conf.max_body);
                 return;
         }
-        if (!(c->route->flags & ROUTE_PUBLIC)) {
+        if (c->route->flags & ROUTE_AGENT) {
+                if (api_agent_auth(c, &err) < 0) {
+                        api_problem(c, 401, "auth-failed", "%s", err->msg);
+                        tess_error_free(err);
+                        return;
+                }
+        } else if (!(c->route->flags & ROUTE_PUBLIC)) {
                 if (auth_request(c, &err) < 0) {
                         api_problem(c, err->code == EDQUOT ? 429 : 401,
                                     err->code == EDQUOT ? "too-many-requests" : "auth-failed", "%s", err->msg);

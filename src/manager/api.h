@@ -81,6 +81,7 @@ enum route_flags {
         ROUTE_RAW_BODY = 1 << 4,  /* body is not JSON; handler reads http_body() */
         ROUTE_SELF = 1 << 5,      /* changes only the caller's own account (monitor may call) */
         ROUTE_AUDIT = 1 << 6,     /* reads the audit log: queued entries are written first */
+        ROUTE_AGENT = 1 << 7,     /* called by agents, signed with the cluster secret (api_agent.c) */
 };
 
 struct route {
@@ -154,6 +155,11 @@ void api_session_logs(struct api_ctx *c);
 void api_session_list(struct api_ctx *c);
 void api_events_session(struct api_ctx *c);   /* api_events.c */
 void api_resource_presets(struct api_ctx *c); /* api_resource.c */
+int api_agent_auth(struct api_ctx *c, struct tess_error **err); /* api_agent.c */
+void api_agent_heartbeat(struct api_ctx *c);
 void api_resource_check_presets(struct api_ctx *c);
+void api_usage_period(struct api_ctx *c);     /* api_usage.c */
+void api_usage_user_month(struct api_ctx *c);
+void api_usage_admin(struct api_ctx *c);
 
 #endif

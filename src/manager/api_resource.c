@@ -67,19 +67,13 @@ static int sum_sessions(struct api_ctx *c, const char *where, const char *arg, s
         return 0;
 }
 
-/* Every base slot present, absent limits as Infinity. */
-static void fill_limits(struct slots *s)
+/* Every base slot present: absent ones get `value` (Infinity for limits,
+ * 0 for usage and capacity). */
+static void fill_missing(struct slots *s, int64_t value)
 {
         for (size_t i = 0; i < ARRAY_SIZE(base_slots); i++)
                 if (!slots_has(s, base_slots[i]))
-                        slots_set(s, base_slots[i], SLOT_INFINITY, NULL);
-}
-
-static void fill_zero(struct slots *s)
-{
-        for (size_t i = 0; i < ARRAY_SIZE(base_slots); i++)
-                if (!slots_has(s, base_slots[i]))
-                        slots_set(s, base_slots[i], 0, NULL);
+                        slots_set(s, base_slots[i], value, NULL);
 }
 
 static void remaining(const struct slots *limit, const struct slots *used, struct slots *ret)
@@ -128,10 +122,10 @@ void api_resource_check_presets(struct api_ctx *c)
             sum_sessions(c, "project_id = ?", pid, &g_used, &err) < 0 ||
             sum_sessions(c, "resource_group = ?", rg ? rg : "", &rg_used, &err) < 0)
                 return api_fail(c, err);
-        fill_limits(&kp_limit);
-        fill_limits(&g_limit);
-        fill_zero(&kp_used);
-        fill_zero(&g_used);
+        fill_missing(&kp_limit, SLOT_INFINITY);
+        fill_missing(&g_limit, SLOT_INFINITY);
+        fill_missing(&kp_used, 0);
+        fill_missing(&g_used, 0);
         remaining(&kp_limit, &kp_used, &kp_rem);
         remaining(&g_limit, &g_used, &g_rem);
 
@@ -147,8 +141,8 @@ void api_resource_check_presets(struct api_ctx *c)
                 if (slots_from_text(&a, db_get(agents, i, 0), NULL) == 0)
                         slots_add(&rg_cap, &a, NULL);
         }
-        fill_zero(&rg_cap);
-        fill_zero(&rg_used);
+        fill_missing(&rg_cap, 0);
+        fill_missing(&rg_used, 0);
         remaining(&rg_cap, &rg_used, &rg_rem);
 
         json_t *presets = presets_json(c, rg, &err);

@@ -149,14 +149,6 @@ static char *json_text_or(json_t *j, const char *fallback)
         return t;
 }
 
-static char *session_query(const char *where)
-{
-        return xasprintf("SELECT %s FROM sessions s JOIN projects p ON p.id = s.project_id"
-                         " JOIN users u ON u.id = s.user_id"
-                         " LEFT JOIN kernels k ON k.session_id = s.id AND k.cluster_role = 'main' WHERE %s",
-                         session_columns, where);
-}
-
 #define LIVE " AND s.status NOT IN ('TERMINATED', 'CANCELLED', 'ERROR')"
 #define LIVE_FIRST                                                                                  \
         " ORDER BY CASE WHEN s.status IN ('TERMINATED', 'CANCELLED', 'ERROR') THEN 1 ELSE 0 END," \
@@ -186,7 +178,7 @@ static const char *lookup_sql(enum lookup k)
 {
         static char *sql[_LOOKUP_MAX];
         if (!sql[k])
-                sql[k] = session_query(lookup_where[k]);
+                sql[k] = session_select(lookup_where[k]);
         return sql[k];
 }
 
@@ -614,15 +606,13 @@ void api_session_list(struct api_ctx *c)
                 if (streq(filters[i].param, "owner"))
                         args[nargs++] = DB_TEXT(v);
         }
-        _cleanup_free_ char *cq = xasprintf("SELECT COUNT(*) FROM sessions s JOIN projects p ON p.id = s.project_id"
-                                            " JOIN users u ON u.id = s.user_id WHERE %s",
-                                            where.data);
+        _cleanup_free_ char *cq = xasprintf("SELECT COUNT(*)%s WHERE %s", session_from, where.data);
         int r = db_query(c->m->db, cq, args, nargs, &count, &err);
         if (r >= 0) {
                 buf_puts(&where, " ORDER BY s.created_at DESC, s.id LIMIT ? OFFSET ?");
                 args[nargs++] = DB_INT(limit);
                 args[nargs++] = DB_INT(offset);
-                _cleanup_free_ char *q = session_query(where.data);
+                _cleanup_free_ char *q = session_select(where.data);
                 r = db_query(c->m->db, q, args, nargs, &rows, &err);
         }
         buf_release(&where);
@@ -630,7 +620,7 @@ void api_session_list(struct api_ctx *c)
                 return api_fail(c, err);
         json_t *items = json_array();
         for (int i = 0; i < rows->nrows; i++)
-                json_array_append_new(items, session_list_item_json(rows, i));
+                json_array_append_new(items, session_info_json(rows, i));
         api_json(c, 200,
                  json_pack("{s:o, s:I, s:I, s:I}", "items", items, "total",
                            (json_int_t)strtoll(db_get(count, 0, 0), NULL, 10), "limit", (json_int_t)limit, "offset",

@@ -93,11 +93,6 @@ void db_rollback(struct db *db)
         db_exec_script(db, "ROLLBACK", NULL);
 }
 
-bool db_in_transaction(const struct db *db)
-{
-        return db->tx_depth > 0;
-}
-
 void db_stats(const struct db *db, uint64_t *ret_queries, double *ret_seconds)
 {
         *ret_queries = db->nqueries;

@@ -73,7 +73,6 @@ int db_exec_script(struct db *db, const char *sql, struct tess_error **err);
 int db_begin(struct db *db, struct tess_error **err);
 int db_commit(struct db *db, struct tess_error **err);
 void db_rollback(struct db *db);
-bool db_in_transaction(const struct db *db);
 
 /* Total time spent in queries and their count, for /metrics. */
 void db_stats(const struct db *db, uint64_t *ret_queries, double *ret_seconds);

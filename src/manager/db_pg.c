@@ -114,12 +114,12 @@ static int pg_query(struct db *db, const char *sql, const struct db_arg *args, i
 {
         struct pg_impl *im = db->impl;
         const char *name = NULL;
-        const char *values[64];
-        char ints[64][24];
         int r;
 
-        if (nargs > 64)
+        if (nargs > 65535) /* the protocol's limit */
                 return tess_err(err, EINVAL, "too many query arguments");
+        _cleanup_free_ const char **values = xmalloc((size_t)(nargs ? nargs : 1) * sizeof(*values));
+        _cleanup_free_ char(*ints)[24] = xmalloc((size_t)(nargs ? nargs : 1) * sizeof(*ints));
         if (db->tx_depth == 0 && !connection_ok(im))
                 return tess_err(err, EIO, "postgresql: %s", PQerrorMessage(im->conn));
         r = get_stmt(im, sql, nargs, &name, err);

@@ -123,6 +123,24 @@ static const struct migration migrations[] = {
           " status BIGINT NOT NULL, detail TEXT);"
           "CREATE INDEX audit_log_ts ON audit_log(ts);" },
         { 2, "CREATE INDEX sessions_owner_name ON sessions(access_key, name, created_at);" },
+        /* the scheduler: per-device GPU allocations, agent registration,
+         * occupancy intervals, idle tracking, daily usage */
+        { 3,
+          "ALTER TABLE users ADD COLUMN total_resource_slots TEXT NOT NULL DEFAULT '{}';"
+          "ALTER TABLE agents ADD COLUMN devices TEXT NOT NULL DEFAULT '[]';"
+          "ALTER TABLE agents ADD COLUMN runtime TEXT NOT NULL DEFAULT 'none';"
+          "ALTER TABLE agents ADD COLUMN alloc_gen BIGINT NOT NULL DEFAULT 0;"
+          "ALTER TABLE kernels ADD COLUMN device_alloc TEXT NOT NULL DEFAULT '{}';"
+          "CREATE INDEX kernels_agent ON kernels(agent_id, status);"
+          "ALTER TABLE sessions ADD COLUMN occupied_at BIGINT;"
+          "ALTER TABLE sessions ADD COLUMN last_activity_at BIGINT;"
+          "ALTER TABLE sessions ADD COLUMN sched_retries BIGINT NOT NULL DEFAULT 0;"
+          "CREATE TABLE usage_daily ("
+          " day TEXT NOT NULL, session_id TEXT NOT NULL, user_id TEXT NOT NULL, project_id TEXT NOT NULL,"
+          " domain_name TEXT NOT NULL, resource_group TEXT NOT NULL DEFAULT '', seconds BIGINT NOT NULL DEFAULT 0,"
+          " slot_seconds TEXT NOT NULL DEFAULT '{}', PRIMARY KEY (day, session_id));"
+          "CREATE INDEX usage_daily_user ON usage_daily(user_id, day);"
+          "CREATE INDEX usage_daily_project ON usage_daily(project_id, day);" },
 };
 
 int db_schema_version(struct db *db, struct tess_error **err)

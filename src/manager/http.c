@@ -506,11 +506,6 @@ void http_resume(struct http_req *r)
         r->srv->need_run = true;
 }
 
-bool http_is_suspended(const struct http_req *r)
-{
-        return r->suspended;
-}
-
 void http_stream_start(struct http_req *r, unsigned status, const char *content_type)
 {
         r->stream = true;
@@ -531,9 +526,4 @@ void http_stream_end(struct http_req *r)
         r->stream_ended = true;
         if (r->stream_waiting)
                 http_resume(r);
-}
-
-bool http_is_stream(const struct http_req *r)
-{
-        return r->stream;
 }

@@ -69,13 +69,11 @@ unsigned http_reply_status(const struct http_req *r);
 /* Park the request; answer later with http_reply + http_resume. */
 void http_suspend(struct http_req *r);
 void http_resume(struct http_req *r);
-bool http_is_suspended(const struct http_req *r);
 
 /* Streaming answer of unknown length (server-sent events). */
 void http_stream_start(struct http_req *r, unsigned status, const char *content_type);
 void http_stream_write(struct http_req *r, const char *p, size_t n);
 void http_stream_end(struct http_req *r);
-bool http_is_stream(const struct http_req *r);
 
 /* Percent-decode in place; returns -EINVAL on a bad escape or a NUL byte. */
 int http_percent_decode(char *s, bool plus_is_space);

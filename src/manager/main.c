@@ -27,6 +27,7 @@
 #include "manager.h"
 #include "metrics.h"
 #include "ratelimit.h"
+#include "scheduler.h"
 
 #define MC struct manager_conf
 const struct conf_opt manager_conf_opts[] = {
@@ -37,6 +38,8 @@ const struct conf_opt manager_conf_opts[] = {
                  "where the manager keeps its files"),
         CONF_OPT("master_key_file", CONF_T_STR, MC, master_key_file, NULL, 0, 0, false,
                  "key sealing keypair secrets (default: state_dir/master.key)"),
+        CONF_OPT("cluster_secret_file", CONF_T_STR, MC, cluster_secret_file, NULL, 0, 0, false,
+                 "secret shared with the agents (default: state_dir/cluster.secret)"),
         CONF_OPT("log_level", CONF_T_STR, MC, log_level, "info", 0, 0, true, "debug, info, notice, warn, error"),
         CONF_OPT("sqlite_sync", CONF_T_STR, MC, sqlite_sync, "normal", 0, 0, false,
                  "normal (survives process crashes) or full (also power loss)"),
@@ -54,6 +57,10 @@ const struct conf_opt manager_conf_opts[] = {
                  "how long POST /session waits for RUNNING without maxWaitSeconds"),
         CONF_OPT("auth_cache_ttl", CONF_T_USEC, MC, auth_cache_ttl, "5s", 0, 0, true,
                  "how long a verified keypair is cached (0 = ask the database every time)"),
+        CONF_OPT("scheduler_interval", CONF_T_USEC, MC, scheduler_interval, "5s", 0, 0, true,
+                 "periodic scheduling pass (events trigger passes in between)"),
+        CONF_OPT("agent_lost_timeout", CONF_T_USEC, MC, agent_lost_timeout, "30s", 0, 0, true,
+                 "an agent silent this long is LOST and its sessions end in ERROR"),
         CONF_OPT("audit_reads", CONF_T_BOOL, MC, audit_reads, "false", 0, 0, true,
                  "record read-only requests in the audit log too"),
         {},
@@ -77,6 +84,8 @@ static int validate_conf(struct manager_conf *c, struct tess_error **err)
                 c->database = xasprintf("sqlite:%s/tessera.db", c->state_dir);
         if (!c->master_key_file)
                 c->master_key_file = xasprintf("%s/master.key", c->state_dir);
+        if (!c->cluster_secret_file)
+                c->cluster_secret_file = xasprintf("%s/cluster.secret", c->state_dir);
         return 0;
 }
 
@@ -170,6 +179,9 @@ static int manager_run(struct manager *m, struct tess_error **err)
         r = manager_load_master_key(m, err);
         if (r < 0)
                 return r;
+        r = manager_load_cluster_secret(m, err);
+        if (r < 0)
+                return r;
         r = db_open(m->conf.database, streq(m->conf.sqlite_sync, "full"), &m->db, err);
         if (r < 0)
                 return r;
@@ -213,6 +225,7 @@ static int manager_run(struct manager *m, struct tess_error **err)
         if (r < 0)
                 return r;
         loop_add_timer(m->loop, 5 * USEC_PER_SEC, on_flush_timer, m);
+        m->scheduler = scheduler_start(m);
         log_notice("manager listening on http://%s (database %s)", m->conf.listen, db_kind_name(m->db));
         printf("Tessera is running: http://%s/\n", m->conf.listen);
         fflush(stdout);
@@ -220,6 +233,7 @@ static int manager_run(struct manager *m, struct tess_error **err)
         r = loop_run(m->loop, err);
 
         m->http = http_server_stop(m->http);
+        m->scheduler = scheduler_stop(m->scheduler);
         audit_flush(m);
         if (db_begin(m->db, NULL) >= 0) {
                 ratelimit_drain_counts(m->ratelimit, flush_one, m);
@@ -233,6 +247,7 @@ static int manager_run(struct manager *m, struct tess_error **err)
 static void manager_release(struct manager *m)
 {
         m->http = http_server_stop(m->http);
+        m->scheduler = scheduler_stop(m->scheduler);
         m->db = db_close(m->db);
         m->loop = loop_free(m->loop);
         m->events = events_free(m->events);

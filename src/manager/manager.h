@@ -21,12 +21,14 @@ struct metrics;
 struct ratelimit;
 struct auth_cache;
 struct audit;
+struct scheduler;
 
 struct manager_conf {
         char *listen;
         char *database;
         char *state_dir;
         char *master_key_file;
+        char *cluster_secret_file;
         char *log_level;
         char *sqlite_sync;
         uint64_t max_body;
@@ -38,6 +40,8 @@ struct manager_conf {
         int64_t session_wait_default;
         int64_t auth_cache_ttl;
         bool audit_reads;
+        int64_t scheduler_interval;
+        int64_t agent_lost_timeout;
 };
 
 extern const struct conf_opt manager_conf_opts[];
@@ -53,7 +57,9 @@ struct manager {
         struct ratelimit *ratelimit;
         struct auth_cache *authcache;
         struct audit *audit;
+        struct scheduler *scheduler;
         unsigned char master_key[MASTER_KEY_LEN];
+        char cluster_secret[2 * MASTER_KEY_LEN + 1]; /* hex: the HMAC key agents share */
         int64_t started_at;
         bool dev;
 };
@@ -68,5 +74,6 @@ int manager_bootstrap(struct manager *m, struct tess_error **err);
 
 /* Load or create the master key that seals keypair secrets (keys.c). */
 int manager_load_master_key(struct manager *m, struct tess_error **err);
+int manager_load_cluster_secret(struct manager *m, struct tess_error **err);
 
 #endif

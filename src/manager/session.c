@@ -7,6 +7,7 @@
 #include "events.h"
 #include "manager.h"
 #include "session.h"
+#include "usage.h"
 
 static const char *const status_names[] = {
         [SESSION_PENDING] = "PENDING",         [SESSION_SCHEDULED] = "SCHEDULED",
@@ -70,13 +71,21 @@ bool session_transition_allowed(enum session_status from, enum session_status to
         return transitions[from] & (1u << to);
 }
 
+const char session_from[] = " FROM sessions s JOIN projects p ON p.id = s.project_id JOIN users u ON u.id = s.user_id"
+                            " LEFT JOIN kernels k ON k.session_id = s.id AND k.cluster_role = 'main'";
+
+char *session_select(const char *where)
+{
+        return xasprintf("SELECT %s%s WHERE %s", session_columns, session_from, where);
+}
+
 const char session_columns[] =
         "s.id, s.name, s.session_type, s.priority, s.cluster_mode, s.cluster_size, s.domain_name, s.project_id,"
         " p.name AS project_name, s.user_id, u.email AS user_email, s.access_key, s.image, s.architecture, s.tag,"
         " s.resource_group, s.requested_slots, s.occupying_slots, s.environ, s.resource_opts, s.mounts,"
         " s.mount_map, s.startup_command, s.starts_at, s.batch_timeout, s.status, s.status_info, s.status_data,"
         " s.status_history, s.result, s.num_queries, s.last_stat, s.created_at, s.terminated_at,"
-        " k.container_id AS container_id";
+        " s.occupied_at, k.container_id AS container_id";
 
 static json_t *json_text(const char *text, const char *fallback)
 {
@@ -134,11 +143,6 @@ json_t *session_info_json(const struct db_rows *rows, int row)
                 "result", result, "age", age);
 }
 
-json_t *session_list_item_json(const struct db_rows *rows, int row)
-{
-        return session_info_json(rows, row);
-}
-
 void session_publish(struct manager *m, const struct db_rows *rows, int row, const char *status, const char *reason)
 {
         enum session_status st = session_status_from_string(status);
@@ -158,13 +162,75 @@ void session_publish(struct manager *m, const struct db_rows *rows, int row, con
                 events_publish(m->events, &ev);
 }
 
+/* Does a session in this status hold resources on an agent? */
+static bool occupies(enum session_status s)
+{
+        return s != SESSION_PENDING && !session_status_is_terminal(s);
+}
+
+char *session_history_add(const char *history, enum session_status to, int64_t now)
+{
+        char when[48];
+        json_t *hist = history ? json_loads(history, 0, NULL) : NULL;
+
+        if (!json_is_object(hist)) {
+                json_decref(hist);
+                hist = json_object();
+        }
+        json_object_set_new(hist, session_status_to_string(to), json_string(time_format_iso(now, when, sizeof(when))));
+        char *text = json_dumps(hist, JSON_COMPACT);
+        json_decref(hist);
+        return text;
+}
+
+int session_apply_transition(struct manager *m, const struct db_rows *rows, int row, enum session_status to,
+                             const char *reason, struct tess_error **err)
+{
+        const char *id = db_getn(rows, row, "id"), *occupied_at = db_getn(rows, row, "occupied_at");
+        enum session_status from = session_status_from_string(db_getn(rows, row, "status"));
+        int64_t now = now_usec();
+        bool terminal = session_status_is_terminal(to);
+        bool closes = occupies(from) && !occupies(to); /* the occupancy interval ends */
+        int r;
+
+        if (!session_transition_allowed(from, to))
+                return tess_err(err, EINVAL, "a session cannot go from %s to %s", session_status_to_string(from),
+                                session_status_to_string(to));
+        _cleanup_free_ char *hist = session_history_add(db_getn(rows, row, "status_history"), to, now);
+        r = DBQ(m->db,
+                "UPDATE sessions SET status = ?, status_info = ?, status_history = ?, status_changed_at = ?,"
+                " terminated_at = CASE WHEN ? = 1 THEN ? ELSE terminated_at END,"
+                " occupied_at = CASE WHEN ? = 1 THEN NULL ELSE occupied_at END,"
+                " occupying_slots = CASE WHEN ? = 1 THEN '{}' ELSE occupying_slots END"
+                " WHERE id = ? AND status = ?",
+                NULL, err, DB_TEXT(session_status_to_string(to)), DB_TEXT(reason), DB_TEXT(hist), DB_INT(now),
+                DB_BOOL(terminal), DB_INT(now), DB_BOOL(closes), DB_BOOL(to == SESSION_PENDING), DB_TEXT(id),
+                DB_TEXT(session_status_to_string(from)));
+        if (r == 0)
+                r = tess_err(err, EAGAIN, "session '%s' changed concurrently", id);
+        if (r < 0)
+                return r;
+        r = DBQ(m->db,
+                "UPDATE kernels SET status = ?, status_info = ?,"
+                " terminated_at = CASE WHEN ? = 1 THEN ? ELSE terminated_at END,"
+                " agent_id = CASE WHEN ? = 1 THEN NULL ELSE agent_id END,"
+                " device_alloc = CASE WHEN ? = 1 THEN '{}' ELSE device_alloc END WHERE session_id = ?",
+                NULL, err, DB_TEXT(session_status_to_string(to)), DB_TEXT(reason), DB_BOOL(terminal), DB_INT(now),
+                DB_BOOL(to == SESSION_PENDING), DB_BOOL(to == SESSION_PENDING), DB_TEXT(id));
+        if (r < 0)
+                return r;
+        if (closes && occupied_at)
+                return usage_record(m, id, db_getn(rows, row, "user_id"), db_getn(rows, row, "project_id"),
+                                    db_getn(rows, row, "domain_name"), db_getn(rows, row, "resource_group"),
+                                    db_getn(rows, row, "occupying_slots"), strtoll(occupied_at, NULL, 10), now, err);
+        return 0;
+}
+
 int session_transition(struct manager *m, const char *id, enum session_status from, enum session_status to,
                        const char *reason, struct tess_error **err)
 {
         _cleanup_rows_ struct db_rows *rows = NULL;
-        _cleanup_free_ char *query = NULL, *hist_text = NULL;
-        char when[48];
-        int64_t now = now_usec();
+        _cleanup_free_ char *query = NULL;
         int r;
 
         if (!session_transition_allowed(from, to))
@@ -173,10 +239,7 @@ int session_transition(struct manager *m, const char *id, enum session_status fr
         r = db_begin(m->db, err);
         if (r < 0)
                 return r;
-        query = xasprintf("SELECT %s FROM sessions s JOIN projects p ON p.id = s.project_id"
-                          " JOIN users u ON u.id = s.user_id"
-                          " LEFT JOIN kernels k ON k.session_id = s.id AND k.cluster_role = 'main' WHERE s.id = ?",
-                          session_columns);
+        query = session_select("s.id = ?");
         r = DBQ(m->db, query, &rows, err, DB_TEXT(id));
         if (r < 0)
                 goto out_rollback;
@@ -189,29 +252,7 @@ int session_transition(struct manager *m, const char *id, enum session_status fr
                              session_status_to_string(from));
                 goto out_rollback;
         }
-        json_t *hist = json_loads(db_getn(rows, 0, "status_history"), 0, NULL);
-        if (!json_is_object(hist)) {
-                json_decref(hist);
-                hist = json_object();
-        }
-        json_object_set_new(hist, session_status_to_string(to), json_string(time_format_iso(now, when, sizeof(when))));
-        hist_text = json_dumps(hist, JSON_COMPACT);
-        json_decref(hist);
-        bool terminal = session_status_is_terminal(to);
-        r = DBQ(m->db,
-                "UPDATE sessions SET status = ?, status_info = ?, status_history = ?, status_changed_at = ?,"
-                " terminated_at = CASE WHEN ? = 1 THEN ? ELSE terminated_at END WHERE id = ? AND status = ?",
-                NULL, err, DB_TEXT(session_status_to_string(to)), DB_TEXT(reason), DB_TEXT(hist_text), DB_INT(now),
-                DB_BOOL(terminal), DB_INT(now), DB_TEXT(id), DB_TEXT(session_status_to_string(from)));
-        if (r == 0)
-                r = tess_err(err, EAGAIN, "session '%s' changed concurrently", id);
-        if (r < 0)
-                goto out_rollback;
-        r = DBQ(m->db,
-                "UPDATE kernels SET status = ?, status_info = ?,"
-                " terminated_at = CASE WHEN ? = 1 THEN ? ELSE terminated_at END WHERE session_id = ?",
-                NULL, err, DB_TEXT(session_status_to_string(to)), DB_TEXT(reason), DB_BOOL(terminal), DB_INT(now),
-                DB_TEXT(id));
+        r = session_apply_transition(m, rows, 0, to, reason, err);
         if (r < 0)
                 goto out_rollback;
         r = db_commit(m->db, err);

@@ -16,6 +16,7 @@
 #define TESS_SESSION_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include <jansson.h>
 
@@ -54,12 +55,26 @@ bool session_transition_allowed(enum session_status from, enum session_status to
 int session_transition(struct manager *m, const char *id, enum session_status from, enum session_status to,
                        const char *reason, struct tess_error **err);
 
-/* The columns every session query selects (FROM sessions s JOIN projects
- * p JOIN users u LEFT JOIN kernels k on the main kernel), and the JSON answer of
+/* The database side of a transition of the session in `rows` row `row`
+ * (read with session_select()) to `to`, inside the caller's transaction:
+ * compare-and-set on the status it was read in (-EAGAIN if it moved),
+ * status_history stamped, kernels follow, and when the session stops
+ * holding resources its occupancy interval goes to usage accounting.  The
+ * caller publishes the event after committing. */
+int session_apply_transition(struct manager *m, const struct db_rows *rows, int row, enum session_status to,
+                             const char *reason, struct tess_error **err);
+/* status_history JSON text with `to` stamped at `now` (caller frees). */
+char *session_history_add(const char *history, enum session_status to, int64_t now);
+
+/* Every session query reads session_columns FROM session_from (sessions s,
+ * projects p, users u and the main kernel k; one row per session);
+ * session_select() builds "SELECT <columns> FROM ... WHERE <where>"
+ * (caller frees).  session_info_json() is the JSON answer of
  * GET /session/{name} built from one row of them. */
 extern const char session_columns[];
+extern const char session_from[];
+char *session_select(const char *where);
 json_t *session_info_json(const struct db_rows *rows, int row);
-json_t *session_list_item_json(const struct db_rows *rows, int row);
 
 /* Publish an event for the session in `rows` row `row` entering status. */
 void session_publish(struct manager *m, const struct db_rows *rows, int row, const char *status, const char *reason);

@@ -6,9 +6,13 @@
  *       (Date, X-BackendAI-Version, Content-Type, Authorization); valid for
  *       15 minutes, and for any body (the body is not signed).
  *   test-tool slot NAME VALUE
- *       parses a slot value and prints its canonical form. */
+ *       parses a slot value and prints its canonical form.
+ *   test-tool agent-sign SECRET_FILE AGENT_ID METHOD PATH BODY
+ *       prints the headers of an agent request signed with the cluster
+ *       secret (Authorization, X-Tessera-Agent-Time), one per line. */
 #include "common/compat.h"
 
+#include "common/fs.h"
 #include "common/sign.h"
 #include "common/slots.h"
 #include "common/timeutil.h"
@@ -53,6 +57,30 @@ static int cmd_slot(int argc, char **argv)
         return 0;
 }
 
+static int cmd_agent_sign(int argc, char **argv)
+{
+        struct tess_error *err = NULL;
+        _cleanup_free_ char *secret = NULL;
+        char sig[SIGN_HEX_MAX];
+        size_t len;
+        int64_t ts = now_usec() / USEC_PER_SEC;
+
+        if (argc != 6)
+                return 2;
+        if (fs_read_file(argv[1], 4096, &secret, &len, &err) < 0)
+                goto fail;
+        secret[strcspn(secret, "\n")] = '\0';
+        if (sign_agent_request(secret, argv[3], argv[4], ts, argv[2], argv[5], strlen(argv[5]), sig, &err) < 0)
+                goto fail;
+        printf("Authorization: TesseraAgent id=%s, signature=%s\nX-Tessera-Agent-Time: %lld\n", argv[2], sig,
+               (long long)ts);
+        return 0;
+fail:
+        fprintf(stderr, "test-tool: %s\n", err->msg);
+        tess_error_free(err);
+        return 1;
+}
+
 int main(int argc, char **argv)
 {
         int r = 2;
@@ -61,7 +89,11 @@ int main(int argc, char **argv)
                 r = cmd_sign(argc - 1, argv + 1);
         else if (argc >= 2 && streq(argv[1], "slot"))
                 r = cmd_slot(argc - 1, argv + 1);
+        else if (argc >= 2 && streq(argv[1], "agent-sign"))
+                r = cmd_agent_sign(argc - 1, argv + 1);
         if (r == 2)
-                fputs("usage: test-tool sign METHOD PATH HOST AK SK [CONTENT_TYPE] | slot NAME VALUE\n", stderr);
+                fputs("usage: test-tool sign METHOD PATH HOST AK SK [CONTENT_TYPE] | slot NAME VALUE\n"
+                      "       test-tool agent-sign SECRET_FILE AGENT_ID METHOD PATH BODY\n",
+                      stderr);
         return r;
 }

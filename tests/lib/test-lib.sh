@@ -394,3 +394,26 @@ test_cleanup_() {
 }
 trap test_cleanup_ EXIT
 trap 'exit 130' INT TERM
+
+# agent_register ID SLOTS_JSON [DEVICES_JSON] [RESOURCE_GROUP]: register (or
+# heartbeat) an agent without containers through the agent API, signed with
+# the manager's cluster secret.  AGENT_STATUS gets the HTTP status; the
+# answer is in $TMP/agent-out.
+agent_register() {
+        local body h=()
+        body="{\"id\": \"$1\", \"available_slots\": $2, \"devices\": ${3:-[]}, \"resource_group\": \"${4:-default}\", \"runtime\": \"none\"}"
+        while IFS= read -r l; do h+=(-H "$l"); done < <("$BUILD/test-tool" agent-sign \
+                "$MANAGER_STATE/cluster.secret" "$1" POST /agent/heartbeat "$body")
+        AGENT_STATUS=$(curl -s -m 20 -X POST -o "$TMP/agent-out" -w '%{http_code}' "${h[@]}" \
+                -H 'Content-Type: application/json' --data "$body" "$BACKEND_ENDPOINT/agent/heartbeat") || return 1
+        [ "$AGENT_STATUS" = 200 ] || { echo "agent_register $1: $AGENT_STATUS $(cat "$TMP/agent-out")"; return 1; }
+}
+
+# gpus N CAPACITY [SLOT]: the devices JSON of N GPUs of CAPACITY each
+gpus() {
+        local i out=
+        for i in $(seq 0 $(($1 - 1))); do
+                out="$out${out:+, }{\"id\": \"$i\", \"slot\": \"${3:-cuda.shares}\", \"capacity\": \"$2\", \"model\": \"mock\"}"
+        done
+        echo "[$out]"
+}

@@ -1,0 +1,136 @@
+/* agent_report.c - see agent_report.h. */
+#include "../common/compat.h"
+
+#include "../sched/sched.h"
+#include "agent_report.h"
+#include "api.h"
+
+int agent_auth_parse(const char *value, char id[AGENT_ID_MAX + 1], char sig[SIGN_HEX_MAX])
+{
+        static const char prefix[] = "TesseraAgent id=";
+        const char *p, *comma;
+        size_t n;
+
+        if (strncmp(value, prefix, sizeof(prefix) - 1) != 0)
+                return -EINVAL;
+        p = value + sizeof(prefix) - 1;
+        comma = strchr(p, ',');
+        if (!comma || comma == p || (size_t)(comma - p) > AGENT_ID_MAX)
+                return -EINVAL;
+        memcpy(id, p, (size_t)(comma - p));
+        id[comma - p] = '\0';
+        p = comma + 1;
+        while (*p == ' ')
+                p++;
+        if (strncmp(p, "signature=", 10) != 0)
+                return -EINVAL;
+        p += 10;
+        n = strspn(p, "0123456789abcdefABCDEF");
+        if (n == 0 || n >= SIGN_HEX_MAX || p[n] != '\0')
+                return -EINVAL;
+        memcpy(sig, p, n + 1);
+        return 0;
+}
+
+/* Check the devices and add their total to `slots`; the devices' stored
+ * form is returned in *ret (caller frees). */
+static int parse_devices(const json_t *devs, struct slots *slots, char **ret, struct tess_error **err)
+{
+        const char *slot = NULL;
+        int64_t total = 0;
+        size_t i;
+        json_t *d;
+
+        *ret = NULL;
+        if (!devs || json_is_null(devs)) {
+                *ret = xstrdup("[]");
+                return 0;
+        }
+        if (!json_is_array(devs) || json_array_size(devs) > SCHED_MAX_DEVICES)
+                return tess_err(err, EINVAL, "devices must be an array of at most %d GPUs", SCHED_MAX_DEVICES);
+        json_t *out = json_array();
+        json_array_foreach(devs, i, d) {
+                const char *id = json_string_value(json_object_get(d, "id"));
+                const char *s = json_string_value(json_object_get(d, "slot"));
+                int64_t cap;
+                int r;
+                if (!json_is_object(d) || !id || !*id || strlen(id) > 64 || !s) {
+                        json_decref(out);
+                        return tess_err(err, EINVAL, "devices[%zu] needs a string id and slot", i);
+                }
+                if (!streq(s, "cuda.device") && !streq(s, "cuda.shares")) {
+                        json_decref(out);
+                        return tess_err(err, EINVAL, "devices[%zu].slot must be cuda.device or cuda.shares", i);
+                }
+                if (slot && !streq(slot, s)) {
+                        json_decref(out);
+                        return tess_err(err, EINVAL, "all devices of an agent must offer the same slot");
+                }
+                slot = s;
+                r = slot_parse_value(s, json_object_get(d, "capacity"), &cap, err);
+                if (r == 0 && (cap <= 0 || (streq(s, "cuda.device") && cap != 1)))
+                        r = tess_err(err, EINVAL, "devices[%zu].capacity must be positive (1 for cuda.device)", i);
+                if (r < 0) {
+                        json_decref(out);
+                        return r;
+                }
+                total += cap;
+                char capbuf[48];
+                json_t *o = json_pack("{s:s, s:s, s:s}", "id", id, "slot", s, "capacity",
+                                      slot_format(s, cap, capbuf, sizeof(capbuf)));
+                const char *keep[] = { "model", "memory", "sm_count", NULL };
+                for (int k = 0; keep[k]; k++)
+                        if (json_object_get(d, keep[k]))
+                                json_object_set(o, keep[k], json_object_get(d, keep[k]));
+                json_array_append_new(out, o);
+        }
+        if (slot) {
+                if (slots_has(slots, slot) && slots_get(slots, slot) != total) {
+                        json_decref(out);
+                        return tess_err(err, EINVAL, "available_slots.%s differs from the sum of the devices", slot);
+                }
+                slots_set(slots, slot, total, NULL);
+        } else if (slots_get(slots, "cuda.device") > 0 || slots_get(slots, "cuda.shares") > 0) {
+                json_decref(out);
+                return tess_err(err, EINVAL, "GPU slots need their devices listed");
+        }
+        *ret = json_dumps(out, JSON_COMPACT);
+        json_decref(out);
+        return 0;
+}
+
+int agent_report_parse(const json_t *body, struct agent_report *r, struct tess_error **err)
+{
+        int ret;
+
+        *r = (struct agent_report){ .address = "", .rg = "default", .arch = "x86_64", .version = "",
+                                    .runtime = "none" };
+        if (!json_is_object(body))
+                return tess_err(err, EINVAL, "the body must be a JSON object");
+        if ((ret = api_get_string(body, NAMES("id"), AGENT_ID_MAX, &r->id, err)) < 0 ||
+            (ret = api_get_string(body, NAMES("address"), 256, &r->address, err)) < 0 ||
+            (ret = api_get_string(body, NAMES("resource_group", "scaling_group"), 64, &r->rg, err)) < 0 ||
+            (ret = api_get_string(body, NAMES("architecture"), 32, &r->arch, err)) < 0 ||
+            (ret = api_get_string(body, NAMES("version"), 64, &r->version, err)) < 0 ||
+            (ret = api_get_string(body, NAMES("runtime"), 32, &r->runtime, err)) < 0)
+                return ret;
+        if (!r->id || !api_valid_name(r->id))
+                return tess_err(err, EINVAL, "id must be 1-%d of [A-Za-z0-9._-]", AGENT_ID_MAX);
+        json_t *avail = json_object_get(body, "available_slots");
+        if (!json_is_object(avail))
+                return tess_err(err, EINVAL, "available_slots must be an object of slots");
+        if ((ret = slots_from_json(&r->slots, avail, false, err)) < 0 ||
+            (ret = parse_devices(json_object_get(body, "devices"), &r->slots, &r->devices, err)) < 0)
+                return ret;
+        if (!slots_has(&r->slots, "cpu") || !slots_has(&r->slots, "mem")) {
+                agent_report_release(r);
+                return tess_err(err, EINVAL, "available_slots needs cpu and mem");
+        }
+        return 0;
+}
+
+void agent_report_release(struct agent_report *r)
+{
+        free(r->devices);
+        r->devices = NULL;
+}

@@ -1,0 +1,119 @@
+/* api_agent.c - the agents' side of the API: registration and heartbeats.
+ *
+ * Agents sign their requests with the cluster secret (src/common/sign.h,
+ * sign_agent_request); no keypair is involved.  An agent registers by
+ * sending its first heartbeat and repeats it every few seconds:
+ *
+ *   POST /agent/heartbeat
+ *   {"id": "node-1", "address": "10.0.0.5:6001", "resource_group": "default",
+ *    "architecture": "x86_64", "version": "0.3.0", "runtime": "none",
+ *    "available_slots": {"cpu": "8", "mem": "32g"},
+ *    "devices": [{"id": "0", "slot": "cuda.shares", "capacity": "2",
+ *                 "model": "mock", "memory": "16g"}, ...]}
+ *
+ * `devices` are the agent's GPUs, each worth `capacity` of its slot
+ * (cuda.device: 1; cuda.shares: fgpu_per_gpu); the slot's total is their
+ * sum.  `runtime` "none" marks an agent without containers (tests, load
+ * generators): the manager itself finishes its sessions' terminations.
+ * The resource group is taken at first contact; afterwards an
+ * administrator's move (PATCH /admin/agents/{id}) sticks.  A heartbeat
+ * from a LOST agent makes it ALIVE again. */
+#include "../common/compat.h"
+
+#include "../common/log.h"
+#include "../common/sign.h"
+#include "../common/slots.h"
+#include "../common/timeutil.h"
+#include "agent_report.h"
+#include "api.h"
+#include "db.h"
+#include "http.h"
+#include "manager.h"
+#include "scheduler.h"
+
+int api_agent_auth(struct api_ctx *c, struct tess_error **err)
+{
+        const char *auth = http_header(c->req, "Authorization"), *ts_text = http_header(c->req, "X-Tessera-Agent-Time");
+        char id[AGENT_ID_MAX + 1], sig[SIGN_HEX_MAX], want[SIGN_HEX_MAX];
+        const struct buf *body = http_body(c->req);
+        char *end;
+
+        if (!auth || agent_auth_parse(auth, id, sig) < 0)
+                return tess_err(err, EACCES, "agent requests need 'Authorization: TesseraAgent id=ID, signature=HEX'");
+        if (!ts_text)
+                return tess_err(err, EACCES, "agent requests need an X-Tessera-Agent-Time header");
+        errno = 0;
+        long long ts = strtoll(ts_text, &end, 10);
+        if (errno || *end || end == ts_text)
+                return tess_err(err, EACCES, "X-Tessera-Agent-Time must be a Unix time in seconds");
+        long long now = now_usec() / USEC_PER_SEC;
+        if (ts < now - SIGN_AGENT_SKEW || ts > now + SIGN_AGENT_SKEW)
+                return tess_err(err, EACCES, "X-Tessera-Agent-Time is more than %d seconds off the manager's clock",
+                                SIGN_AGENT_SKEW);
+        if (sign_agent_request(c->m->cluster_secret, http_method(c->req), http_path(c->req), ts, id,
+                               body ? body->data : "", body ? body->len : 0, want, err) < 0)
+                return -EIO;
+        if (!sign_equal(sig, want))
+                return tess_err(err, EACCES, "agent signature mismatch (is this agent given the cluster secret?)");
+        snprintf(c->who.access_key, sizeof(c->who.access_key), "agent");
+        snprintf(c->who.user_id, sizeof(c->who.user_id), "%s", id);
+        return 0;
+}
+
+void api_agent_heartbeat(struct api_ctx *c)
+{
+        struct tess_error *err = NULL;
+        struct agent_report rep;
+        _cleanup_free_ char *slots_text = NULL;
+        _cleanup_rows_ struct db_rows *before = NULL, *group = NULL;
+        int64_t now = now_usec();
+        int r;
+
+        if (!c->body)
+                return api_problem(c, 400, "invalid-api-params", "a JSON body is required");
+        if (agent_report_parse(c->body, &rep, &err) < 0)
+                return api_fail(c, err);
+        if (!streq(rep.id, c->who.user_id)) {
+                agent_report_release(&rep);
+                return api_problem(c, 403, "forbidden", "the request is signed for agent '%s', not '%s'",
+                                   c->who.user_id, rep.id);
+        }
+        slots_text = slots_to_text(&rep.slots);
+        r = DBQ(c->m->db, "SELECT status, available_slots, devices FROM agents WHERE id = ?", &before, &err,
+                DB_TEXT(rep.id));
+        if (r >= 0 && before->nrows == 0) {
+                r = DBQ(c->m->db, "SELECT 1 FROM resource_groups WHERE name = ?", &group, &err, DB_TEXT(rep.rg));
+                if (r >= 0 && group->nrows == 0) {
+                        api_problem(c, 400, "invalid-api-params", "resource group '%s' does not exist", rep.rg);
+                        agent_report_release(&rep);
+                        return;
+                }
+        }
+        if (r >= 0)
+                r = DBQ(c->m->db,
+                        "INSERT INTO agents(id, address, status, resource_group, available_slots, devices,"
+                        " architecture, version, runtime, first_contact, last_heartbeat)"
+                        " VALUES (?, ?, 'ALIVE', ?, ?, ?, ?, ?, ?, ?, ?)"
+                        " ON CONFLICT (id) DO UPDATE SET address = excluded.address, status = 'ALIVE',"
+                        " available_slots = excluded.available_slots, devices = excluded.devices,"
+                        " architecture = excluded.architecture, version = excluded.version,"
+                        " runtime = excluded.runtime, last_heartbeat = excluded.last_heartbeat, lost_at = NULL",
+                        NULL, &err, DB_TEXT(rep.id), DB_TEXT(rep.address), DB_TEXT(rep.rg), DB_TEXT(slots_text),
+                        DB_TEXT(rep.devices), DB_TEXT(rep.arch), DB_TEXT(rep.version), DB_TEXT(rep.runtime),
+                        DB_INT(now), DB_INT(now));
+        if (r < 0) {
+                agent_report_release(&rep);
+                return api_fail(c, err);
+        }
+        bool changed = before->nrows == 0 || !streq(db_getn(before, 0, "status"), "ALIVE") ||
+                       !streq(db_getn(before, 0, "available_slots"), slots_text) ||
+                       !streq(db_getn(before, 0, "devices"), rep.devices);
+        if (changed) {
+                log_info("agent %s %s (%s)", rep.id, before->nrows == 0 ? "registered" : "changed or came back",
+                         slots_text);
+                scheduler_kick(c->m);
+        }
+        api_json(c, 200, json_pack("{s:s, s:s, s:I}", "id", rep.id, "status", "ALIVE", "heartbeat_interval",
+                                   (json_int_t)(c->m->conf.agent_lost_timeout / USEC_PER_SEC / 6 + 1)));
+        agent_report_release(&rep);
+}

@@ -1,0 +1,32 @@
+/* scheduler.h - the manager's scheduler: runs the pure scheduler
+ * (src/sched) on the database.
+ *
+ * A tick happens when an event says something changed (a session enqueued
+ * or ended, an agent joined, changed or was lost) and every
+ * conf.scheduler_interval.  Only the manager holding the PostgreSQL
+ * advisory lock ticks (on SQLite the one process does).  A tick:
+ *   1. marks agents silent past conf.agent_lost_timeout LOST and ends their
+ *      sessions in ERROR (agent-lost);
+ *   2. ends sessions past their limits: pending_timeout of the resource
+ *      group (CANCELLED, pending-timeout), the keypair policy's idle_timeout
+ *      (idle-timeout) and max_session_lifetime (session-lifetime), a batch
+ *      session's batch_timeout (task-timeout);
+ *   3. finishes TERMINATING sessions on agents without a container runtime
+ *      (agents registered through the agent API only, as the simulator's);
+ *   4. per resource group, loads a snapshot, runs sched_pass() and writes
+ *      its placements in one transaction, conditional on the agents'
+ *      allocation generation, so no slot is ever given twice even if two
+ *      managers were to schedule at once.  Waiting sessions get the reason
+ *      in status_data.scheduler. */
+#ifndef TESS_SCHEDULER_H
+#define TESS_SCHEDULER_H
+
+struct manager;
+struct scheduler;
+
+struct scheduler *scheduler_start(struct manager *m);
+struct scheduler *scheduler_stop(struct scheduler *s);
+/* Ask for a tick soon (coalesced). */
+void scheduler_kick(struct manager *m);
+
+#endif

@@ -1,0 +1,147 @@
+/* scheduler_reaper.c - sessions ended by rule rather than by their owner.
+ *
+ *   agent-lost        the agent sent no heartbeat for conf.agent_lost_timeout:
+ *                     it becomes LOST, its sessions end in ERROR
+ *   pending-timeout   PENDING longer than the resource group's pending_timeout:
+ *                     CANCELLED
+ *   task-timeout      a batch session holding resources past its batch_timeout
+ *   session-lifetime  holding resources past the keypair policy's
+ *                     max_session_lifetime (seconds)
+ *   idle-timeout      an interactive session with no API, terminal or app
+ *                     traffic (sessions.last_activity_at) for the policy's
+ *                     idle_timeout (seconds)
+ * The last three go to TERMINATING with the reason; sessions whose kernels
+ * sit on agents without a container runtime are then finished here
+ * (TERMINATING -> TERMINATED, keeping the reason), since no agent will
+ * report them gone.  Times count from when the session got its resources
+ * (sessions.occupied_at). */
+#include "../common/compat.h"
+
+#include "../common/log.h"
+#include "../common/timeutil.h"
+#include "db.h"
+#include "manager.h"
+#include "scheduler-internal.h"
+#include "session.h"
+
+static void end_session(struct manager *m, const char *id, const char *status, enum session_status to,
+                        const char *reason)
+{
+        struct tess_error *err = NULL;
+        enum session_status from = session_status_from_string(status);
+
+        if (session_transition(m, id, from, to, reason, &err) < 0) {
+                if (err->code != EAGAIN)
+                        log_warn("scheduler: %s -> %s (%s): %s", id, session_status_to_string(to), reason, err->msg);
+                tess_error_free(err);
+                return;
+        }
+        log_info("session %s %s -> %s: %s", id, status, session_status_to_string(to), reason);
+}
+
+int reap_lost_agents(struct manager *m, int64_t now, struct tess_error **err)
+{
+        _cleanup_rows_ struct db_rows *lost = NULL;
+        int64_t cutoff = now - m->conf.agent_lost_timeout;
+        int r = DBQ(m->db, "SELECT id FROM agents WHERE status = 'ALIVE' AND last_heartbeat < ?", &lost, err,
+                    DB_INT(cutoff));
+
+        if (r < 0)
+                return r;
+        for (int i = 0; i < lost->nrows; i++) {
+                _cleanup_rows_ struct db_rows *sessions = NULL;
+                const char *id = db_get(lost, i, 0);
+                r = DBQ(m->db,
+                        "UPDATE agents SET status = 'LOST', lost_at = ? WHERE id = ? AND status = 'ALIVE'"
+                        " AND last_heartbeat < ?",
+                        NULL, err, DB_INT(now), DB_TEXT(id), DB_INT(cutoff));
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        continue;
+                log_warn("agent %s is LOST: no heartbeat for %lld s", id,
+                         (long long)(m->conf.agent_lost_timeout / USEC_PER_SEC));
+                r = DBQ(m->db,
+                        "SELECT DISTINCT s.id, s.status FROM sessions s JOIN kernels k ON k.session_id = s.id"
+                        " WHERE k.agent_id = ? AND s.status NOT IN ('PENDING', 'TERMINATED', 'CANCELLED', 'ERROR')",
+                        &sessions, err, DB_TEXT(id));
+                if (r < 0)
+                        return r;
+                for (int j = 0; j < sessions->nrows; j++)
+                        end_session(m, db_get(sessions, j, 0), db_get(sessions, j, 1), SESSION_ERROR, "agent-lost");
+        }
+        return 0;
+}
+
+static int reap_pending(struct manager *m, const struct rgroup *g, int64_t now, struct tess_error **err)
+{
+        _cleanup_rows_ struct db_rows *rows = NULL;
+        int r = DBQ(m->db,
+                    "SELECT id FROM sessions WHERE status = 'PENDING' AND resource_group = ? AND created_at < ?",
+                    &rows, err, DB_TEXT(g->name), DB_INT(now - g->policy.pending_timeout));
+
+        for (int i = 0; r >= 0 && i < rows->nrows; i++)
+                end_session(m, db_get(rows, i, 0), "PENDING", SESSION_CANCELLED, "pending-timeout");
+        return r < 0 ? r : 0;
+}
+
+/* Which limit, if any, this holding session has passed. */
+static const char *limit_passed(const struct db_rows *rows, int i, int64_t now)
+{
+        int64_t since = db_get_int(rows, i, "occupied_at");
+        int64_t active = db_getn(rows, i, "last_activity_at") ? db_get_int(rows, i, "last_activity_at") : since;
+        int64_t batch_timeout = db_getn(rows, i, "batch_timeout") ? db_get_int(rows, i, "batch_timeout") : 0;
+        int64_t lifetime = db_get_int(rows, i, "max_session_lifetime") * USEC_PER_SEC;
+        int64_t idle = db_get_int(rows, i, "idle_timeout") * USEC_PER_SEC;
+        bool batch = streq(db_getn(rows, i, "session_type"), "batch");
+
+        if (batch && batch_timeout > 0 && now - since > batch_timeout)
+                return "task-timeout";
+        if (lifetime > 0 && now - since > lifetime)
+                return "session-lifetime";
+        if (!batch && idle > 0 && now - (active > since ? active : since) > idle)
+                return "idle-timeout";
+        return NULL;
+}
+
+int reap_expired_sessions(struct manager *m, const struct rgroup *groups, int ngroups, int64_t now,
+                          struct tess_error **err)
+{
+        _cleanup_rows_ struct db_rows *rows = NULL;
+        int r;
+
+        for (int i = 0; i < ngroups; i++)
+                if (groups[i].policy.pending_timeout > 0 && (r = reap_pending(m, &groups[i], now, err)) < 0)
+                        return r;
+        r = DBQ(m->db,
+                "SELECT s.id, s.status, s.session_type, s.occupied_at, s.last_activity_at, s.batch_timeout,"
+                " p.idle_timeout, p.max_session_lifetime FROM sessions s"
+                " JOIN keypairs k ON k.access_key = s.access_key"
+                " JOIN keypair_resource_policies p ON p.name = k.resource_policy"
+                " WHERE s.status IN ('SCHEDULED', 'PREPARING', 'PULLING', 'CREATING', 'RUNNING')"
+                " AND s.occupied_at IS NOT NULL"
+                " AND (p.idle_timeout > 0 OR p.max_session_lifetime > 0 OR s.batch_timeout IS NOT NULL)",
+                &rows, err);
+        if (r < 0)
+                return r;
+        for (int i = 0; i < rows->nrows; i++) {
+                const char *why = limit_passed(rows, i, now);
+                if (why)
+                        end_session(m, db_getn(rows, i, "id"), db_getn(rows, i, "status"), SESSION_TERMINATING, why);
+        }
+        return 0;
+}
+
+int reap_terminations(struct manager *m, struct tess_error **err)
+{
+        _cleanup_rows_ struct db_rows *rows = NULL;
+        int r = DBQ(m->db,
+                    "SELECT s.id, s.status_info FROM sessions s WHERE s.status = 'TERMINATING' AND NOT EXISTS ("
+                    " SELECT 1 FROM kernels k JOIN agents a ON a.id = k.agent_id"
+                    " WHERE k.session_id = s.id AND a.runtime <> 'none')",
+                    &rows, err);
+
+        for (int i = 0; r >= 0 && i < rows->nrows; i++)
+                end_session(m, db_get(rows, i, 0), "TERMINATING", SESSION_TERMINATED, db_get(rows, i, 1));
+        return r < 0 ? r : 0;
+}

@@ -1,0 +1,401 @@
+/* test_usage.c - usage accounting arithmetic: days, splitting intervals at
+ * UTC midnights, exact slot-seconds and fair-share weights. */
+#include "common/compat.h"
+
+#include <math.h>
+
+#include "../lib/test.h"
+#include "common/timeutil.h"
+#include "manager/db.h"
+#include "manager/manager.h"
+#include "manager/usage.h"
+
+#define S USEC_PER_SEC
+#define DAY (USAGE_SEC_PER_DAY * S)
+/* 2025-07-22T00:00:00Z, day 20291 */
+#define D0 (1753142400LL * S)
+
+static void test_usage_days(void)
+{
+        char buf[16];
+        int32_t d = -1;
+
+        CHECK_INTEQ(usage_day_of(0), 0);
+        CHECK_INTEQ(usage_day_of(DAY - 1), 0);
+        CHECK_INTEQ(usage_day_of(DAY), 1);
+        CHECK_INTEQ(usage_day_of(-1), -1); /* floors before the epoch */
+        CHECK_INTEQ(usage_day_of(D0), 20291);
+        CHECK_INTEQ(usage_day_start(20291), D0);
+        CHECK_STREQ(usage_day_format(0, buf, sizeof(buf)), "1970-01-01");
+        CHECK_STREQ(usage_day_format(20291, buf, sizeof(buf)), "2025-07-22");
+        CHECK_STREQ(usage_day_format(11016, buf, sizeof(buf)), "2000-02-29");
+        CHECK_STREQ(usage_day_format(-1, buf, sizeof(buf)), "1969-12-31");
+
+        CHECK(usage_day_parse("start_date", "20250722", &d, NULL) == 0 && d == 20291);
+        CHECK(usage_day_parse("start_date", "2025-07-22", &d, NULL) == 0 && d == 20291);
+        CHECK(usage_day_parse("start_date", "20000229", &d, NULL) == 0 && d == 11016);
+        CHECK(usage_day_parse("start_date", "19700101", &d, NULL) == 0 && d == 0);
+        /* every day of 1970..2100 round-trips */
+        for (int32_t x = 0; x < 47000; x++) {
+                int32_t y = -1;
+                if (usage_day_parse("d", usage_day_format(x, buf, sizeof(buf)), &y, NULL) < 0 || y != x) {
+                        test_fail(__FILE__, __LINE__, "day %d does not round-trip ('%s' -> %d)", x, buf, y);
+                        break;
+                }
+        }
+}
+
+static void test_usage_day_parse_errors(void)
+{
+        static const char *const bad_format[] = { "", "2025072", "202507221", "2025/07/22", "2025-7-22",
+                                                  "20250722 ", "x0250722", "2025-07-2x", "-2025072" };
+        static const char *const bad_date[] = { "20250230", "20251301", "20250000", "20250732", "19691231",
+                                                "20230229", "21000229", "2025-02-29" };
+        struct tess_error *err = NULL;
+        int32_t d = 42;
+
+        for (size_t i = 0; i < ARRAY_SIZE(bad_format); i++) {
+                CHECK(usage_day_parse("start_date", bad_format[i], &d, &err) == -EINVAL);
+                CHECK(err && strstr(err->msg, "'start_date' must be a date written YYYYMMDD"));
+                err = tess_error_free(err);
+        }
+        for (size_t i = 0; i < ARRAY_SIZE(bad_date); i++) {
+                CHECK(usage_day_parse("end_date", bad_date[i], &d, &err) == -EINVAL);
+                CHECK(err && strstr(err->msg, "'end_date' is not a calendar date"));
+                err = tess_error_free(err);
+        }
+        CHECK_INTEQ(d, 42); /* untouched on failure */
+}
+
+static void test_usage_split_one_day(void)
+{
+        struct usage_span s[4];
+
+        /* 10:00 to 11:00 */
+        CHECK_INTEQ(usage_split_days(D0 + 10 * 3600 * S, D0 + 11 * 3600 * S, s, 4), 1);
+        CHECK_INTEQ(s[0].day, 20291);
+        CHECK_INTEQ(s[0].seconds, 3600);
+        /* a whole day is exactly one span */
+        CHECK_INTEQ(usage_split_days(D0, D0 + DAY, s, 4), 1);
+        CHECK_INTEQ(s[0].seconds, 86400);
+        /* ends are cut to whole seconds: [10.9 s, 12.2 s) is [10, 12) */
+        CHECK_INTEQ(usage_split_days(D0 + 10 * S + 900000, D0 + 12 * S + 200000, s, 4), 1);
+        CHECK_INTEQ(s[0].seconds, 2);
+        /* shorter than a second, empty and reversed intervals: nothing */
+        CHECK_INTEQ(usage_split_days(D0 + 100, D0 + 900000, s, 4), 0);
+        CHECK_INTEQ(usage_split_days(D0, D0, s, 4), 0);
+        CHECK_INTEQ(usage_split_days(D0 + S, D0, s, 4), 0);
+}
+
+static void test_usage_split_midnights(void)
+{
+        struct usage_span s[8];
+
+        /* 23:00 to 01:00 the next day: one hour on each */
+        CHECK_INTEQ(usage_split_days(D0 - 3600 * S, D0 + 3600 * S, s, 8), 2);
+        CHECK_INTEQ(s[0].day, 20290);
+        CHECK_INTEQ(s[0].seconds, 3600);
+        CHECK_INTEQ(s[1].day, 20291);
+        CHECK_INTEQ(s[1].seconds, 3600);
+        /* ending exactly at midnight does not touch the next day */
+        CHECK_INTEQ(usage_split_days(D0 - 60 * S, D0, s, 8), 1);
+        CHECK_INTEQ(s[0].day, 20290);
+        CHECK_INTEQ(s[0].seconds, 60);
+        /* starting exactly at midnight */
+        CHECK_INTEQ(usage_split_days(D0, D0 + 60 * S, s, 8), 1);
+        CHECK_INTEQ(s[0].day, 20291);
+        /* 12:00 on day 0 to 06:00 on day 3: 12 h, 24 h, 24 h, 6 h */
+        CHECK_INTEQ(usage_split_days(D0 + 12 * 3600 * S, D0 + 3 * DAY + 6 * 3600 * S, s, 8), 4);
+        CHECK_INTEQ(s[0].seconds, 12 * 3600);
+        CHECK_INTEQ(s[1].seconds, 86400);
+        CHECK_INTEQ(s[2].seconds, 86400);
+        CHECK_INTEQ(s[3].seconds, 6 * 3600);
+        CHECK_INTEQ(s[3].day, 20294);
+        /* before the epoch too */
+        CHECK_INTEQ(usage_split_days(-10 * S, 10 * S, s, 8), 2);
+        CHECK_INTEQ(s[0].day, -1);
+        CHECK_INTEQ(s[0].seconds, 10);
+        CHECK_INTEQ(s[1].seconds, 10);
+}
+
+static void test_usage_split_counts_like_snprintf(void)
+{
+        struct usage_span s[3] = { { 7, 7 }, { 7, 7 }, { 7, 7 } };
+        int64_t from = D0 + 5 * S, to = D0 + 400 * DAY + 5 * S, total = 0;
+
+        CHECK_INTEQ(usage_split_days(from, to, NULL, 0), 401);
+        CHECK_INTEQ(usage_split_days(from, to, s, 2), 401);
+        CHECK_INTEQ(s[2].day, 7); /* not written beyond max */
+        CHECK_INTEQ(s[0].seconds, 86400 - 5);
+
+        /* the spans always add up to the whole (cut) interval */
+        struct usage_span *all = xcalloc(401, sizeof(*all));
+        usage_split_days(from, to, all, 401);
+        for (int i = 0; i < 401; i++) {
+                total += all[i].seconds;
+                if (i > 0)
+                        CHECK_INTEQ(all[i].day, all[i - 1].day + 1);
+        }
+        CHECK_INTEQ(total, 400 * 86400);
+        free(all);
+}
+
+static void test_usage_amount_exact(void)
+{
+        struct usage_amount a;
+        struct slots s;
+        char *text;
+
+        CHECK(slots_from_text(&s, "{\"cpu\": \"2\", \"mem\": \"4294967296\", \"cuda.shares\": \"0.5\"}", NULL) == 0);
+        usage_amount_init(&a);
+        CHECK(usage_amount_add_slots(&a, &s, 3600, NULL) == 0);
+        text = usage_amount_to_text(&a);
+        CHECK_STREQ(text, "{\"cpu\":\"7200\",\"cuda.shares\":\"1800\",\"mem\":\"15461882265600\"}");
+        free(text);
+        CHECK(usage_amount_units(&a, "cpu") == 7200.0);
+        CHECK(usage_amount_units(&a, "cuda.shares") == 1800.0);
+
+        /* fractions of a core for an odd number of seconds stay exact */
+        CHECK(slots_from_text(&s, "{\"cpu\": \"0.001\", \"cuda.shares\": \"0.01\"}", NULL) == 0);
+        usage_amount_init(&a);
+        CHECK(usage_amount_add_slots(&a, &s, 7, NULL) == 0);
+        text = usage_amount_to_text(&a);
+        CHECK_STREQ(text, "{\"cpu\":\"0.007\",\"cuda.shares\":\"0.07\"}");
+        free(text);
+
+        /* the stored text reads back to the same amount, and adds */
+        struct usage_amount b;
+        CHECK(usage_amount_from_text(&b, "{\"cpu\":\"0.007\",\"cuda.shares\":\"0.07\"}", NULL) == 0);
+        CHECK(usage_amount_add(&a, &b, NULL) == 0);
+        text = usage_amount_to_text(&a);
+        CHECK_STREQ(text, "{\"cpu\":\"0.014\",\"cuda.shares\":\"0.14\"}");
+        free(text);
+        CHECK(usage_amount_from_text(&b, "{}", NULL) == 0 && b.n == 0);
+        CHECK(usage_amount_from_text(&b, NULL, NULL) == 0 && b.n == 0);
+        CHECK(usage_amount_from_text(&b, "{\"cpu\": \"x\"}", NULL) < 0);
+        CHECK(usage_amount_from_text(&b, "{\"cpu\": \"0.0001\"}", NULL) < 0);
+        CHECK(usage_amount_from_text(&b, "{\"cpu\": true}", NULL) < 0);
+        CHECK(usage_amount_from_text(&b, "[", NULL) < 0);
+}
+
+static void test_usage_amount_beyond_64_bits(void)
+{
+        struct usage_amount a;
+        struct slots s;
+        char buf[64];
+
+        /* 1 PiB of memory for 100 days: 1.1e22 byte-seconds, past INT64_MAX */
+        CHECK(slots_from_text(&s, "{\"mem\": \"1125899906842624\"}", NULL) == 0);
+        usage_amount_init(&a);
+        for (int i = 0; i < 100; i++)
+                CHECK(usage_amount_add_slots(&a, &s, 86400, NULL) == 0);
+        CHECK_STREQ(usage_value_format("mem", usage_amount_get(&a, "mem"), buf, sizeof(buf)),
+                    "9727775195120271360000");
+        /* and it parses back */
+        struct usage_amount b;
+        CHECK(usage_amount_from_text(&b, "{\"mem\": \"9727775195120271360000\"}", NULL) == 0);
+        CHECK(usage_amount_get(&b, "mem") == usage_amount_get(&a, "mem"));
+        /* unlimited values are not usage */
+        CHECK(slots_from_text(&s, "{\"cpu\": \"Infinity\"}", NULL) == 0);
+        usage_amount_init(&a);
+        CHECK(usage_amount_add_slots(&a, &s, 10, NULL) == 0);
+        CHECK_INTEQ(a.n, 0);
+}
+
+static void test_usage_weights(void)
+{
+        struct usage_amount a;
+        struct slots s;
+
+        /* an hour of 4 cores, 16 GiB and one GPU: 3600 x (4 + 2 + 10) */
+        CHECK(slots_from_text(&s, "{\"cpu\": 4, \"mem\": \"16g\", \"cuda.device\": 1}", NULL) == 0);
+        usage_amount_init(&a);
+        CHECK(usage_amount_add_slots(&a, &s, 3600, NULL) == 0);
+        CHECK(fabs(usage_weight(&a) - 57600.0) < 1e-6);
+        /* half an fGPU for an hour weighs like 5 GPU-less cores */
+        CHECK(slots_from_text(&s, "{\"cuda.shares\": \"0.5\"}", NULL) == 0);
+        usage_amount_init(&a);
+        CHECK(usage_amount_add_slots(&a, &s, 3600, NULL) == 0);
+        CHECK(fabs(usage_weight(&a) - 18000.0) < 1e-6);
+        /* an unknown slot weighs 1 per unit-second */
+        CHECK(slots_from_text(&s, "{\"rocm.device\": 2}", NULL) == 0);
+        usage_amount_init(&a);
+        CHECK(usage_amount_add_slots(&a, &s, 10, NULL) == 0);
+        CHECK(fabs(usage_weight(&a) - 20.0) < 1e-9);
+        usage_amount_init(&a);
+        CHECK(usage_weight(&a) == 0.0);
+}
+
+/* ---- against a real (SQLite) database ---- */
+
+struct db_fixture {
+        char dir[64];
+        struct manager m;
+};
+
+static bool fixture_open(struct db_fixture *f)
+{
+        _cleanup_free_ char *url = NULL;
+        struct tess_error *err = NULL;
+
+        memset(f, 0, sizeof(*f));
+        snprintf(f->dir, sizeof(f->dir), "/tmp/tessera-test-usage.XXXXXX");
+        if (!mkdtemp(f->dir))
+                return false;
+        url = xasprintf("sqlite:%s/t.db", f->dir);
+        if (db_open(url, false, &f->m.db, &err) < 0 || db_migrate(f->m.db, &err) < 0) {
+                test_fail(__FILE__, __LINE__, "opening %s: %s", url, err ? err->msg : "?");
+                tess_error_free(err);
+                return false;
+        }
+        return true;
+}
+
+static void fixture_close(struct db_fixture *f)
+{
+        _cleanup_free_ char *cmd = xasprintf("rm -rf '%s'", f->dir);
+        f->m.db = db_close(f->m.db);
+        if (system(cmd) != 0)
+                test_fail(__FILE__, __LINE__, "could not remove %s", f->dir);
+}
+
+/* A live session (the columns usage reads; the rest defaulted). */
+static void add_session(struct db_fixture *f, const char *id, const char *user, const char *status,
+                        int64_t occupied_at, const char *slots)
+{
+        int r = DBQ(f->m.db,
+                    "INSERT INTO sessions (id, name, domain_name, project_id, user_id, access_key, image, status,"
+                    " status_changed_at, created_at, occupied_at, occupying_slots) VALUES (?, ?, 'default', 'p1',"
+                    " ?, 'AK', 'img', ?, 0, 0, ?, ?)",
+                    NULL, NULL, DB_TEXT(id), DB_TEXT(id), DB_TEXT(user), DB_TEXT(status), DB_INT(occupied_at),
+                    DB_TEXT(slots));
+        CHECK(r == 1);
+}
+
+static void test_usage_record_adds_per_day(void)
+{
+        struct db_fixture f;
+        _cleanup_rows_ struct db_rows *rows = NULL;
+
+        if (!fixture_open(&f))
+                return;
+        /* 23:00 to 02:00, then 03:00 to 04:00 on the same (second) day */
+        CHECK(usage_record(&f.m, "s1", "u1", "p1", "default", NULL, "{\"cpu\": \"2\"}", D0 - 3600 * S,
+                           D0 + 2 * 3600 * S, NULL) == 0);
+        CHECK(usage_record(&f.m, "s1", "u1", "p1", "default", "rg", "{\"cpu\": \"2\"}", D0 + 3 * 3600 * S,
+                           D0 + 4 * 3600 * S, NULL) == 0);
+        /* nothing for an empty interval */
+        CHECK(usage_record(&f.m, "s2", "u1", "p1", "default", NULL, "{}", D0, D0, NULL) == 0);
+        CHECK(db_query(f.m.db, "SELECT day, seconds, slot_seconds, resource_group FROM usage_daily ORDER BY day",
+                       NULL, 0, &rows, NULL) >= 0);
+        CHECK_INTEQ(rows->nrows, 2);
+        if (rows->nrows == 2) {
+                CHECK_STREQ(db_get(rows, 0, 0), "2025-07-21");
+                CHECK_STREQ(db_get(rows, 0, 1), "3600");
+                CHECK_STREQ(db_get(rows, 0, 2), "{\"cpu\":\"7200\"}");
+                CHECK_STREQ(db_get(rows, 0, 3), "");
+                CHECK_STREQ(db_get(rows, 1, 0), "2025-07-22");
+                CHECK_STREQ(db_get(rows, 1, 1), "10800");
+                CHECK_STREQ(db_get(rows, 1, 2), "{\"cpu\":\"21600\"}");
+        }
+        /* bad slots are an error naming the session */
+        struct tess_error *err = NULL;
+        CHECK(usage_record(&f.m, "s3", "u1", "p1", "default", NULL, "{\"cpu\": \"-1\"}", D0, D0 + S, &err) < 0);
+        CHECK(err && strstr(err->msg, "session 's3'"));
+        tess_error_free(err);
+        fixture_close(&f);
+}
+
+struct pieces {
+        int n, counted, open;
+        int64_t seconds;
+};
+
+static int count_piece(const struct usage_piece *p, void *data, struct tess_error **err UNUSED)
+{
+        struct pieces *c = data;
+        c->n++;
+        c->counted += p->counted;
+        c->open += p->open;
+        c->seconds += p->seconds;
+        return 0;
+}
+
+static double fair_u1, fair_u2;
+static int fair_calls;
+
+static void fair_fn(const char *user, double usage, void *data UNUSED)
+{
+        fair_calls++;
+        if (streq(user, "u1"))
+                fair_u1 = usage;
+        else if (streq(user, "u2"))
+                fair_u2 = usage;
+}
+
+static void test_usage_foreach_and_fair_share(void)
+{
+        struct db_fixture f;
+        int64_t now = D0 + 12 * 3600 * S;
+
+        if (!fixture_open(&f))
+                return;
+        /* u1: 1 h of 2 cores yesterday, 3 h today, and running again since 11:00 */
+        CHECK(usage_record(&f.m, "s1", "u1", "p1", "default", "", "{\"cpu\": \"2\"}", D0 - 3600 * S,
+                           D0 + 2 * 3600 * S, NULL) == 0);
+        add_session(&f, "s1", "u1", "RUNNING", D0 + 11 * 3600 * S, "{\"cpu\": \"2\"}");
+        /* u2: one core since 11:00; a PENDING one with a stale occupied_at counts nothing */
+        add_session(&f, "s2", "u2", "SCHEDULED", D0 + 11 * 3600 * S, "{\"cpu\": \"1\"}");
+        add_session(&f, "s3", "u2", "PENDING", D0, "{\"cpu\": \"64\"}");
+        add_session(&f, "s4", "u2", "TERMINATED", D0, "{\"cpu\": \"64\"}");
+
+        struct pieces c = { 0 };
+        struct usage_filter all = { .first_day = 20290, .last_day = 20291 };
+        CHECK(usage_foreach(&f.m, &all, now, count_piece, &c, NULL) == 0);
+        CHECK_INTEQ(c.n, 4);       /* two recorded days, two open intervals today */
+        CHECK_INTEQ(c.open, 2);
+        CHECK_INTEQ(c.counted, 3); /* s1 today is one session-day, not two */
+        CHECK_INTEQ(c.seconds, 3600 + 7200 + 3600 + 3600);
+
+        /* filters: one user, one day; a day after now sees no open time */
+        struct pieces c2 = { 0 };
+        struct usage_filter u2 = { .first_day = 20291, .last_day = 20291, .user_id = "u2" };
+        CHECK(usage_foreach(&f.m, &u2, now, count_piece, &c2, NULL) == 0);
+        CHECK_INTEQ(c2.n, 1);
+        CHECK_INTEQ(c2.seconds, 3600);
+        struct pieces c3 = { 0 };
+        struct usage_filter yesterday = { .first_day = 20290, .last_day = 20290 };
+        CHECK(usage_foreach(&f.m, &yesterday, now, count_piece, &c3, NULL) == 0);
+        CHECK_INTEQ(c3.n, 1);
+        CHECK_INTEQ(c3.open, 0);
+
+        /* half-life one day: yesterday's 7200 core-seconds count half */
+        CHECK(usage_fair_share(&f.m, now, USAGE_SEC_PER_DAY * S, 7 * USAGE_SEC_PER_DAY * S, fair_fn, NULL, NULL) ==
+              0);
+        CHECK_INTEQ(fair_calls, 2);
+        CHECK(fabs(fair_u1 - (3600.0 + 14400.0 + 7200.0)) < 1e-6);
+        CHECK(fabs(fair_u2 - 3600.0) < 1e-6);
+        /* no decay; a lookback of one hour still reads today only */
+        CHECK(usage_fair_share(&f.m, now, 0, 3600 * S, fair_fn, NULL, NULL) == 0);
+        CHECK(fabs(fair_u1 - (14400.0 + 7200.0)) < 1e-6);
+        fixture_close(&f);
+}
+
+static const struct test tests[] = {
+        TEST(test_usage_days),
+        TEST(test_usage_day_parse_errors),
+        TEST(test_usage_split_one_day),
+        TEST(test_usage_split_midnights),
+        TEST(test_usage_split_counts_like_snprintf),
+        TEST(test_usage_amount_exact),
+        TEST(test_usage_amount_beyond_64_bits),
+        TEST(test_usage_weights),
+        TEST(test_usage_record_adds_per_day),
+        TEST(test_usage_foreach_and_fair_share),
+        {},
+};
+
+int main(void)
+{
+        return test_main(tests);
+}
