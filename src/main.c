@@ -9,6 +9,7 @@
 #include "cli/cli.h"
 #include "manager/api.h"
 #include "manager/manager.h"
+#include "sim/sim.h"
 
 /* `tessera openapi`: print the API description (docs/openapi.json). */
 static int print_openapi(void)
@@ -26,6 +27,8 @@ int main(int argc, char **argv)
                 return manager_main(argc - 1, argv + 1);
         if (argc >= 2 && streq(argv[1], "dev"))
                 return dev_main(argc - 1, argv + 1);
+        if (argc >= 2 && streq(argv[1], "sim"))
+                return sim_main(argc - 1, argv + 1);
         if (argc == 2 && streq(argv[1], "openapi"))
                 return print_openapi();
         return cli_main(argc, argv);
