@@ -1,7 +1,10 @@
 /* scheduler.c - when the manager schedules, and the order of a tick (see
  * scheduler.h).  Events ask for a tick through a short timer so that a
- * burst of them makes one tick; the periodic timer catches what no event
- * announces (batch start times, timeouts, silent agents). */
+ * burst of them makes one tick, and waits at least as long as the last
+ * tick took, so that behind a deep queue the scheduler takes at most about
+ * half of the manager's time and API requests keep being answered; the
+ * periodic timer catches what no event announces (batch start times,
+ * timeouts, silent agents). */
 #include "../common/compat.h"
 
 #include "../common/log.h"
@@ -26,6 +29,7 @@ struct scheduler {
         uint64_t kick_timer, period_timer;
         struct strmap retries;   /* session id -> failed placements */
         struct strmap rr_cursor; /* resource group -> roundrobin position */
+        int64_t last_tick_usec; /* how long the last tick took */
         bool in_tick;
 };
 
@@ -49,7 +53,8 @@ void scheduler_kick(struct manager *m)
 {
         struct scheduler *s = m->scheduler;
         if (s && !s->kick_timer)
-                s->kick_timer = loop_add_timer(m->loop, KICK_DELAY_USEC, on_kick, s);
+                s->kick_timer = loop_add_timer(
+                        m->loop, s->last_tick_usec > KICK_DELAY_USEC ? s->last_tick_usec : KICK_DELAY_USEC, on_kick, s);
 }
 
 /* Anything but our own placements may open or use room. */
@@ -158,9 +163,9 @@ static void tick(struct scheduler *s)
                 log_error("scheduler: %s", err->msg);
         }
         tess_error_free(err);
+        s->last_tick_usec = monotonic_usec() - start;
         if (placed > 0)
-                log_info("scheduler: placed %d sessions in %.1f ms", placed,
-                         (double)(monotonic_usec() - start) / USEC_PER_MSEC);
+                log_info("scheduler: placed %d sessions in %.1f ms", placed, (double)s->last_tick_usec / USEC_PER_MSEC);
 }
 
 struct scheduler *scheduler_start(struct manager *m)
