@@ -226,6 +226,14 @@ static int find_session(struct api_ctx *c, const char *ref, const char *owner_ak
         return tess_err(err, ENOENT, "session '%s' not found", ref);
 }
 
+/* A request of the owner of a session that holds resources keeps it from
+ * the idle timeout; an administrator looking at it does not. */
+static void owner_activity(struct api_ctx *c, const struct db_rows *rows)
+{
+        if (streq(db_getn(rows, 0, "access_key"), c->who.access_key) && db_getn(rows, 0, "occupied_at"))
+                session_touch(c->m, db_getn(rows, 0, "id"), now_usec());
+}
+
 struct create_wait {
         struct api_ctx *c;
         char session_id[UUID_STR_LEN];
@@ -501,6 +509,7 @@ void api_session_info(struct api_ctx *c)
 
         if (find_session(c, c->param[0], http_query(c->req, "owner_access_key"), false, &rows, &err) < 0)
                 return api_fail(c, err);
+        owner_activity(c, rows);
         api_json(c, 200, session_info_json(rows, 0));
 }
 
@@ -541,6 +550,7 @@ void api_session_logs(struct api_ctx *c)
 
         if (find_session(c, c->param[0], http_query(c->req, "owner_access_key"), false, &rows, &err) < 0)
                 return api_fail(c, err);
+        owner_activity(c, rows);
         if (DBQ(c->m->db,
                 "SELECT container_log FROM kernels WHERE session_id = ? ORDER BY cluster_idx LIMIT 1", &logs, &err,
                 DB_TEXT(db_getn(rows, 0, "id"))) < 0)

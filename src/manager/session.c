@@ -1,6 +1,7 @@
 /* session.c - see session.h. */
 #include "../common/compat.h"
 
+#include "../common/log.h"
 #include "../common/slots.h"
 #include "../common/timeutil.h"
 #include "db.h"
@@ -224,6 +225,19 @@ int session_apply_transition(struct manager *m, const struct db_rows *rows, int 
                                     db_getn(rows, row, "domain_name"), db_getn(rows, row, "resource_group"),
                                     db_getn(rows, row, "occupying_slots"), strtoll(occupied_at, NULL, 10), now, err);
         return 0;
+}
+
+void session_touch(struct manager *m, const char *id, int64_t now)
+{
+        struct tess_error *err = NULL;
+
+        if (DBQ(m->db,
+                "UPDATE sessions SET last_activity_at = ?"
+                " WHERE id = ? AND (last_activity_at IS NULL OR last_activity_at < ?)",
+                NULL, &err, DB_INT(now), DB_TEXT(id), DB_INT(now - USEC_PER_SEC)) < 0) {
+                log_warn("session %s: recording activity: %s", id, err->msg);
+                tess_error_free(err);
+        }
 }
 
 int session_transition(struct manager *m, const char *id, enum session_status from, enum session_status to,

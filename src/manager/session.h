@@ -63,6 +63,10 @@ int session_transition(struct manager *m, const char *id, enum session_status fr
  * caller publishes the event after committing. */
 int session_apply_transition(struct manager *m, const struct db_rows *rows, int row, enum session_status to,
                              const char *reason, struct tess_error **err);
+/* The owner used session `id` (API, terminal or app traffic): it is not
+ * idle.  At most one write per second per session; errors only logged. */
+void session_touch(struct manager *m, const char *id, int64_t now);
+
 /* status_history JSON text with `to` stamped at `now` (caller frees). */
 char *session_history_add(const char *history, enum session_status to, int64_t now);
 

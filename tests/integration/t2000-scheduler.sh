@@ -21,8 +21,9 @@ create() {
         test "$CODE" = 201 || { echo "create $1: $CODE $(cat "$TMP/out")"; return 1; }
 }
 
+# through the admin list, which does not count as the owner's activity
 status_of() {
-        OUT=$TMP/st api GET "/session/$1"
+        OUT=$TMP/st api GET "/sessions?name=$1"
         sed -n 's/.*"status":"\([A-Z]*\)".*/\1/p' "$TMP/st"
 }
 
@@ -179,6 +180,20 @@ test_expect_success 'lifetime rules: batch_timeout, max_session_lifetime, idle_t
         create idler "{\"cpu\": 1, \"mem\": \"1g\"}" &&
         wait_status idler TERMINATED 50 &&
         api GET /session/idler && grep -q "\"statusInfo\":\"idle-timeout\"" "$TMP/out" &&
+        api PATCH /admin/keypair-policies/default "{\"idle_timeout\": 0}"
+'
+
+test_expect_success 'the owner using a session through the API keeps it from the idle timeout' '
+        api PATCH /admin/keypair-policies/default "{\"idle_timeout\": 3}" &&
+        create busy "{\"cpu\": 1, \"mem\": \"1g\"}" &&
+        wait_status busy SCHEDULED 50 &&
+        for _ in $(seq 1 20); do
+                OUT=$TMP/busy api GET /session/busy && test "$CODE" = 200 || return 1
+                sleep 0.3
+        done &&
+        test "$(status_of busy)" = SCHEDULED &&
+        wait_status busy TERMINATED 80 &&
+        api GET /session/busy && grep -q "\"statusInfo\":\"idle-timeout\"" "$TMP/out" &&
         api PATCH /admin/keypair-policies/default "{\"idle_timeout\": 0}"
 '
 
