@@ -16,16 +16,17 @@
  * every request at least as large (same GPU part, same shape) fail too:
  * those are answered from a small cache without searching the agents.
  *
- * Long queues build the agent index (index.c) the first time a session
- * needs agents; short ones scan the agents. */
+ * A pass scans the agents for its first few searches and builds the agent
+ * index (index.c) when more follow: a pass that places one arrival, or
+ * stops at a blocked head of the queue, never pays for the index. */
 #include "../common/compat.h"
 
 #include "sched-internal.h"
 
 #define FAIL_CACHE 64
-/* Below this many pending sessions, or agents, scanning is cheaper than
- * building the index (bench/sched-pass.c measures both). */
-#define INDEX_MIN_PENDING 8
+/* Up to this many searches, or below this many agents, scanning is cheaper
+ * than building the index (bench/sched-pass.c measures both). */
+#define INDEX_AFTER_SEARCHES 4
 #define INDEX_MIN_AGENTS 32
 
 struct failed_shape {
@@ -159,16 +160,13 @@ int sched_pass_search(struct sched_input *in, enum sched_search how, struct sche
         struct sched_index ix, *index = NULL;
         struct sched_kernel_alloc few[4], *scratch;
         const struct sched_session *blocker = NULL;
-        int i, r, maxk = 1;
+        int i, r, maxk = 1, searches = 0;
 
         *out = (struct sched_output){ 0 }; /* sched_output_free() is safe even after an error */
         cache.n = cache.next = 0;
         r = check_input(in, err);
         if (r < 0)
                 return r;
-        if (how == SCHED_SEARCH_AUTO)
-                how = in->npending >= INDEX_MIN_PENDING && in->nagents >= INDEX_MIN_AGENTS ? SCHED_SEARCH_INDEX
-                                                                                          : SCHED_SEARCH_SCAN;
         for (i = 0; i < in->npending; i++)
                 if (in->pending[i].cluster_size > maxk)
                         maxk = in->pending[i].cluster_size;
@@ -195,11 +193,14 @@ int sched_pass_search(struct sched_input *in, enum sched_search how, struct sche
                                          blocker->name ? blocker->name : "?", sched_order_name(in->policy.order));
                         continue;
                 }
-                if (!index && how == SCHED_SEARCH_INDEX) {
+                struct failed_shape *known = cache_find(&cache, s);
+                if (!known && !index &&
+                    (how == SCHED_SEARCH_INDEX || (how == SCHED_SEARCH_AUTO && searches >= INDEX_AFTER_SEARCHES &&
+                                                   in->nagents >= INDEX_MIN_AGENTS))) {
                         sched_index_build(&ix, in);
                         index = &ix;
                 }
-                struct failed_shape *known = cache_find(&cache, s);
+                searches += !known;
                 if (!known && sched_place(in, index, s, scratch, msg)) {
                         d->kernels = xmalloc(sizeof(*scratch) * (size_t)s->cluster_size);
                         memcpy(d->kernels, scratch, sizeof(*scratch) * (size_t)s->cluster_size);

@@ -120,8 +120,8 @@ void sched_queue_free(struct sched_queue *q);
 
 /* ---- pass.c ---- */
 
-/* How a pass finds agents: AUTO uses the index when the queue is long
- * enough to pay for building it. */
+/* How a pass finds agents: AUTO scans for the first searches and builds
+ * the index once a pass has made enough of them to pay for it. */
 enum sched_search {
         SCHED_SEARCH_AUTO,
         SCHED_SEARCH_SCAN,
