@@ -10,7 +10,7 @@
 BUILD    ?= build
 CC       ?= cc
 SANITIZE ?=
-PKGS     := libmicrohttpd jansson sqlite3 libpq openssl libcurl
+PKGS     := libmicrohttpd jansson sqlite3 libpq openssl libcurl libarchive
 
 ifeq ($(V),1)
 Q :=
@@ -37,8 +37,10 @@ COMMON_SRC  := $(sort $(wildcard src/common/*.c))
 SCHED_SRC   := $(sort $(wildcard src/sched/*.c))
 SIM_SRC     := $(sort $(wildcard src/sim/*.c))
 MANAGER_SRC := $(sort $(wildcard src/manager/*.c))
+AGENT_SRC   := $(sort $(wildcard src/agent/*.c))
+RUNNER_SRC  := $(sort $(wildcard src/runner/*.c))
 CLI_SRC     := $(sort $(wildcard src/cli/*.c))
-TESSERA_SRC := src/main.c $(COMMON_SRC) $(SCHED_SRC) $(SIM_SRC) $(MANAGER_SRC) $(CLI_SRC)
+TESSERA_SRC := src/main.c $(COMMON_SRC) $(SCHED_SRC) $(SIM_SRC) $(MANAGER_SRC) $(AGENT_SRC) $(CLI_SRC)
 
 UNIT_SRC    := $(sort $(wildcard tests/unit/test_*.c))
 FUZZ_SRC    := $(sort $(wildcard tests/fuzz/fuzz_*.c))
@@ -47,12 +49,13 @@ TESTLIB_SRC := tests/lib/test.c
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
 TESSERA     := $(BUILD)/tessera
+RUNNER      := $(if $(RUNNER_SRC),$(BUILD)/tessera-runner)
 UNIT_BINS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 FUZZ_BINS   := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz-replay/%,$(FUZZ_SRC))
-LIB_OBJS    := $(call obj,$(COMMON_SRC) $(SCHED_SRC) $(SIM_SRC) $(MANAGER_SRC) $(CLI_SRC))
+LIB_OBJS    := $(call obj,$(COMMON_SRC) $(SCHED_SRC) $(SIM_SRC) $(MANAGER_SRC) $(AGENT_SRC) $(CLI_SRC))
 
 .PHONY: all check tests run deps test-deps fuzz format clean docs
-all: $(TESSERA)
+all: $(TESSERA) $(RUNNER)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -62,6 +65,13 @@ $(BUILD)/obj/%.o: %.c
 $(TESSERA): $(call obj,$(TESSERA_SRC))
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+# The runner is bind-mounted into every container: static, libc only, and
+# never built with sanitizers (their runtimes do not link statically).
+$(BUILD)/tessera-runner: $(RUNNER_SRC) $(wildcard src/runner/*.h)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -std=gnu17 $(WARN) -O2 -g -static -o $@ $(RUNNER_SRC)
 
 # Unit tests link the library objects (everything but src/main.c).
 $(BUILD)/tests/%: tests/unit/%.c $(call obj,$(TESTLIB_SRC)) $(LIB_OBJS)
@@ -80,7 +90,7 @@ $(BUILD)/test-tool: tests/helper/test-tool.c $(LIB_OBJS)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -Isrc -o $@ $< $(LIB_OBJS) $(LIBS)
 
-tests: $(TESSERA) $(UNIT_BINS) $(FUZZ_BINS) $(BUILD)/test-tool
+tests: $(TESSERA) $(RUNNER) $(UNIT_BINS) $(FUZZ_BINS) $(BUILD)/test-tool
 
 .SECONDARY: $(call obj,$(TESTLIB_SRC))
 
@@ -106,9 +116,9 @@ fuzz:
 	$(Q)for f in $(FUZZ_SRC); do \
 		n=$$(basename $$f .c); echo "  FUZZ    build/fuzz/$$n"; \
 		clang -std=gnu17 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(PKG_CFLAGS) -Isrc -o build/fuzz/$$n $$f \
-			$(patsubst %.c,build/fuzz/obj/%.o,$(COMMON_SRC) $(SCHED_SRC) $(SIM_SRC) $(MANAGER_SRC) $(CLI_SRC)) $(LIBS) || exit 1; done
+			$(patsubst %.c,build/fuzz/obj/%.o,$(COMMON_SRC) $(SCHED_SRC) $(SIM_SRC) $(MANAGER_SRC) $(AGENT_SRC) $(CLI_SRC)) $(LIBS) || exit 1; done
 
-build/fuzz/lib.stamp: $(patsubst %.c,build/fuzz/obj/%.o,$(COMMON_SRC) $(SCHED_SRC) $(SIM_SRC) $(MANAGER_SRC) $(CLI_SRC))
+build/fuzz/lib.stamp: $(patsubst %.c,build/fuzz/obj/%.o,$(COMMON_SRC) $(SCHED_SRC) $(SIM_SRC) $(MANAGER_SRC) $(AGENT_SRC) $(CLI_SRC))
 	@touch $@
 
 docs: $(TESSERA)

@@ -1,15 +1,18 @@
 #!/bin/sh
 # install-deps.sh build|test - install the Debian packages Tessera needs.
 #
-# build: what `make` needs.  test: that plus what `make check` needs
-# (PostgreSQL server, sqlite3, curl, jq, xxd and openssl for the integration
-# tests; clang for libFuzzer and wrk for load tests, optional).  Only missing packages are installed, and
+# build: what `make` and `make run` need (compiler, libraries, runc and
+# iproute2 for the agent's containers).  test: that plus what `make check`
+# needs (PostgreSQL server, sqlite3, curl, jq, xxd and openssl for the
+# integration tests; docker-registry, skopeo, debootstrap and busybox-static
+# to build test images and serve them on loopback; clang for libFuzzer and
+# wrk for load tests, optional).  Only missing packages are installed, and
 # `apt-get update` runs only when something is missing, so a second run is
 # instant.  Needs root (or sudo) only when something is missing.
 set -eu
 
-BUILD_PKGS="gcc make pkg-config libmicrohttpd-dev libjansson-dev libsqlite3-dev libpq-dev libssl-dev libcurl4-openssl-dev"
-TEST_PKGS="postgresql sqlite3 curl jq xxd openssl"
+BUILD_PKGS="gcc make pkg-config libmicrohttpd-dev libjansson-dev libsqlite3-dev libpq-dev libssl-dev libcurl4-openssl-dev libarchive-dev runc iproute2"
+TEST_PKGS="postgresql sqlite3 curl jq xxd openssl docker-registry skopeo debootstrap busybox-static"
 OPTIONAL_PKGS="clang libclang-rt-dev wrk" # libFuzzer runtime, load tests: their absence fails nothing
 
 case ${1:-} in
