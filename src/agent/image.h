@@ -1,0 +1,92 @@
+/* image.h - the agent's local image store: OCI image layout on disk,
+ * content-addressed blobs, layers unpacked once and shared read-only.
+ *
+ * Layout under the store directory (an OCI image layout plus Tessera's own
+ * unpacked layers):
+ *
+ *   oci-layout, index.json       the OCI image layout; index.json lists every
+ *                                tagged image, its reference in the
+ *                                annotation org.opencontainers.image.ref.name
+ *   blobs/sha256/<hex>           manifests, configs, compressed layers
+ *   layers/sha256/<diffid hex>/  one unpacked layer (a directory tree), made
+ *                                once, read-only lower dir of overlayfs
+ *   tmp/                         partial downloads and unpacks (atomic rename)
+ *
+ * Every blob is verified against its digest before it is committed.  The
+ * interface below is what the registry client (registry.c), the importers
+ * and the container code use; the store itself lives in image_*.c. */
+#ifndef TESSERA_AGENT_IMAGE_H
+#define TESSERA_AGENT_IMAGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/error.h"
+
+struct image_store;
+
+int image_store_open(const char *dir, struct image_store **ret, struct tess_error **err);
+struct image_store *image_store_close(struct image_store *st);
+const char *image_store_dir(const struct image_store *st);
+
+/* ---- blobs ("sha256:<64 hex>") ---- */
+
+bool image_blob_exists(struct image_store *st, const char *digest);
+/* Path of a committed blob (caller frees), or NULL if absent. */
+char *image_blob_path(struct image_store *st, const char *digest);
+
+/* Streaming write of one blob whose digest is known in advance: the bytes
+ * are hashed as they arrive; commit fails with EBADMSG (and keeps nothing)
+ * when the digest or the expected size (-1: unknown) does not match. */
+struct image_blob_writer;
+int image_blob_begin(struct image_store *st, const char *digest, int64_t size, struct image_blob_writer **ret,
+                     struct tess_error **err);
+int image_blob_write(struct image_blob_writer *w, const void *p, size_t n, struct tess_error **err);
+int image_blob_commit(struct image_blob_writer *w, struct tess_error **err); /* frees w */
+void image_blob_abort(struct image_blob_writer *w);                         /* frees w */
+
+/* ---- images ---- */
+
+/* Tag the image whose manifest (an OCI or Docker v2 schema 2 image
+ * manifest, already a committed blob, as are its config and layers) is
+ * `manifest_digest` under reference `ref` ("registry/name:tag" or
+ * "name:tag"), unpacking every layer not yet unpacked.  Replaces an older
+ * image of the same reference. */
+int image_store_tag(struct image_store *st, const char *ref, const char *manifest_digest, struct tess_error **err);
+
+struct image_info {
+        char *ref;             /* reference name */
+        char *manifest_digest; /* sha256:... */
+        char *config_digest;   /* the image id */
+        char *architecture;    /* "amd64", ... */
+        int64_t size;          /* compressed layers, bytes */
+        char **labels;         /* NULL-terminated "key=value" pairs, from the config */
+        char **env;            /* NULL-terminated, the config's Env */
+        char **entrypoint, **cmd;
+        char *working_dir, *user;
+        char **layer_dirs;     /* NULL-terminated unpacked layers, lowest first */
+};
+
+/* Look an image up by reference; ENOENT when absent. */
+int image_store_get(struct image_store *st, const char *ref, struct image_info *ret, struct tess_error **err);
+void image_info_free(struct image_info *info);
+/* Every tagged image; *ret is an array of *n entries (free each, then it). */
+int image_store_list(struct image_store *st, struct image_info **ret, int *n, struct tess_error **err);
+/* Untag; blobs and layers stay until image_store_gc. */
+int image_store_remove(struct image_store *st, const char *ref, struct tess_error **err);
+/* Delete blobs and unpacked layers no tagged image uses, except those in
+ * `in_use` (NULL-terminated layer dirs of running containers). */
+int image_store_gc(struct image_store *st, const char *const *in_use, int64_t *freed_bytes, struct tess_error **err);
+
+/* ---- importers ---- */
+
+/* An OCI image layout directory (or a tar of one), or a `docker save`
+ * archive: every image it names is copied into the store and tagged under
+ * the name it records (org.opencontainers.image.ref.name, or the archive's
+ * RepoTags); `ref_override`, if not NULL, names the single image instead.
+ * The references tagged are returned NULL-terminated in *refs (optional). */
+int image_import(struct image_store *st, const char *path, const char *ref_override, char ***refs,
+                 struct tess_error **err);
+
+#endif
