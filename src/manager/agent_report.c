@@ -134,3 +134,42 @@ void agent_report_release(struct agent_report *r)
         free(r->devices);
         r->devices = NULL;
 }
+
+int agent_event_parse(const json_t *ev, struct agent_event *ret, struct tess_error **err)
+{
+        static const char *const kinds[] = {
+                [AGENT_EV_PREPARING] = "preparing", [AGENT_EV_PULLING] = "pulling", [AGENT_EV_CREATING] = "creating",
+                [AGENT_EV_RUNNING] = "running",     [AGENT_EV_EXITED] = "exited",   [AGENT_EV_FAILED] = "failed",
+        };
+        const char *kind = NULL;
+        size_t k;
+        int r;
+
+        *ret = (struct agent_event){ .exit_code = -1 };
+        if (!json_is_object(ev))
+                return tess_err(err, EINVAL, "an event must be an object");
+        r = api_get_int(ev, NAMES("seq"), 1, INT64_MAX, &ret->seq, err);
+        if (r >= 0)
+                r = api_get_string(ev, NAMES("kernel"), 36, &ret->kernel, err);
+        if (r >= 0)
+                r = api_get_string(ev, NAMES("kind"), 16, &kind, err);
+        if (r >= 0)
+                r = api_get_string(ev, NAMES("container_id"), 64, &ret->container_id, err);
+        if (r >= 0)
+                r = api_get_string(ev, NAMES("message"), 4096, &ret->message, err);
+        if (r >= 0)
+                r = api_get_int(ev, NAMES("exit_code"), -1, 255, &ret->exit_code, err);
+        if (r >= 0)
+                r = api_get_bool(ev, NAMES("oom"), &ret->oom, err);
+        if (r < 0)
+                return r;
+        if (ret->seq == 0 || !ret->kernel || !kind)
+                return tess_err(err, EINVAL, "an event needs seq, kernel and kind");
+        for (k = 0; k < ARRAY_SIZE(kinds); k++)
+                if (streq(kind, kinds[k]))
+                        break;
+        if (k == ARRAY_SIZE(kinds))
+                return tess_err(err, EINVAL, "unknown event kind '%.16s'", kind);
+        ret->kind = (enum agent_event_kind)k;
+        return 0;
+}

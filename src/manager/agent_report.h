@@ -26,4 +26,27 @@ struct agent_report {
 int agent_report_parse(const json_t *body, struct agent_report *ret, struct tess_error **err);
 void agent_report_release(struct agent_report *r);
 
+/* One kernel event of POST /agent/events (see agent_events.c). */
+enum agent_event_kind {
+        AGENT_EV_PREPARING,
+        AGENT_EV_PULLING,
+        AGENT_EV_CREATING,
+        AGENT_EV_RUNNING,
+        AGENT_EV_EXITED, /* exit_code, oom */
+        AGENT_EV_FAILED, /* could not be created: message */
+};
+
+#define AGENT_EVENTS_MAX 1000 /* per request */
+
+struct agent_event {
+        int64_t seq; /* > 0, increasing per agent */
+        const char *kernel, *container_id, *message; /* borrowed from the body */
+        enum agent_event_kind kind;
+        int64_t exit_code;
+        bool oom;
+};
+
+/* events[i] of a parsed body: -EINVAL with a message naming the field. */
+int agent_event_parse(const json_t *ev, struct agent_event *ret, struct tess_error **err);
+
 #endif

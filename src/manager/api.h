@@ -157,6 +157,8 @@ void api_events_session(struct api_ctx *c);   /* api_events.c */
 void api_resource_presets(struct api_ctx *c); /* api_resource.c */
 int api_agent_auth(struct api_ctx *c, struct tess_error **err); /* api_agent.c */
 void api_agent_heartbeat(struct api_ctx *c);
+void api_agent_sync(struct api_ctx *c);       /* agent_sync.c */
+void api_agent_events(struct api_ctx *c);     /* agent_events.c */
 void api_resource_check_presets(struct api_ctx *c);
 void api_usage_period(struct api_ctx *c);     /* api_usage.c */
 void api_usage_user_month(struct api_ctx *c);

@@ -21,6 +21,7 @@
 #include "api.h"
 #include "audit.h"
 #include "auth.h"
+#include "agent_sync.h"
 #include "db.h"
 #include "events.h"
 #include "http.h"
@@ -226,6 +227,7 @@ static int manager_run(struct manager *m, struct tess_error **err)
                 return r;
         loop_add_timer(m->loop, 5 * USEC_PER_SEC, on_flush_timer, m);
         m->scheduler = scheduler_start(m);
+        m->agent_sync = agent_sync_new(m);
         log_notice("manager listening on http://%s (database %s)", m->conf.listen, db_kind_name(m->db));
         printf("Tessera is running: http://%s/\n", m->conf.listen);
         fflush(stdout);
@@ -234,6 +236,7 @@ static int manager_run(struct manager *m, struct tess_error **err)
 
         m->http = http_server_stop(m->http);
         m->scheduler = scheduler_stop(m->scheduler);
+        m->agent_sync = agent_sync_free(m->agent_sync);
         audit_flush(m);
         if (db_begin(m->db, NULL) >= 0) {
                 ratelimit_drain_counts(m->ratelimit, flush_one, m);
@@ -248,6 +251,7 @@ static void manager_release(struct manager *m)
 {
         m->http = http_server_stop(m->http);
         m->scheduler = scheduler_stop(m->scheduler);
+        m->agent_sync = agent_sync_free(m->agent_sync);
         m->db = db_close(m->db);
         m->loop = loop_free(m->loop);
         m->events = events_free(m->events);

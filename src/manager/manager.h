@@ -58,6 +58,7 @@ struct manager {
         struct auth_cache *authcache;
         struct audit *audit;
         struct scheduler *scheduler;
+        struct agent_sync *agent_sync;
         unsigned char master_key[MASTER_KEY_LEN];
         char cluster_secret[2 * MASTER_KEY_LEN + 1]; /* hex: the HMAC key agents share */
         int64_t started_at;

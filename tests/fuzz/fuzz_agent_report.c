@@ -2,7 +2,9 @@
  * an Authorization header value (agent_auth_parse), the rest a heartbeat
  * body (agent_report_parse: ids, slots, GPU devices).  Invariants: a parsed
  * id is a valid name of at most AGENT_ID_MAX characters, the signature is
- * hex, and an accepted report's GPU slot equals the sum of its devices. */
+ * hex, and an accepted report's GPU slot equals the sum of its devices;
+ * the body's `events`, if any, go through agent_event_parse (POST
+ * /agent/events): accepted ones are within bounds, refused ones say why. */
 #include "common/compat.h"
 
 #include "common/slots.h"
@@ -48,7 +50,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 json_decref(devs);
                 agent_report_release(&rep);
         }
-        tess_error_free(err);
+        err = tess_error_free(err);
+        /* a POST /agent/events body: every event parses or says why */
+        json_t *events = json_object_get(body, "events"), *e;
+        size_t i;
+        json_array_foreach(events, i, e) {
+                struct agent_event ev;
+                if (agent_event_parse(e, &ev, &err) == 0) {
+                        FUZZ_ASSERT(ev.seq > 0 && ev.kernel && strlen(ev.kernel) <= 36);
+                        FUZZ_ASSERT(ev.kind >= AGENT_EV_PREPARING && ev.kind <= AGENT_EV_FAILED);
+                        FUZZ_ASSERT(ev.exit_code >= -1 && ev.exit_code <= 255);
+                } else {
+                        FUZZ_ASSERT(err && err->code == EINVAL && err->msg);
+                        err = tess_error_free(err);
+                }
+        }
         json_decref(body);
         return 0;
 }

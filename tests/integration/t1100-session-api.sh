@@ -4,17 +4,6 @@ test_description='the Backend.AI session routes: validation, get-or-create, enqu
 
 TT=$BUILD/test-tool
 
-# api METHOD PATH [BODY]: signed request as the current BACKEND_* keypair;
-# CODE gets the status, $TMP/out the answer.
-api() {
-        local ct=text/plain h=()
-        [ -n "${3:-}" ] && ct=application/json
-        while IFS= read -r l; do h+=(-H "$l"); done < <("$TT" sign "$1" "$2" "${BACKEND_ENDPOINT#http://}" \
-                "$BACKEND_ACCESS_KEY" "$BACKEND_SECRET_KEY" "$ct")
-        CODE=$(curl -s -m 40 -X "$1" -o "${OUT:-$TMP/out}" -w '%{http_code}' "${h[@]}" ${3:+--data "$3"} \
-                "$BACKEND_ENDPOINT$2") || true
-}
-
 # expect_400 BODY WORDS: a create with BODY is a 400 whose title mentions WORDS
 expect_400() {
         api POST /session "$1"

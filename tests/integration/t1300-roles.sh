@@ -74,6 +74,8 @@ GET /events/session                     -                       | 200 200 200 20
 GET /resource/presets                   -                       | 200 200 200 200 200
 POST /resource/check-presets            {}                      | 404 200 200 200 200
 POST /agent/heartbeat                   {"id":"walk"}           | 401 401 401 401 401
+POST /agent/sync                        {"id":"walk"}           | 401 401 401 401 401
+POST /agent/events                      {"id":"walk","events":[]} | 401 401 401 401 401
 GET /resource/usage/period?start_date=20250101&end_date=20250102 - | 200 200 200 200 200
 GET /resource/stats/user/month          -                       | 200 200 200 200 200
 GET /admin/usage                        -                       | 200 403 200 200 200

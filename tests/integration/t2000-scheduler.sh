@@ -2,19 +2,6 @@
 test_description='the scheduler in the manager: agents through the agent API, placement, reasons, limits, timeouts, agent loss'
 . "$(dirname "$0")/../lib/test-lib.sh"
 
-TT=$BUILD/test-tool
-
-# api METHOD PATH [BODY]: signed request as the current BACKEND_* keypair;
-# CODE gets the status, $TMP/out the answer.
-api() {
-        local ct=text/plain h=()
-        [ -n "${3:-}" ] && ct=application/json
-        while IFS= read -r l; do h+=(-H "$l"); done < <("$TT" sign "$1" "$2" "${BACKEND_ENDPOINT#http://}" \
-                "$BACKEND_ACCESS_KEY" "$BACKEND_SECRET_KEY" "$ct")
-        CODE=$(curl -s -m 40 -X "$1" -o "${OUT:-$TMP/out}" -w '%{http_code}' "${h[@]}" ${3:+--data "$3"} \
-                "$BACKEND_ENDPOINT$2") || true
-}
-
 # create NAME RESOURCES_JSON [EXTRA_FIELDS [EXTRA_CONFIG_FIELDS]]: enqueue a session
 create() {
         api POST /session "{\"name\": \"$1\", \"image\": \"python:3.11\", \"enqueueOnly\": true, \"config\": {\"resources\": $2${4:+, $4}}${3:+, $3}}"

@@ -4,18 +4,6 @@ test_description='two managers on one PostgreSQL: one schedules at a time, no sl
 
 [ "$TESSERA_TEST_DB" = postgresql ] || skip_all 'needs PostgreSQL (several managers share one database)'
 
-TT=$BUILD/test-tool
-
-# api METHOD PATH [BODY]: signed request to the manager at $BACKEND_ENDPOINT
-api() {
-        local ct=text/plain h=()
-        [ -n "${3:-}" ] && ct=application/json
-        while IFS= read -r l; do h+=(-H "$l"); done < <("$TT" sign "$1" "$2" "${BACKEND_ENDPOINT#http://}" \
-                "$BACKEND_ACCESS_KEY" "$BACKEND_SECRET_KEY" "$ct")
-        CODE=$(curl -s -m 40 -X "$1" -o "$TMP/out" -w '%{http_code}' "${h[@]}" ${3:+--data "$3"} \
-                "$BACKEND_ENDPOINT$2") || true
-}
-
 sql() {
         psql -X -q -t -A -v ON_ERROR_STOP=1 "$PG_URL" -c "$1"
 }

@@ -395,17 +395,33 @@ test_cleanup_() {
 trap test_cleanup_ EXIT
 trap 'exit 130' INT TERM
 
-# agent_register ID SLOTS_JSON [DEVICES_JSON] [RESOURCE_GROUP]: register (or
-# heartbeat) an agent without containers through the agent API, signed with
-# the manager's cluster secret.  AGENT_STATUS gets the HTTP status; the
-# answer is in $TMP/agent-out.
-agent_register() {
-        local body h=()
-        body="{\"id\": \"$1\", \"available_slots\": $2, \"devices\": ${3:-[]}, \"resource_group\": \"${4:-default}\", \"runtime\": \"none\"}"
+# api METHOD PATH [BODY]: a request signed as the current BACKEND_* keypair;
+# CODE gets the HTTP status, ${OUT:-$TMP/out} the answer.
+api() {
+        local ct=text/plain h=()
+        [ -n "${3:-}" ] && ct=application/json
+        while IFS= read -r l; do h+=(-H "$l"); done < <("$BUILD/test-tool" sign "$1" "$2" \
+                "${BACKEND_ENDPOINT#http://}" "$BACKEND_ACCESS_KEY" "$BACKEND_SECRET_KEY" "$ct")
+        CODE=$(curl -s -m 40 -X "$1" -o "${OUT:-$TMP/out}" -w '%{http_code}' "${h[@]}" ${3:+--data "$3"} \
+                "$BACKEND_ENDPOINT$2") || true
+}
+
+# agent_post ID PATH BODY: a request of agent ID signed with the manager's
+# cluster secret; AGENT_STATUS gets the HTTP status, $TMP/agent-out the answer.
+agent_post() {
+        local h=()
         while IFS= read -r l; do h+=(-H "$l"); done < <("$BUILD/test-tool" agent-sign \
-                "$MANAGER_STATE/cluster.secret" "$1" POST /agent/heartbeat "$body")
-        AGENT_STATUS=$(curl -s -m 20 -X POST -o "$TMP/agent-out" -w '%{http_code}' "${h[@]}" \
-                -H 'Content-Type: application/json' --data "$body" "$BACKEND_ENDPOINT/agent/heartbeat") || return 1
+                "$MANAGER_STATE/cluster.secret" "$1" POST "$2" "$3")
+        AGENT_STATUS=$(curl -s -m 40 -X POST -o "$TMP/agent-out" -w '%{http_code}' "${h[@]}" \
+                -H 'Content-Type: application/json' --data "$3" "$BACKEND_ENDPOINT$2") || true
+}
+
+# agent_register ID SLOTS_JSON [DEVICES_JSON] [RESOURCE_GROUP]: register (or
+# heartbeat) an agent through the agent API.  Its runtime is
+# ${AGENT_RUNTIME:-none}: "none" is an agent without containers (the manager
+# finishes its sessions' terminations itself).
+agent_register() {
+        agent_post "$1" /agent/heartbeat "{\"id\": \"$1\", \"available_slots\": $2, \"devices\": ${3:-[]}, \"resource_group\": \"${4:-default}\", \"runtime\": \"${AGENT_RUNTIME:-none}\"}"
         [ "$AGENT_STATUS" = 200 ] || { echo "agent_register $1: $AGENT_STATUS $(cat "$TMP/agent-out")"; return 1; }
 }
 
