@@ -5,14 +5,16 @@
 # iproute2 for the agent's containers).  test: that plus what `make check`
 # needs (PostgreSQL server, sqlite3, curl, jq, xxd and openssl for the
 # integration tests; docker-registry, skopeo, debootstrap and busybox-static
-# to build test images and serve them on loopback; clang for libFuzzer and
-# wrk for load tests, optional).  Only missing packages are installed, and
-# `apt-get update` runs only when something is missing, so a second run is
-# instant.  Needs root (or sudo) only when something is missing.
+# to build test images and serve them on loopback, with apache2-utils
+# (htpasswd) and python3 for the registry tests' Basic auth, token server
+# and failing registry; clang for libFuzzer and wrk for load tests,
+# optional).  Only missing packages are installed, and `apt-get update` runs
+# only when something is missing, so a second run is instant.  Needs root
+# (or sudo) only when something is missing.
 set -eu
 
 BUILD_PKGS="gcc make pkg-config libmicrohttpd-dev libjansson-dev libsqlite3-dev libpq-dev libssl-dev libcurl4-openssl-dev libarchive-dev runc iproute2"
-TEST_PKGS="postgresql sqlite3 curl jq xxd openssl docker-registry skopeo debootstrap busybox-static"
+TEST_PKGS="postgresql sqlite3 curl jq xxd openssl docker-registry skopeo debootstrap busybox-static apache2-utils python3"
 OPTIONAL_PKGS="clang libclang-rt-dev wrk" # libFuzzer runtime, load tests: their absence fails nothing
 
 case ${1:-} in

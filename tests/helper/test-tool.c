@@ -9,9 +9,19 @@
  *       parses a slot value and prints its canonical form.
  *   test-tool agent-sign SECRET_FILE AGENT_ID METHOD PATH BODY
  *       prints the headers of an agent request signed with the cluster
- *       secret (Authorization, X-Tessera-Agent-Time), one per line. */
+ *       secret (Authorization, X-Tessera-Agent-Time), one per line.
+ *   test-tool registry-pull [--user U --password P] [--insecure HOST:PORT]...
+ *                           [--default-registry R] [--arch A] REF STOREDIR
+ *       pulls REF with the registry client into the image store at STOREDIR
+ *       (while the real store is not merged: the test double of
+ *       registry_store_double.c); prints "fetched DIGEST SIZE" per blob
+ *       downloaded, then "pulled REF MANIFEST_DIGEST". */
 #include "common/compat.h"
 
+#include <curl/curl.h>
+
+#include "agent/image.h"
+#include "agent/registry.h"
 #include "common/fs.h"
 #include "common/sign.h"
 #include "common/slots.h"
@@ -81,6 +91,54 @@ fail:
         return 1;
 }
 
+static void on_progress(void *data UNUSED, const char *digest, int64_t done, int64_t total)
+{
+        if (done == total)
+                printf("fetched %s %lld\n", digest, (long long)total);
+}
+
+static int cmd_registry_pull(int argc, char **argv)
+{
+        const char *insecure[9] = { 0 };
+        struct registry_opts o = { .backoff_ms = 50, .progress = on_progress };
+        struct image_store *st = NULL;
+        struct tess_error *err = NULL;
+        _cleanup_free_ char *digest = NULL;
+        int i, n_insecure = 0, r;
+
+        for (i = 1; i + 1 < argc && strncmp(argv[i], "--", 2) == 0; i += 2) {
+                if (streq(argv[i], "--user"))
+                        o.username = argv[i + 1];
+                else if (streq(argv[i], "--password"))
+                        o.password = argv[i + 1];
+                else if (streq(argv[i], "--insecure") && n_insecure < 8)
+                        insecure[n_insecure++] = argv[i + 1];
+                else if (streq(argv[i], "--default-registry"))
+                        o.default_registry = argv[i + 1];
+                else if (streq(argv[i], "--arch"))
+                        o.arch = argv[i + 1];
+                else
+                        return 2;
+        }
+        if (argc - i != 2)
+                return 2;
+        o.insecure = insecure;
+        setvbuf(stdout, NULL, _IOLBF, 0);
+        curl_global_init(CURL_GLOBAL_DEFAULT);
+        r = image_store_open(argv[i + 1], &st, &err);
+        if (r == 0)
+                r = registry_pull(st, argv[i], &o, &digest, &err);
+        image_store_close(st);
+        curl_global_cleanup();
+        if (r < 0) {
+                fprintf(stderr, "error: %s\n", err->msg);
+                tess_error_free(err);
+                return 1;
+        }
+        printf("pulled %s %s\n", argv[i], digest);
+        return 0;
+}
+
 int main(int argc, char **argv)
 {
         int r = 2;
@@ -91,9 +149,13 @@ int main(int argc, char **argv)
                 r = cmd_slot(argc - 1, argv + 1);
         else if (argc >= 2 && streq(argv[1], "agent-sign"))
                 r = cmd_agent_sign(argc - 1, argv + 1);
+        else if (argc >= 2 && streq(argv[1], "registry-pull"))
+                r = cmd_registry_pull(argc - 1, argv + 1);
         if (r == 2)
                 fputs("usage: test-tool sign METHOD PATH HOST AK SK [CONTENT_TYPE] | slot NAME VALUE\n"
-                      "       test-tool agent-sign SECRET_FILE AGENT_ID METHOD PATH BODY\n",
+                      "       test-tool agent-sign SECRET_FILE AGENT_ID METHOD PATH BODY\n"
+                      "       test-tool registry-pull [--user U --password P] [--insecure HOST:PORT]...\n"
+                      "                               [--default-registry R] [--arch A] REF STOREDIR\n",
                       stderr);
         return r;
 }
