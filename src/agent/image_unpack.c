@@ -19,7 +19,7 @@
  *   block/char device, socket  skipped (the runtime provides /dev)
  *   .wh.NAME                   NAME becomes a char device 0/0 (overlay whiteout)
  *   .wh..wh..opq               its directory gets trusted.overlay.opaque=y
- *   other .wh..wh.*            skipped (aufs bookkeeping)
+ *   other .wh..wh.*            skipped, with what is under them (aufs bookkeeping)
  *   setuid/setgid, file caps   kept only with policy allow_setuid
  *   owner                      kept (we run as root)
  *   xattrs                     user.* and security.capability kept, others dropped
@@ -385,6 +385,8 @@ static int unpack_entry(struct unpack *u, struct archive_entry *e, struct tess_e
                 return tess_err(err, -r, "'%.200s': path too long or too deep", raw);
         if (!*path)
                 return unpack_root(u, raw, e, err);
+        if (strncmp(path, WHITEOUT_META_PREFIX, strlen(WHITEOUT_META_PREFIX)) == 0)
+                return 0; /* aufs bookkeeping (.wh..wh.plnk/...) */
 
         dir = xstrdup(path);
         name = split_name(dir, &parent);
