@@ -86,11 +86,12 @@ static char *link_resolve(const char *link_path, const char *target, bool relati
                 if (streq(p, "."))
                         continue;
                 if (streq(p, "..")) {
-                        char *up = out.len ? strrchr(out.data, '/') : NULL;
+                        char *up;
                         if (!out.len) {
                                 buf_release(&out);
                                 return NULL;
                         }
+                        up = strrchr(out.data, '/');
                         out.len = up ? (size_t)(up - out.data) : 0;
                         out.data[out.len] = '\0';
                         continue;
@@ -100,6 +101,19 @@ static char *link_resolve(const char *link_path, const char *target, bool relati
                 buf_puts(&out, p);
         }
         return buf_detach(&out, NULL);
+}
+
+/* Whether the store has the blob already (checked when it was committed),
+ * and its size. */
+static bool stored_size(struct image_store *st, const char *digest, int64_t *ret_size)
+{
+        _cleanup_free_ char *path = image_blob_path(st, digest);
+        struct stat s;
+
+        if (!path || stat(path, &s) < 0)
+                return false;
+        *ret_size = s.st_size;
+        return true;
 }
 
 /* ---- reading a tar ---- */
@@ -150,6 +164,10 @@ static int tar_read_blob(struct import *im, struct archive *a, struct import_fil
         int64_t next = 0;
         int r;
 
+        if (expected && stored_size(im->st, expected, &f->size)) {
+                memcpy(f->digest, expected, IMAGE_DIGEST_SIZE);
+                return 0; /* libarchive skips the data */
+        }
         r = image_blob_begin(im->st, expected, -1, &w, err);
         if (r < 0)
                 return r;
@@ -251,6 +269,10 @@ static int dir_copy_blob(struct import *im, const char *path, const char *expect
 
         if (fd < 0)
                 return tess_err(err, errno, "opening '%s': %s", path, strerror(errno));
+        if (expected && stored_size(im->st, expected, ret_size)) {
+                memcpy(ret_digest, expected, IMAGE_DIGEST_SIZE);
+                return 0;
+        }
         r = image_blob_begin(im->st, expected, -1, &w, err);
         if (r < 0)
                 return r;

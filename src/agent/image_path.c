@@ -142,7 +142,7 @@ int layer_remove(int dirfd, const char *name, int64_t *freed)
                 return unlinkat(dirfd, name, 0) < 0 && errno != ENOENT ? -errno : 0;
         fd = openat(dirfd, name, DIR_FLAGS);
         if (fd < 0)
-                return -errno;
+                return errno == ENOENT ? 0 : -errno;
         r = remove_children(fd, freed);
         if (r < 0)
                 return r;

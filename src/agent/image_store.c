@@ -71,14 +71,12 @@ int image_store_clean_tmp(struct image_store *st, struct tess_error **err)
                 return tess_err(err, errno, "reading '%s/tmp': %s", st->dir, strerror(errno));
         }
         rewinddir(d);
-        while ((de = readdir(d))) {
+        while (r >= 0 && (de = readdir(d))) {
                 if (streq(de->d_name, ".") || streq(de->d_name, "..") || tmp_entry_live(de->d_name))
                         continue;
                 r = layer_remove(st->tmpfd, de->d_name, NULL);
-                if (r < 0) {
+                if (r < 0)
                         r = tess_err(err, -r, "removing '%s/tmp/%s': %s", st->dir, de->d_name, strerror(-r));
-                        break;
-                }
         }
         closedir(d);
         return r;
@@ -126,16 +124,21 @@ static int store_init(struct image_store *st, struct tess_error **err)
         if (r < 0)
                 return r;
 
-        r = image_store_lock(st, err);
-        if (r < 0)
-                return r;
-        r = create_file(st, "oci-layout", oci_layout, err);
-        if (r >= 0)
-                r = create_file(st, "index.json", empty_index, err);
-        image_store_unlock(st);
-        if (r < 0)
-                return r;
-        return image_store_clean_tmp(st, err);
+        if (faccessat(st->dirfd, "index.json", F_OK, AT_SYMLINK_NOFOLLOW) < 0) {
+                /* a new store: the lock keeps a concurrent tag's index */
+                r = image_store_lock(st, err);
+                if (r < 0)
+                        return r;
+                r = create_file(st, "oci-layout", oci_layout, err);
+                if (r >= 0)
+                        r = create_file(st, "index.json", empty_index, err);
+                image_store_unlock(st);
+                if (r < 0)
+                        return r;
+        }
+        /* best effort: gc cleans again and reports what it cannot */
+        (void)image_store_clean_tmp(st, NULL);
+        return 0;
 }
 
 int image_store_open(const char *dir, struct image_store **ret, struct tess_error **err)

@@ -20,7 +20,8 @@
  *   .wh.NAME                   NAME becomes a char device 0/0 (overlay whiteout)
  *   .wh..wh..opq               its directory gets trusted.overlay.opaque=y
  *   other .wh..wh.*            skipped, with what is under them (aufs bookkeeping)
- *   setuid/setgid, file caps   kept only with policy allow_setuid
+ *   setuid/setgid, file caps   kept only with policy allow_setuid (setgid on a
+ *                              directory, which only passes its group on, stays)
  *   owner                      kept (we run as root)
  *   xattrs                     user.* and security.capability kept, others dropped
  *   an existing entry          replaced, unless both are directories
@@ -214,9 +215,11 @@ static int write_data(struct unpack *u, int fd, const char *path, struct archive
                         return tess_err(err, EBADMSG, "'%s': a data block at offset %" PRId64, path, (int64_t)off);
                 for (size_t done = 0; done < n;) {
                         ssize_t k = pwrite(fd, (const char *)buf + done, n - done, off + (off_t)done);
-                        if (k <= 0 && errno != EINTR)
+                        if (k < 0 && errno == EINTR)
+                                continue;
+                        if (k <= 0)
                                 return sys_fail(err, k < 0 ? errno : EIO, path, "writing");
-                        done += k > 0 ? (size_t)k : 0;
+                        done += (size_t)k;
                 }
         }
         if (archive_entry_size_is_set(e) && ftruncate(fd, archive_entry_size(e)) < 0)

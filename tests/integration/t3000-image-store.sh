@@ -1,5 +1,5 @@
 #!/bin/bash
-test_description='agent image store: a busybox image as docker save and OCI layout tars, imported, listed, inspected, removed, collected; run with runc'
+test_description='agent image store: busybox as docker save and OCI layout tars; import, ls, inspect, rm, gc, runc'
 . "$(dirname "$0")/../lib/test-lib.sh"
 
 # No manager and no database: the store is local to the agent.
@@ -12,33 +12,47 @@ img() {
         "$TESSERA" agent image --store "$STORE" "$@"
 }
 
+sha256() {
+        sha256sum "$1" | cut -d" " -f1
+}
+
+# descriptor MEDIA_TYPE FILE: an OCI descriptor of FILE
+descriptor() {
+        printf '{"mediaType":"%s","digest":"sha256:%s","size":%s}' "$1" "$(sha256 "$2")" "$(stat -c %s "$2")"
+}
+
 # The image: one layer (bin/busybox, bin/sh and bin/echo as links to it),
-# its config and, around them, a docker save archive and an OCI layout.
+# its config and, around them, a docker save archive (the layer as it is)
+# and an OCI layout (the layer gzipped).  Sets DIFF_ID and CONFIG.
 make_image() {
-        local b=$TMP/build cfg
+        local b=$TMP/build oci=application/vnd.oci.image
         mkdir -p "$b/rootfs/bin" "$b/save/layer0" "$b/oci/blobs/sha256" &&
                 cp /bin/busybox "$b/rootfs/bin/busybox" &&
                 ln -s busybox "$b/rootfs/bin/sh" && ln -s busybox "$b/rootfs/bin/echo" &&
                 tar --numeric-owner --owner=0 --group=0 --mtime=@1700000000 -C "$b/rootfs" -cf "$b/layer.tar" . &&
-                DIFF_ID=$(sha256sum "$b/layer.tar" | cut -d" " -f1) &&
-                printf '%s' "{\"architecture\":\"amd64\",\"os\":\"linux\",\"created\":\"2024-01-02T03:04:05Z\",\"config\":{\"Env\":[\"PATH=/bin\"],\"Cmd\":[\"/bin/sh\"],\"Labels\":{\"test\":\"t3000\"}},\"rootfs\":{\"type\":\"layers\",\"diff_ids\":[\"sha256:$DIFF_ID\"]}}" \
-                        >"$b/config.json" &&
-                CONFIG=$(sha256sum "$b/config.json" | cut -d" " -f1) &&
+                DIFF_ID=$(sha256 "$b/layer.tar") &&
+                printf '{"architecture":"amd64","os":"linux","created":"2024-01-02T03:04:05Z",%s,%s}' \
+                        '"config":{"Env":["PATH=/bin"],"Cmd":["/bin/sh"],"Labels":{"test":"t3000"}}' \
+                        "\"rootfs\":{\"type\":\"layers\",\"diff_ids\":[\"sha256:$DIFF_ID\"]}" >"$b/config.json" &&
+                CONFIG=$(sha256 "$b/config.json") &&
+
                 cp "$b/layer.tar" "$b/save/layer0/layer.tar" &&
                 cp "$b/config.json" "$b/save/$CONFIG.json" &&
-                echo "[{\"Config\":\"$CONFIG.json\",\"RepoTags\":[\"busybox:t3000\"],\"Layers\":[\"layer0/layer.tar\"]}]" \
-                        >"$b/save/manifest.json" &&
+                printf '[{"Config":"%s.json","RepoTags":["busybox:t3000"],"Layers":["layer0/layer.tar"]}]' \
+                        "$CONFIG" >"$b/save/manifest.json" &&
                 tar -C "$b/save" -cf "$TMP/busybox-save.tar" . &&
+
                 gzip -n -c "$b/layer.tar" >"$b/layer.tar.gz" &&
-                LAYER=$(sha256sum "$b/layer.tar.gz" | cut -d" " -f1) &&
-                cp "$b/layer.tar.gz" "$b/oci/blobs/sha256/$LAYER" &&
-                cp "$b/config.json" "$b/oci/blobs/sha256/$CONFIG" &&
-                echo "{\"schemaVersion\":2,\"mediaType\":\"application/vnd.oci.image.manifest.v1+json\",\"config\":{\"mediaType\":\"application/vnd.oci.image.config.v1+json\",\"digest\":\"sha256:$CONFIG\",\"size\":$(stat -c %s "$b/config.json")},\"layers\":[{\"mediaType\":\"application/vnd.oci.image.layer.v1.tar+gzip\",\"digest\":\"sha256:$LAYER\",\"size\":$(stat -c %s "$b/layer.tar.gz")}]}" \
-                        >"$b/manifest.json" &&
-                MANIFEST=$(sha256sum "$b/manifest.json" | cut -d" " -f1) &&
-                cp "$b/manifest.json" "$b/oci/blobs/sha256/$MANIFEST" &&
+                printf '{"schemaVersion":2,"mediaType":"%s","config":%s,"layers":[%s]}' "$oci.manifest.v1+json" \
+                        "$(descriptor "$oci.config.v1+json" "$b/config.json")" \
+                        "$(descriptor "$oci.layer.v1.tar+gzip" "$b/layer.tar.gz")" >"$b/manifest.json" &&
+                for f in layer.tar.gz config.json manifest.json; do
+                        cp "$b/$f" "$b/oci/blobs/sha256/$(sha256 "$b/$f")" || return 1
+                done &&
                 echo '{"imageLayoutVersion":"1.0.0"}' >"$b/oci/oci-layout" &&
-                echo "{\"schemaVersion\":2,\"manifests\":[{\"mediaType\":\"application/vnd.oci.image.manifest.v1+json\",\"digest\":\"sha256:$MANIFEST\",\"size\":$(stat -c %s "$b/manifest.json"),\"annotations\":{\"org.opencontainers.image.ref.name\":\"localhost/busybox:oci\"}}]}" \
+                printf '{"schemaVersion":2,"manifests":[%s]}' \
+                        "$(descriptor "$oci.manifest.v1+json" "$b/manifest.json" |
+                                sed 's/}$/,"annotations":{"org.opencontainers.image.ref.name":"localhost\/busybox:oci"}}/')" \
                         >"$b/oci/index.json" &&
                 tar -C "$b/oci" -cf "$TMP/busybox-oci.tar" .
 }
@@ -48,7 +62,8 @@ test_expect_success 'help, usage errors and missing images' '
         { img frobnicate 2>"$TMP/err"; test $? = 2; } && grep -q "unknown command" "$TMP/err" &&
         { img rm 2>/dev/null; test $? = 2; } &&
         { img --ref x ls 2>/dev/null; test $? = 2; } &&
-        { img inspect nothing:here 2>"$TMP/err"; test $? = 1; } && grep -q "^error: no image .nothing:here." "$TMP/err" &&
+        { img inspect nothing:here 2>"$TMP/err"; test $? = 1; } &&
+        grep -q "^error: no image .nothing:here." "$TMP/err" &&
         test -f "$STORE/oci-layout" && test -f "$STORE/index.json" && test -d "$STORE/blobs/sha256"
 '
 

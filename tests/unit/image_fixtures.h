@@ -4,6 +4,8 @@
 #ifndef TESS_TEST_IMAGE_FIXTURES_H
 #define TESS_TEST_IMAGE_FIXTURES_H
 
+#include "common/compat.h"
+
 #include <archive.h>
 #include <archive_entry.h>
 #include <fcntl.h>

@@ -72,7 +72,8 @@ static void image_fx_finish(struct image_fx *fx, int filter, const char *manifes
         data = buf_detach(&config, &len);
         blob_set(&fx->config, data, len);
 
-        buf_printf(&manifest, "{\"schemaVersion\":2,\"mediaType\":\"%s\",\"config\":{\"mediaType\":\"%s\",", manifest_type,
+        buf_printf(&manifest, "{\"schemaVersion\":2,\"mediaType\":\"%s\",\"config\":{\"mediaType\":\"%s\",",
+                   manifest_type,
                    docker ? "application/vnd.docker.container.image.v1+json" : IMAGE_MEDIA_OCI_CONFIG);
         buf_printf(&manifest, "\"digest\":\"%s\",\"size\":%zu},\"layers\":[", fx->config.digest, fx->config.len);
         for (size_t i = 0; i < fx->n_layers; i++)
