@@ -33,10 +33,12 @@ int image_store_open(const char *dir, struct image_store **ret, struct tess_erro
 struct image_store *image_store_close(struct image_store *st);
 const char *image_store_dir(const struct image_store *st);
 
-/* Whether unpacked layers keep their setuid/setgid bits and their
- * security.capability xattrs (file capabilities).  Default true: images
- * such as those with sudo need them inside the container, which runs in
- * its own user and capability sets. */
+/* Whether unpacked layers keep the setuid/setgid bits of their files and
+ * their security.capability xattrs (file capabilities); setgid on a
+ * directory, which only passes its group on, always stays.  Default true:
+ * images such as those with sudo need them inside the container, which
+ * runs in its own user and capability sets.  Applies to layers unpacked
+ * from then on. */
 void image_store_set_allow_setuid(struct image_store *st, bool allow);
 /* Refuse (EFBIG) a layer whose uncompressed tar is larger than max_bytes
  * or holds more than max_entries entries (zip bombs).  Defaults:
@@ -114,7 +116,8 @@ int image_store_gc(struct image_store *st, const char *const *in_use, int64_t *f
 
 /* An OCI image layout directory (or a tar of one), or a `docker save`
  * archive: every image it names is copied into the store and tagged under
- * the name it records (org.opencontainers.image.ref.name, or the archive's
+ * the name it records (io.containerd.image.name or
+ * org.opencontainers.image.ref.name in index.json, else manifest.json's
  * RepoTags); `ref_override`, if not NULL, names the single image instead
  * (EINVAL when the archive holds several).  The path may be a directory or
  * a tar (compressed or not) of either.  The references tagged are returned

@@ -96,12 +96,18 @@ static int open_dir(struct image_store *st, const char *rel, int *ret_fd, struct
         return 0;
 }
 
+static bool has_file(const struct image_store *st, const char *name)
+{
+        struct stat s;
+        return fstatat(st->dirfd, name, &s, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
 /* Write `name` with `content` unless it exists (under the lock). */
 static int create_file(struct image_store *st, const char *name, const char *content, struct tess_error **err)
 {
         _cleanup_free_ char *path = image_store_path(st, "%s", name);
 
-        if (faccessat(st->dirfd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+        if (has_file(st, name))
                 return 0;
         return fs_write_file_atomic(path, content, strlen(content), 0644, err);
 }
@@ -124,7 +130,7 @@ static int store_init(struct image_store *st, struct tess_error **err)
         if (r < 0)
                 return r;
 
-        if (faccessat(st->dirfd, "index.json", F_OK, AT_SYMLINK_NOFOLLOW) < 0) {
+        if (!has_file(st, "index.json")) {
                 /* a new store: the lock keeps a concurrent tag's index */
                 r = image_store_lock(st, err);
                 if (r < 0)

@@ -5,7 +5,13 @@ test_description='agent image store: busybox as docker save and OCI layout tars;
 # No manager and no database: the store is local to the agent.
 [ "$(id -u)" -eq 0 ] || skip_all 'needs root (unpacked layers keep their owners)'
 [ -x /bin/busybox ] || skip_all 'needs busybox-static (/bin/busybox)'
-command -v runc >/dev/null 2>&1 && test_set_prereq RUNC
+# runc, and overlayfs mounts (not in every container a CI runs in)
+if command -v runc >/dev/null 2>&1 && mkdir -p "$TMP/probe/l" "$TMP/probe/u" "$TMP/probe/w" "$TMP/probe/m" &&
+        mount -t overlay overlay -o "lowerdir=$TMP/probe/l,upperdir=$TMP/probe/u,workdir=$TMP/probe/w" \
+                "$TMP/probe/m" 2>/dev/null; then
+        umount "$TMP/probe/m"
+        test_set_prereq RUNC
+fi
 
 STORE=$TMP/store
 img() {
