@@ -6,6 +6,7 @@
 
 #include <jansson.h>
 
+#include "agent/image_cli.h"
 #include "cli/cli.h"
 #include "manager/api.h"
 #include "manager/manager.h"
@@ -23,6 +24,8 @@ static int print_openapi(void)
 
 int main(int argc, char **argv)
 {
+        if (argc >= 3 && streq(argv[1], "agent") && streq(argv[2], "image"))
+                return agent_image_main(argc - 2, argv + 2);
         if (argc >= 2 && streq(argv[1], "manager"))
                 return manager_main(argc - 1, argv + 1);
         if (argc >= 2 && streq(argv[1], "dev"))

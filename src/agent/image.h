@@ -26,9 +26,26 @@
 
 struct image_store;
 
+/* "sha256:" + 64 hex digits + NUL */
+#define IMAGE_DIGEST_SIZE 72
+
 int image_store_open(const char *dir, struct image_store **ret, struct tess_error **err);
 struct image_store *image_store_close(struct image_store *st);
 const char *image_store_dir(const struct image_store *st);
+
+/* Whether unpacked layers keep the setuid/setgid bits of their files and
+ * their security.capability xattrs (file capabilities); setgid on a
+ * directory, which only passes its group on, always stays.  Default true:
+ * images such as those with sudo need them inside the container, which
+ * runs in its own user and capability sets.  Applies to layers unpacked
+ * from then on. */
+void image_store_set_allow_setuid(struct image_store *st, bool allow);
+/* Refuse (EFBIG) a layer whose uncompressed tar is larger than max_bytes
+ * or holds more than max_entries entries (zip bombs).  Defaults:
+ * IMAGE_LAYER_MAX_BYTES and IMAGE_LAYER_MAX_ENTRIES. */
+#define IMAGE_LAYER_MAX_BYTES ((uint64_t)64 << 30)
+#define IMAGE_LAYER_MAX_ENTRIES ((uint64_t)10000000)
+void image_store_set_layer_limits(struct image_store *st, uint64_t max_bytes, uint64_t max_entries);
 
 /* ---- blobs ("sha256:<64 hex>") ---- */
 
@@ -38,13 +55,20 @@ char *image_blob_path(struct image_store *st, const char *digest);
 
 /* Streaming write of one blob whose digest is known in advance: the bytes
  * are hashed as they arrive; commit fails with EBADMSG (and keeps nothing)
- * when the digest or the expected size (-1: unknown) does not match. */
+ * when the digest or the expected size (-1: unknown) does not match.
+ * `digest` may be NULL when it is not known (a layer.tar of `docker save`):
+ * commit with image_blob_commit_digest(), which names the blob after its
+ * bytes.  After a failed image_blob_write() the writer only aborts. */
 struct image_blob_writer;
 int image_blob_begin(struct image_store *st, const char *digest, int64_t size, struct image_blob_writer **ret,
                      struct tess_error **err);
 int image_blob_write(struct image_blob_writer *w, const void *p, size_t n, struct tess_error **err);
 int image_blob_commit(struct image_blob_writer *w, struct tess_error **err); /* frees w */
 void image_blob_abort(struct image_blob_writer *w);                         /* frees w */
+/* Commit and write the blob's digest to ret_digest (checked against the
+ * digest given to image_blob_begin(), if any); frees w. */
+int image_blob_commit_digest(struct image_blob_writer *w, char ret_digest[IMAGE_DIGEST_SIZE],
+                             struct tess_error **err);
 
 /* ---- images ---- */
 
@@ -52,7 +76,9 @@ void image_blob_abort(struct image_blob_writer *w);                         /* f
  * manifest, already a committed blob, as are its config and layers) is
  * `manifest_digest` under reference `ref` ("registry/name:tag" or
  * "name:tag"), unpacking every layer not yet unpacked.  Replaces an older
- * image of the same reference. */
+ * image of the same reference.  An image index (OCI index, Docker manifest
+ * list) is resolved here to its linux/<host arch> manifest, which is what
+ * index.json then records. */
 int image_store_tag(struct image_store *st, const char *ref, const char *manifest_digest, struct tess_error **err);
 
 struct image_info {
@@ -66,26 +92,36 @@ struct image_info {
         char **entrypoint, **cmd;
         char *working_dir, *user;
         char **layer_dirs;     /* NULL-terminated unpacked layers, lowest first */
+        char *created;         /* the config's RFC 3339 creation time, or NULL */
 };
 
-/* Look an image up by reference; ENOENT when absent. */
+/* Look an image up by reference; ENOENT when absent.  A reference without
+ * a tag or digest ("busybox") also finds "busybox:latest". */
 int image_store_get(struct image_store *st, const char *ref, struct image_info *ret, struct tess_error **err);
 void image_info_free(struct image_info *info);
-/* Every tagged image; *ret is an array of *n entries (free each, then it). */
+/* Every tagged image; *ret is an array of *n entries (free each, then it).
+ * An image whose manifest or config cannot be read is listed with its ref
+ * and manifest_digest only. */
 int image_store_list(struct image_store *st, struct image_info **ret, int *n, struct tess_error **err);
 /* Untag; blobs and layers stay until image_store_gc. */
 int image_store_remove(struct image_store *st, const char *ref, struct tess_error **err);
 /* Delete blobs and unpacked layers no tagged image uses, except those in
- * `in_use` (NULL-terminated layer dirs of running containers). */
+ * `in_use` (NULL-terminated layer dirs of running containers, as
+ * image_info.layer_dirs gives them), and stale tmp/ entries.
+ * *freed_bytes (optional) gets the disk space given back.  Blobs committed
+ * but not yet tagged are unused: do not run gc during a pull. */
 int image_store_gc(struct image_store *st, const char *const *in_use, int64_t *freed_bytes, struct tess_error **err);
 
 /* ---- importers ---- */
 
 /* An OCI image layout directory (or a tar of one), or a `docker save`
  * archive: every image it names is copied into the store and tagged under
- * the name it records (org.opencontainers.image.ref.name, or the archive's
- * RepoTags); `ref_override`, if not NULL, names the single image instead.
- * The references tagged are returned NULL-terminated in *refs (optional). */
+ * the name it records (io.containerd.image.name or
+ * org.opencontainers.image.ref.name in index.json, else manifest.json's
+ * RepoTags); `ref_override`, if not NULL, names the single image instead
+ * (EINVAL when the archive holds several).  The path may be a directory or
+ * a tar (compressed or not) of either.  The references tagged are returned
+ * NULL-terminated in *refs (optional; free each, then the array). */
 int image_import(struct image_store *st, const char *path, const char *ref_override, char ***refs,
                  struct tess_error **err);
 

@@ -1,0 +1,176 @@
+/* image-internal.h - what the files of the image store share (image.h is
+ * the interface the rest of the agent uses):
+ *
+ *   image_store.c     the store handle, its directory, lock and tmp/ entries
+ *   image_blob.c      content-addressed blobs and the verifying writer
+ *   image_manifest.c  parsing manifests, indexes and image configs (pure)
+ *   image_index.c     index.json: tag, get, list, remove
+ *   image_gc.c        garbage collection
+ *   image_path.c      file operations confined beneath a directory fd
+ *   image_unpack.c    one layer tar -> a directory, safely (fuzzed)
+ *   image_layer.c     unpacking a layer once per diff_id into layers/
+ *   image_import.c    OCI layouts and `docker save` archives
+ *
+ * The store runs as root: unpacking preserves owners and makes overlay
+ * whiteouts (character devices 0/0, trusted.* xattrs). */
+#ifndef TESSERA_AGENT_IMAGE_INTERNAL_H
+#define TESSERA_AGENT_IMAGE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/error.h"
+#include "image.h"
+
+#define IMAGE_MEDIA_OCI_MANIFEST "application/vnd.oci.image.manifest.v1+json"
+#define IMAGE_MEDIA_OCI_INDEX "application/vnd.oci.image.index.v1+json"
+#define IMAGE_MEDIA_OCI_CONFIG "application/vnd.oci.image.config.v1+json"
+#define IMAGE_MEDIA_OCI_LAYER "application/vnd.oci.image.layer.v1.tar"
+#define IMAGE_MEDIA_DOCKER_MANIFEST "application/vnd.docker.distribution.manifest.v2+json"
+#define IMAGE_MEDIA_DOCKER_LIST "application/vnd.docker.distribution.manifest.list.v2+json"
+#define IMAGE_ANNOTATION_REF "org.opencontainers.image.ref.name"
+#define IMAGE_ANNOTATION_IMAGE_NAME "io.containerd.image.name"
+
+/* Bounds on the JSON documents the store reads. */
+#define IMAGE_MANIFEST_MAX ((size_t)4 << 20)
+#define IMAGE_CONFIG_MAX ((size_t)16 << 20)
+#define IMAGE_INDEX_MAX ((size_t)64 << 20)
+
+/* What unpacking a layer may do; see image_store_set_*() in image.h. */
+struct layer_policy {
+        bool allow_setuid;
+        uint64_t max_bytes;
+        uint64_t max_entries;
+};
+
+struct image_store {
+        char *dir;
+        int dirfd;    /* the store directory; flock()ed by mutations */
+        int tmpfd;    /* tmp/ */
+        int layersfd; /* layers/sha256/ */
+        struct layer_policy policy;
+};
+
+/* ---- image_store.c ---- */
+
+/* "<store>/<fmt...>"; caller frees. */
+char *image_store_path(const struct image_store *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Exclusive lock of the store (flock on its directory) for index.json
+ * updates and gc; between processes only, it does not nest. */
+int image_store_lock(struct image_store *st, struct tess_error **err);
+void image_store_unlock(struct image_store *st);
+/* A fresh path "<store>/tmp/<pid>-<kind>-XXXXXX" for mkostemp/mkdtemp; the
+ * pid lets image_store_clean_tmp() tell live entries from a crash's. */
+char *image_store_tmp_template(const struct image_store *st, const char *kind);
+/* Remove the tmp/ entries of processes that are gone. */
+int image_store_clean_tmp(struct image_store *st, struct tess_error **err);
+
+/* ---- image_blob.c ---- */
+
+/* "sha256:" and 64 lowercase hex digits (anything else would be a path). */
+bool image_digest_valid(const char *digest);
+/* Read a committed blob of at most max bytes; *ret is NUL-terminated. */
+int image_blob_read(struct image_store *st, const char *digest, size_t max, char **ret, size_t *ret_len,
+                    struct tess_error **err);
+
+/* ---- image_manifest.c ---- */
+
+struct image_descriptor {
+        char *media_type;
+        char *digest;
+        int64_t size;
+        char *os, *architecture; /* of an index entry's platform, or NULL */
+        char *ref_name;          /* the org.opencontainers.image.ref.name annotation, or NULL */
+        char *image_name;        /* the io.containerd.image.name annotation (docker save), or NULL */
+};
+
+/* An image manifest (config + layers) or an image index (manifests). */
+struct image_manifest {
+        bool is_index;
+        char *media_type;
+        struct image_descriptor config;
+        struct image_descriptor *layers;
+        size_t n_layers;
+        struct image_descriptor *manifests;
+        size_t n_manifests;
+};
+
+struct image_config {
+        char *architecture, *os, *created;
+        char **labels, **env, **entrypoint, **cmd; /* NULL-terminated, or NULL */
+        char *working_dir, *user;
+        char **diff_ids; /* NULL-terminated "sha256:..." */
+        size_t n_diff_ids;
+};
+
+/* Parse an OCI/Docker image manifest or index; EINVAL (with why) when it
+ * is neither, or names a digest or media type the store does not take. */
+int image_manifest_parse(const char *p, size_t n, struct image_manifest *ret, struct tess_error **err);
+void image_manifest_release(struct image_manifest *m);
+/* The entry of an index for linux and the host's architecture, or NULL. */
+const struct image_descriptor *image_manifest_pick_platform(const struct image_manifest *index);
+/* The OCI architecture name of this host ("amd64", "arm64", ...). */
+const char *image_host_arch(void);
+
+int image_config_parse(const char *p, size_t n, struct image_config *ret, struct tess_error **err);
+void image_config_release(struct image_config *c);
+
+/* Read and parse a committed manifest blob / config blob. */
+int image_manifest_load(struct image_store *st, const char *digest, struct image_manifest *ret,
+                        struct tess_error **err);
+int image_config_load(struct image_store *st, const char *digest, struct image_config *ret, struct tess_error **err);
+
+/* A NULL-terminated string vector and its destructor (accepts NULL). */
+void image_strv_free(char **v);
+
+/* ---- image_path.c ---- */
+
+/* The longest entry path (bytes) and deepest one (components) a layer may
+ * hold: keeps every walk below the fd and stack limits. */
+#define LAYER_PATH_MAX 4095
+#define LAYER_DEPTH_MAX 256
+
+/* Normalize a path from an archive: leading '/' and "." or empty
+ * components dropped ("" is the root).  EPERM for a ".." component,
+ * ENAMETOOLONG past the limits above.  *ret: caller frees. */
+int layer_path_clean(const char *path, char **ret);
+/* Open directory `path` (a cleaned path, "" = root) beneath rootfd without
+ * following any symlink; with `create`, make missing directories (0755).
+ * ELOOP when a component is a symlink, ENOTDIR when it is not a directory. */
+int layer_open_dir(int rootfd, const char *path, bool create);
+/* Remove `name` in dirfd, recursively for a directory, never following
+ * symlinks; add the blocks it held to *freed (optional).  0 if absent. */
+int layer_remove(int dirfd, const char *name, int64_t *freed);
+
+/* ---- image_unpack.c ---- */
+
+/* Unpack one layer (a tar, uncompressed or gzip or zstd) from an fd or
+ * from memory into the directory rootfd, turning whiteouts into overlayfs
+ * ones; ret_diff_id gets the digest of the uncompressed tar.  On failure
+ * rootfd holds a partial tree for the caller to remove. */
+int layer_unpack_fd(int rootfd, int blobfd, const struct layer_policy *pol, char ret_diff_id[IMAGE_DIGEST_SIZE],
+                    struct tess_error **err);
+int layer_unpack_mem(int rootfd, const void *p, size_t n, const struct layer_policy *pol,
+                     char ret_diff_id[IMAGE_DIGEST_SIZE], struct tess_error **err);
+
+/* ---- image_layer.c ---- */
+
+/* "<store>/layers/sha256/<hex of diff_id>"; caller frees. */
+char *image_layer_dir(const struct image_store *st, const char *diff_id);
+/* Make layers/sha256/<diff_id hex> from the layer blob `blob_digest`
+ * unless it exists: unpacked in tmp/, checked against diff_id (EBADMSG),
+ * synced, renamed into place. */
+int image_layer_unpack(struct image_store *st, const char *blob_digest, const char *diff_id,
+                       struct tess_error **err);
+
+/* ---- image_index.c ---- */
+
+/* Fill *ret for the image manifest `manifest_digest` tagged `ref`. */
+int image_info_load(struct image_store *st, const char *ref, const char *manifest_digest, struct image_info *ret,
+                    struct tess_error **err);
+/* The entries of index.json, parsed. */
+int image_index_load(struct image_store *st, struct image_descriptor **ret, size_t *ret_n, struct tess_error **err);
+void image_descriptors_free(struct image_descriptor *d, size_t n);
+
+#endif

@@ -1,0 +1,524 @@
+/* image_unpack.c - unpack one layer (a tar; uncompressed, gzip or zstd)
+ * into a directory that overlayfs will use as a lower dir, safely: the
+ * layer comes from someone else's image.
+ *
+ * Two libarchive readers are chained: `raw` decompresses the blob, `tar`
+ * parses the bytes `raw` yields, which are hashed on the way (the diff_id
+ * is the digest of the uncompressed tar) and counted (the size limit).
+ * Entries are made with *at() calls relative to directory fds opened by
+ * layer_open_dir(), which never follows a symlink, so nothing is ever
+ * written outside the root or through a link.  The rules (src/agent/README.md):
+ *
+ *   leading '/'                stripped ("/etc/x" is "etc/x")
+ *   a ".." component           the layer is refused (EPERM), in names and
+ *                              hard link targets alike
+ *   a parent that is a symlink the layer is refused (EPERM): entries are
+ *   or not a directory         never written through a link
+ *   hard link                  its target must be a non-directory already
+ *                              unpacked in this layer, else refused (EPERM)
+ *   block/char device, socket  skipped (the runtime provides /dev)
+ *   .wh.NAME                   NAME becomes a char device 0/0 (overlay whiteout)
+ *   .wh..wh..opq               its directory gets trusted.overlay.opaque=y
+ *   other .wh..wh.*            skipped, with what is under them (aufs bookkeeping)
+ *   setuid/setgid, file caps   kept only with policy allow_setuid (setgid on a
+ *                              directory, which only passes its group on, stays)
+ *   owner                      kept (we run as root)
+ *   xattrs                     user.* and security.capability kept, others dropped
+ *   an existing entry          replaced, unless both are directories
+ *   limits                     uncompressed bytes and entry count (EFBIG) */
+#include "../common/compat.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <openssl/evp.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+
+#include "image-internal.h"
+
+#define WHITEOUT_PREFIX ".wh."
+#define WHITEOUT_META_PREFIX ".wh..wh."
+#define WHITEOUT_OPAQUE ".wh..wh..opq"
+#define OVERLAY_OPAQUE_XATTR "trusted.overlay.opaque"
+
+struct unpack {
+        const struct layer_policy *pol;
+        int rootfd;
+        struct archive *raw; /* the blob, decompressed */
+        struct archive *tar; /* the tar read from raw */
+        EVP_MD_CTX *md;      /* over the uncompressed bytes: the diff_id */
+        uint64_t bytes, entries;
+        bool too_big;
+};
+
+/* The next block of uncompressed bytes, hashed and counted: 1, or 0 at the
+ * end, or -1 on an error (too_big tells a limit from a corrupt stream). */
+static int pull(struct unpack *u, const void **ret_buf, size_t *ret_n)
+{
+        la_int64_t offset;
+        int r = archive_read_data_block(u->raw, ret_buf, ret_n, &offset);
+
+        if (r == ARCHIVE_EOF)
+                return 0;
+        if (r < ARCHIVE_WARN)
+                return -1;
+        u->bytes += *ret_n;
+        if (u->bytes > u->pol->max_bytes) {
+                u->too_big = true;
+                return -1;
+        }
+        EVP_DigestUpdate(u->md, *ret_buf, *ret_n);
+        return 1;
+}
+
+static la_ssize_t read_uncompressed(struct archive *a, void *data, const void **ret_buf)
+{
+        struct unpack *u = data;
+        size_t n = 0;
+        int r = pull(u, ret_buf, &n);
+
+        if (r < 0) {
+                archive_set_error(a, u->too_big ? EFBIG : EIO, "%s",
+                                  u->too_big ? "too large" : archive_error_string(u->raw));
+                return -1;
+        }
+        return (la_ssize_t)n;
+}
+
+static int archive_fail(struct unpack *u, struct archive *a, struct tess_error **err)
+{
+        const char *why = archive_error_string(a);
+
+        if (u->too_big)
+                return tess_err(err, EFBIG, "the uncompressed layer is larger than %" PRIu64 " bytes",
+                                u->pol->max_bytes);
+        return tess_err(err, EBADMSG, "not a valid layer: %s", why ? why : "unknown error");
+}
+
+static int sys_fail(struct tess_error **err, int e, const char *path, const char *what)
+{
+        return tess_err(err, e, "%s '%s': %s", what, path, strerror(e));
+}
+
+/* ---- metadata ---- */
+
+static int entry_owner(struct archive_entry *e, uid_t *uid, gid_t *gid)
+{
+        la_int64_t u = archive_entry_uid(e), g = archive_entry_gid(e);
+
+        if (u < 0 || g < 0 || u >= UINT32_MAX || g >= UINT32_MAX)
+                return -EBADMSG;
+        *uid = (uid_t)u;
+        *gid = (gid_t)g;
+        return 0;
+}
+
+static void entry_times(struct archive_entry *e, struct timespec ts[2])
+{
+        long nsec = archive_entry_mtime_nsec(e);
+
+        ts[0].tv_sec = archive_entry_mtime(e);
+        ts[0].tv_nsec = nsec >= 0 && nsec < 1000000000 ? nsec : 0;
+        if (!archive_entry_mtime_is_set(e))
+                ts[0].tv_nsec = UTIME_OMIT;
+        ts[1] = ts[0];
+}
+
+static mode_t entry_mode(const struct unpack *u, struct archive_entry *e)
+{
+        mode_t mode = archive_entry_perm(e) & 07777;
+
+        if (!u->pol->allow_setuid && archive_entry_filetype(e) != AE_IFDIR)
+                mode &= ~(mode_t)(S_ISUID | S_ISGID);
+        return mode;
+}
+
+static bool xattr_kept(const struct unpack *u, const char *name)
+{
+        if (strncmp(name, "user.", 5) == 0)
+                return true;
+        return u->pol->allow_setuid && streq(name, "security.capability");
+}
+
+/* Owner, then mode (chown clears setuid), then xattrs (chown clears file
+ * capabilities), then times, on an open regular file or directory. */
+static int set_metadata(const struct unpack *u, int fd, struct archive_entry *e)
+{
+        const char *name;
+        const void *value;
+        size_t size;
+        struct timespec ts[2];
+        uid_t uid;
+        gid_t gid;
+        int r = entry_owner(e, &uid, &gid);
+
+        if (r < 0)
+                return r;
+        if (fchown(fd, uid, gid) < 0 || fchmod(fd, entry_mode(u, e)) < 0)
+                return -errno;
+        archive_entry_xattr_reset(e);
+        while (archive_entry_xattr_next(e, &name, &value, &size) == ARCHIVE_OK) {
+                if (!name || !xattr_kept(u, name))
+                        continue;
+                if (fsetxattr(fd, name, value, size, 0) < 0 && errno != EOPNOTSUPP)
+                        return -errno;
+        }
+        entry_times(e, ts);
+        return futimens(fd, ts) < 0 ? -errno : 0;
+}
+
+/* Owner and times of an entry that cannot be opened (symlink, fifo). */
+static int set_metadata_at(int pfd, const char *name, struct archive_entry *e)
+{
+        struct timespec ts[2];
+        uid_t uid;
+        gid_t gid;
+        int r = entry_owner(e, &uid, &gid);
+
+        if (r < 0)
+                return r;
+        entry_times(e, ts);
+        if (fchownat(pfd, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0 || utimensat(pfd, name, ts, AT_SYMLINK_NOFOLLOW) < 0)
+                return -errno;
+        return 0;
+}
+
+/* ---- entries ---- */
+
+/* Clear the way for a new entry `name`: 1 when an existing directory stays
+ * (want_dir), else 0 once nothing is there. */
+static int make_room(int pfd, const char *name, bool want_dir)
+{
+        struct stat st;
+
+        if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return errno == ENOENT ? 0 : -errno;
+        if (want_dir && S_ISDIR(st.st_mode))
+                return 1;
+        return layer_remove(pfd, name, NULL);
+}
+
+static int write_data(struct unpack *u, int fd, const char *path, struct archive_entry *e, struct tess_error **err)
+{
+        const void *buf;
+        size_t n;
+        la_int64_t off;
+        int r;
+
+        while ((r = archive_read_data_block(u->tar, &buf, &n, &off)) != ARCHIVE_EOF) {
+                if (r < ARCHIVE_WARN)
+                        return archive_fail(u, u->tar, err);
+                if (off < 0 || (uint64_t)off > (uint64_t)INT64_MAX - n)
+                        return tess_err(err, EBADMSG, "'%s': a data block at offset %" PRId64, path, (int64_t)off);
+                for (size_t done = 0; done < n;) {
+                        ssize_t k = pwrite(fd, (const char *)buf + done, n - done, off + (off_t)done);
+                        if (k < 0 && errno == EINTR)
+                                continue;
+                        if (k <= 0)
+                                return sys_fail(err, k < 0 ? errno : EIO, path, "writing");
+                        done += (size_t)k;
+                }
+        }
+        if (archive_entry_size_is_set(e) && ftruncate(fd, archive_entry_size(e)) < 0)
+                return sys_fail(err, errno, path, "sizing");
+        return 0;
+}
+
+static int unpack_file(struct unpack *u, int pfd, const char *path, const char *name, struct archive_entry *e,
+                       struct tess_error **err)
+{
+        _cleanup_close_ int fd = -1;
+        int r = make_room(pfd, name, false);
+
+        if (r < 0)
+                return sys_fail(err, -r, path, "replacing");
+        fd = openat(pfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return sys_fail(err, errno, path, "creating");
+        r = write_data(u, fd, path, e, err);
+        if (r < 0)
+                return r;
+        r = set_metadata(u, fd, e);
+        return r < 0 ? sys_fail(err, -r, path, "setting the owner, mode and xattrs of") : 0;
+}
+
+static int unpack_dir(struct unpack *u, int pfd, const char *name, struct archive_entry *e)
+{
+        _cleanup_close_ int fd = -1;
+        int r = make_room(pfd, name, true);
+
+        if (r < 0)
+                return r;
+        if (r == 0 && mkdirat(pfd, name, 0700) < 0)
+                return -errno;
+        fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        return set_metadata(u, fd, e);
+}
+
+static int unpack_symlink(int pfd, const char *name, struct archive_entry *e)
+{
+        const char *target = archive_entry_symlink(e);
+        int r;
+
+        if (!target)
+                target = archive_entry_symlink_utf8(e);
+        if (!target || !*target)
+                return -EBADMSG;
+        r = make_room(pfd, name, false);
+        if (r < 0)
+                return r;
+        if (symlinkat(target, pfd, name) < 0)
+                return -errno;
+        return set_metadata_at(pfd, name, e);
+}
+
+static int unpack_fifo(struct unpack *u, int pfd, const char *name, struct archive_entry *e)
+{
+        int r = make_room(pfd, name, false);
+
+        if (r < 0)
+                return r;
+        if (mknodat(pfd, name, S_IFIFO | 0600, 0) < 0)
+                return -errno;
+        r = set_metadata_at(pfd, name, e);
+        if (r < 0)
+                return r;
+        /* the fifo was made here, in a directory only we write to */
+        return fchmodat(pfd, name, entry_mode(u, e), 0) < 0 ? -errno : 0;
+}
+
+/* Split a cleaned, non-empty path into its parent (in place) and name. */
+static const char *split_name(char *path, const char **ret_parent)
+{
+        char *slash = strrchr(path, '/');
+
+        if (!slash) {
+                *ret_parent = "";
+                return path;
+        }
+        *slash = '\0';
+        *ret_parent = path;
+        return slash + 1;
+}
+
+static int unpack_hardlink(struct unpack *u, int pfd, const char *path, const char *name, struct archive_entry *e,
+                           struct tess_error **err)
+{
+        const char *raw = archive_entry_hardlink(e), *tparent, *tname;
+        _cleanup_free_ char *target = NULL, *tdir = NULL;
+        _cleanup_close_ int tfd = -1;
+        struct stat st;
+        int r;
+
+        if (layer_path_clean(raw, &target) < 0 || !*target)
+                return tess_err(err, EPERM, "'%s': hard link to '%s' is refused", path, raw);
+        if (streq(target, path))
+                return 0;
+        tdir = xstrdup(target);
+        tname = split_name(tdir, &tparent);
+        tfd = layer_open_dir(u->rootfd, tparent, false);
+        if (tfd < 0 || fstatat(tfd, tname, &st, AT_SYMLINK_NOFOLLOW) < 0 || S_ISDIR(st.st_mode))
+                return tess_err(err, EPERM, "'%s': hard link to '%s', which is not a file unpacked before it", path,
+                                raw);
+        r = make_room(pfd, name, false);
+        if (r < 0)
+                return sys_fail(err, -r, path, "replacing");
+        if (linkat(tfd, tname, pfd, name, 0) < 0)
+                return sys_fail(err, errno, path, "linking");
+        return 0;
+}
+
+static int unpack_whiteout(struct unpack *u, const char *path, const char *parent, const char *name,
+                           struct tess_error **err)
+{
+        const char *hidden = name + strlen(WHITEOUT_PREFIX);
+        _cleanup_close_ int pfd = layer_open_dir(u->rootfd, parent, true);
+        int r;
+
+        if (pfd < 0)
+                return tess_err(err, pfd == -ELOOP || pfd == -ENOTDIR ? EPERM : -pfd,
+                                "'%s': its directory is a symlink or not a directory", path);
+        if (streq(name, WHITEOUT_OPAQUE)) {
+                if (fsetxattr(pfd, OVERLAY_OPAQUE_XATTR, "y", 1, 0) < 0)
+                        return sys_fail(err, errno, path, "marking opaque");
+                return 0;
+        }
+        if (strncmp(name, WHITEOUT_META_PREFIX, strlen(WHITEOUT_META_PREFIX)) == 0)
+                return 0;
+        if (!*hidden || streq(hidden, ".") || streq(hidden, ".."))
+                return tess_err(err, EPERM, "'%s': a whiteout of '%s' is refused", path, hidden);
+        r = make_room(pfd, hidden, false);
+        if (r < 0)
+                return sys_fail(err, -r, path, "replacing");
+        if (mknodat(pfd, hidden, S_IFCHR, makedev(0, 0)) < 0)
+                return sys_fail(err, errno, path, "making the whiteout");
+        return 0;
+}
+
+static int unpack_root(struct unpack *u, const char *raw, struct archive_entry *e, struct tess_error **err)
+{
+        int r;
+
+        if (archive_entry_filetype(e) != AE_IFDIR || archive_entry_hardlink(e))
+                return tess_err(err, EPERM, "'%s': the layer's root can only be a directory", raw);
+        r = set_metadata(u, u->rootfd, e);
+        return r < 0 ? sys_fail(err, -r, "/", "setting the owner and mode of") : 0;
+}
+
+static int unpack_entry(struct unpack *u, struct archive_entry *e, struct tess_error **err)
+{
+        const char *raw = archive_entry_pathname(e), *parent, *name;
+        _cleanup_free_ char *path = NULL, *dir = NULL;
+        _cleanup_close_ int pfd = -1;
+        int r;
+
+        if (!raw)
+                raw = archive_entry_pathname_utf8(e);
+        if (!raw)
+                return tess_err(err, EBADMSG, "an entry without a name");
+        r = layer_path_clean(raw, &path);
+        if (r == -EPERM)
+                return tess_err(err, EPERM, "'%s': a path with '..' is refused", raw);
+        if (r < 0)
+                return tess_err(err, -r, "'%.200s': path too long or too deep", raw);
+        if (!*path)
+                return unpack_root(u, raw, e, err);
+        if (strncmp(path, WHITEOUT_META_PREFIX, strlen(WHITEOUT_META_PREFIX)) == 0)
+                return 0; /* aufs bookkeeping (.wh..wh.plnk/...) */
+
+        dir = xstrdup(path);
+        name = split_name(dir, &parent);
+        if (strncmp(name, WHITEOUT_PREFIX, strlen(WHITEOUT_PREFIX)) == 0)
+                return unpack_whiteout(u, path, parent, name, err);
+
+        pfd = layer_open_dir(u->rootfd, parent, true);
+        if (pfd == -ELOOP || pfd == -ENOTDIR || pfd == -EXDEV)
+                return tess_err(err, EPERM, "'%s': refused, '%s' is a symlink or not a directory", path, parent);
+        if (pfd < 0)
+                return sys_fail(err, -pfd, parent, "opening");
+        if (archive_entry_hardlink(e))
+                return unpack_hardlink(u, pfd, path, name, e, err);
+
+        switch (archive_entry_filetype(e)) {
+        case AE_IFREG:
+                return unpack_file(u, pfd, path, name, e, err);
+        case AE_IFDIR:
+                r = unpack_dir(u, pfd, name, e);
+                break;
+        case AE_IFLNK:
+                r = unpack_symlink(pfd, name, e);
+                break;
+        case AE_IFIFO:
+                r = unpack_fifo(u, pfd, name, e);
+                break;
+        default: /* devices and sockets: the container runtime makes /dev */
+                return 0;
+        }
+        return r < 0 ? sys_fail(err, -r, path, "unpacking") : 0;
+}
+
+static int unpack_entries(struct unpack *u, struct tess_error **err)
+{
+        struct archive_entry *e;
+        const void *buf;
+        size_t n;
+        int r;
+
+        while ((r = archive_read_next_header(u->tar, &e)) != ARCHIVE_EOF) {
+                if (r < ARCHIVE_WARN)
+                        return archive_fail(u, u->tar, err);
+                if (++u->entries > u->pol->max_entries)
+                        return tess_err(err, EFBIG, "the layer has more than %" PRIu64 " entries",
+                                        u->pol->max_entries);
+                r = unpack_entry(u, e, err);
+                if (r < 0)
+                        return r;
+        }
+        /* what follows the end-of-archive blocks is part of the diff_id too */
+        while ((r = pull(u, &buf, &n)) > 0)
+                ;
+        return r < 0 ? archive_fail(u, u->raw, err) : 0;
+}
+
+static void digest_final(EVP_MD_CTX *md, char ret[IMAGE_DIGEST_SIZE])
+{
+        unsigned char sum[32];
+        unsigned int len = 0;
+
+        EVP_DigestFinal_ex(md, sum, &len);
+        memcpy(ret, "sha256:", 7);
+        for (unsigned i = 0; i < 32; i++)
+                snprintf(ret + 7 + 2 * i, 3, "%02x", sum[i]);
+}
+
+static int unpack_archive(struct archive *raw, int rootfd, const struct layer_policy *pol,
+                          char ret_diff_id[IMAGE_DIGEST_SIZE], struct tess_error **err)
+{
+        struct unpack u = { .pol = pol, .rootfd = rootfd, .raw = raw };
+        struct archive_entry *e;
+        int r;
+
+        if (archive_read_next_header(raw, &e) < ARCHIVE_WARN)
+                return tess_err(err, EBADMSG, "not a valid layer: %s", archive_error_string(raw));
+        u.md = EVP_MD_CTX_new();
+        u.tar = archive_read_new();
+        if (!u.md || !u.tar || EVP_DigestInit_ex(u.md, EVP_sha256(), NULL) != 1)
+                abort(); /* out of memory */
+        archive_read_support_format_tar(u.tar);
+        if (archive_read_open(u.tar, &u, NULL, read_uncompressed, NULL) != ARCHIVE_OK)
+                r = archive_fail(&u, u.tar, err);
+        else
+                r = unpack_entries(&u, err);
+        if (r >= 0)
+                digest_final(u.md, ret_diff_id);
+        archive_read_free(u.tar);
+        EVP_MD_CTX_free(u.md);
+        return r;
+}
+
+/* The blob reader: gzip and zstd told apart by libarchive, and no other
+ * filter (some would run external programs). */
+static struct archive *blob_reader(void)
+{
+        struct archive *a = archive_read_new();
+
+        if (!a)
+                abort();
+        archive_read_support_filter_gzip(a);
+        archive_read_support_filter_zstd(a);
+        archive_read_support_format_raw(a);
+        return a;
+}
+
+int layer_unpack_fd(int rootfd, int blobfd, const struct layer_policy *pol, char ret_diff_id[IMAGE_DIGEST_SIZE],
+                    struct tess_error **err)
+{
+        struct archive *raw = blob_reader();
+        int r;
+
+        if (archive_read_open_fd(raw, blobfd, 1 << 16) != ARCHIVE_OK)
+                r = tess_err(err, EBADMSG, "not a valid layer: %s", archive_error_string(raw));
+        else
+                r = unpack_archive(raw, rootfd, pol, ret_diff_id, err);
+        archive_read_free(raw);
+        return r;
+}
+
+int layer_unpack_mem(int rootfd, const void *p, size_t n, const struct layer_policy *pol,
+                     char ret_diff_id[IMAGE_DIGEST_SIZE], struct tess_error **err)
+{
+        struct archive *raw = blob_reader();
+        int r;
+
+        if (archive_read_open_memory(raw, p, n) != ARCHIVE_OK)
+                r = tess_err(err, EBADMSG, "not a valid layer: %s", archive_error_string(raw));
+        else
+                r = unpack_archive(raw, rootfd, pol, ret_diff_id, err);
+        archive_read_free(raw);
+        return r;
+}
