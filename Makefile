@@ -40,16 +40,6 @@ MANAGER_SRC := $(sort $(wildcard src/manager/*.c))
 AGENT_SRC   := $(sort $(wildcard src/agent/*.c))
 RUNNER_SRC  := $(sort $(wildcard src/runner/*.c))
 CLI_SRC     := $(sort $(wildcard src/cli/*.c))
-# The registry client's pull (src/agent/registry.c) writes through the image
-# store of src/agent/image.h.  Until the store (src/agent/image_*.c) is in
-# the tree, registry.c stays out of the library and only test-tool links it,
-# with the test double tests/helper/registry_store_double.c; once image_*.c
-# exists, both switch over by themselves.
-ifeq ($(filter src/agent/image_%.c,$(AGENT_SRC)),)
-STORE_PENDING_SRC := src/agent/registry.c
-STORE_DOUBLE_SRC  := tests/helper/registry_store_double.c
-AGENT_SRC := $(filter-out $(STORE_PENDING_SRC),$(AGENT_SRC))
-endif
 TESSERA_SRC := src/main.c $(COMMON_SRC) $(SCHED_SRC) $(SIM_SRC) $(MANAGER_SRC) $(AGENT_SRC) $(CLI_SRC)
 
 UNIT_SRC    := $(sort $(wildcard tests/unit/test_*.c))
@@ -95,11 +85,10 @@ $(BUILD)/fuzz-replay/%: tests/fuzz/%.c tests/fuzz/replay.c $(LIB_OBJS)
 	@$(if $(Q),echo "  FUZZ    $@")
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -Isrc -o $@ $< tests/fuzz/replay.c $(LIB_OBJS) $(LIBS)
 
-TOOL_EXTRA := $(call obj,$(STORE_PENDING_SRC)) $(STORE_DOUBLE_SRC)
-$(BUILD)/test-tool: tests/helper/test-tool.c $(LIB_OBJS) $(TOOL_EXTRA)
+$(BUILD)/test-tool: tests/helper/test-tool.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -Isrc -o $@ $< $(LIB_OBJS) $(TOOL_EXTRA) $(LIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -Isrc -o $@ $< $(LIB_OBJS) $(LIBS)
 
 tests: $(TESSERA) $(RUNNER) $(UNIT_BINS) $(FUZZ_BINS) $(BUILD)/test-tool
 

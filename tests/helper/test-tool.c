@@ -13,9 +13,8 @@
  *   test-tool registry-pull [--user U --password P] [--insecure HOST:PORT]...
  *                           [--default-registry R] [--arch A] REF STOREDIR
  *       pulls REF with the registry client into the image store at STOREDIR
- *       (while the real store is not merged: the test double of
- *       registry_store_double.c); prints "fetched DIGEST SIZE" per blob
- *       downloaded, then "pulled REF MANIFEST_DIGEST". */
+ *       (image.h); prints "fetched DIGEST SIZE" per blob downloaded, then
+ *       "pulled REF MANIFEST_DIGEST". */
 #include "common/compat.h"
 
 #include <curl/curl.h>
