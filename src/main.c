@@ -6,6 +6,7 @@
 
 #include <jansson.h>
 
+#include "agent/monitor.h"
 #include "cli/cli.h"
 #include "manager/api.h"
 #include "manager/manager.h"
@@ -23,6 +24,8 @@ static int print_openapi(void)
 
 int main(int argc, char **argv)
 {
+        if (argc >= 2 && streq(argv[1], "_monitor"))
+                return monitor_main(argc - 1, argv + 1);
         if (argc >= 2 && streq(argv[1], "manager"))
                 return manager_main(argc - 1, argv + 1);
         if (argc >= 2 && streq(argv[1], "dev"))
