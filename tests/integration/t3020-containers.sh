@@ -14,7 +14,7 @@ cd "$TMP" || exit 1
 # Everything of this run has its own name: the state, runc's root and the
 # namespace files live in $TMP; cgroups under a parent of our own; a bridge
 # and a subnet no other test uses.
-STATE=$TMP/state
+STATE=$TMP/agent
 CG=tessera-t3020-$$
 BR=tt3020$(($$ % 100000))
 SUBNET=10.$((200 + $$ % 50)).$((($$ / 50) % 250))
