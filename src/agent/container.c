@@ -87,10 +87,12 @@ static bool exists_in(const char *dir, const char *name)
         return access(p, F_OK) == 0;
 }
 
+/* A bundle input: read by runc right away, worthless after a reboot (the
+ * container is gone with it), so not fsynced. */
 static int write_text(const char *dir, const char *name, const char *text, struct tess_error **err)
 {
         _cleanup_free_ char *p = path_in(dir, name);
-        return fs_write_file_atomic(p, text, strlen(text), 0644, err);
+        return fs_write_file_replace(p, text, strlen(text), 0644, err);
 }
 
 static int mkdir_in(const char *dir, const char *name, struct tess_error **err)

@@ -79,7 +79,7 @@ static int rotate(struct container_log *l, struct tess_error **err)
                 return tess_err(err, errno, "renaming '%s': %s", cur, strerror(errno));
         l->base += l->size;
         snprintf(text, sizeof(text), "%" PRId64 "\n", l->base);
-        r = fs_write_file_atomic(base, text, strlen(text), 0644, err);
+        r = fs_write_file_replace(base, text, strlen(text), 0644, err);
         if (r < 0)
                 return r;
         return open_log(l, err);

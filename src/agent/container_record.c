@@ -1,6 +1,7 @@
-/* container_record.c - the files of a container's directory: container.json,
- * exit.json and the pid files, each written atomically (tmp, fsync,
- * rename). */
+/* container_record.c - the files of a container's directory: container.json
+ * and exit.json, written atomically and durably (tmp, fsync, rename, fsync
+ * of the directory), and the pid files (atomically, without fsync: a pid
+ * means nothing after a reboot). */
 #include "../common/compat.h"
 
 #include <jansson.h>
@@ -174,7 +175,8 @@ int container_pidfile_write(const char *path, pid_t pid, struct tess_error **err
 
         proc_start_time(pid, &start);
         snprintf(line, sizeof(line), "%d %llu\n", (int)pid, (unsigned long long)start);
-        return fs_write_file_atomic(path, line, strlen(line), 0644, err);
+        /* a pid means nothing after a reboot: no fsync */
+        return fs_write_file_replace(path, line, strlen(line), 0644, err);
 }
 
 int container_pidfile_read(const char *path, pid_t *ret_pid, uint64_t *ret_start)

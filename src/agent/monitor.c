@@ -1,8 +1,8 @@
 /* monitor.c - see monitor.h.
  *
- *   spawn ──> create (runc create) ──> start (runc start) ──> report "ok"
- *                  │ fails                  │ fails
- *                  └──> report "err", runc delete, exit 1
+ *   spawn ──> runc run --detach ──> report "ok <pid>"
+ *                  │ fails
+ *                  └──> report "err <runc's message>", runc delete, exit 1
  *   running: copy output to the log, reap children
  *   init reaped ──> drain the output (2 s at most) ──> read the OOM count
  *               ──> exit.json ──> runc delete ──> teardown ──> exit 0 */
@@ -116,7 +116,9 @@ static void runc_delete(const struct monitor *m)
         }
 }
 
-/* runc create + runc start; RET the container's init. */
+/* `runc run --detach` (create and start in one runc process: a Go start-up
+ * less than create + start); the init, orphaned when runc exits, becomes
+ * our child.  RET the container's init. */
 static int start_container(const struct monitor *m, int out_fd, pid_t *ret_pid, struct tess_error **err)
 {
         _cleanup_free_ char *bundle = xasprintf("%s/bundle", m->dir);
@@ -125,23 +127,17 @@ static int start_container(const struct monitor *m, int out_fd, pid_t *ret_pid, 
         int status, r;
 
         r = run_runc(m,
-                     (const char *[]){ "create", "--bundle", bundle, "--pid-file", pidfile, m->rec.id, NULL },
+                     (const char *[]){ "run", "--detach", "--bundle", bundle, "--pid-file", pidfile, m->rec.id,
+                                       NULL },
                      out_fd, &status, err);
         if (r < 0)
                 return r;
         if (status != 0) {
                 _cleanup_free_ char *msg = runc_error(m);
-                return tess_err(err, EIO, "%s", msg ? msg : "runc create failed");
+                return tess_err(err, EIO, "%s", msg ? msg : "runc run failed");
         }
         if (container_pidfile_read(pidfile, ret_pid, &start) < 0)
-                return tess_err(err, EIO, "runc create wrote no pid file '%s'", pidfile);
-        r = run_runc(m, (const char *[]){ "start", m->rec.id, NULL }, STDERR_FILENO, &status, err);
-        if (r < 0)
-                return r;
-        if (status != 0) {
-                _cleanup_free_ char *msg = runc_error(m);
-                return tess_err(err, EIO, "%s", msg ? msg : "runc start failed");
-        }
+                return tess_err(err, EIO, "runc run wrote no pid file '%s'", pidfile);
         return 0;
 }
 

@@ -1,9 +1,9 @@
 /* monitor.h - the process that owns one running container.
  *
  * The agent starts it detached (double fork, its own session) as
- * `<exe> _monitor <dir>`; it outlives the agent.  It runs `runc create`
- * and `runc start` as a child subreaper, so the container's init becomes
- * its child; it copies the container's stdout and stderr into the log,
+ * `<exe> _monitor <dir>`; it outlives the agent.  It runs `runc run
+ * --detach` as a child subreaper, so the container's init becomes its
+ * child; it copies the container's stdout and stderr into the log,
  * reaps the init, records how it ended in exit.json (the memory cgroup's
  * OOM count is read before runc deletes the cgroup), runs `runc delete`
  * and tears down the rootfs and network.  Its own diagnostics go to
