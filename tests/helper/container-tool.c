@@ -8,6 +8,7 @@
  *       --env K=V  --bind SRC:DST[:ro]  --device PATH  --runner FILE
  *       --user UID:GID[:GID...]  --hostname NAME
  *       --hold: stay alive after the container runs (an agent to kill -9)
+ *       prints "created in N us": the time container_create() took
  *   container-tool [GLOBAL...] state|wait [SECS]|kill SIG|destroy [GRACE_SECS]|remove|stats|log [OFFSET] ID
  *   container-tool [GLOBAL...] list
  *
@@ -199,14 +200,16 @@ static int cmd_create(int argc, char **argv)
         a->spec.layers = a->layers;
         a->spec.env = a->env;
         a->spec.args = (const char *const *)argv + i + 1;
+        int64_t t0 = monotonic_usec();
         r = container_create(&cfg, &a->spec, &err);
+        int64_t took = monotonic_usec() - t0;
         for (size_t m = 0; m < a->spec.n_mounts; m++)
                 free((char *)a->mounts[m].source);
         bool hold = a->hold;
         free(a);
         if (r < 0)
                 return fail(err);
-        printf("created\n");
+        printf("created in %" PRId64 " us\n", took);
         fflush(stdout);
         while (hold)
                 pause();
