@@ -21,6 +21,9 @@
 #define CT_LOG_OLD "log.1"
 #define CT_LOG_BASE "log.base"
 
+/* dir/name (caller frees). */
+char *container_file(const char *dir, const char *name);
+
 /* container.json: everything needed to watch and tear down a container
  * without the spec or the agent's configuration. */
 struct container_record {

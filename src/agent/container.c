@@ -76,14 +76,9 @@ char *container_dir(const struct container_config *cfg, const char *id)
         return xasprintf("%s/containers/%s", cfg->state_dir, id);
 }
 
-static char *path_in(const char *dir, const char *name)
-{
-        return xasprintf("%s/%s", dir, name);
-}
-
 static bool exists_in(const char *dir, const char *name)
 {
-        _cleanup_free_ char *p = path_in(dir, name);
+        _cleanup_free_ char *p = container_file(dir, name);
         return access(p, F_OK) == 0;
 }
 
@@ -91,13 +86,13 @@ static bool exists_in(const char *dir, const char *name)
  * container is gone with it), so not fsynced. */
 static int write_text(const char *dir, const char *name, const char *text, struct tess_error **err)
 {
-        _cleanup_free_ char *p = path_in(dir, name);
+        _cleanup_free_ char *p = container_file(dir, name);
         return fs_write_file_replace(p, text, strlen(text), 0644, err);
 }
 
 static int mkdir_in(const char *dir, const char *name, struct tess_error **err)
 {
-        _cleanup_free_ char *p = path_in(dir, name);
+        _cleanup_free_ char *p = container_file(dir, name);
         if (mkdir(p, 0755) < 0 && errno != EEXIST)
                 return tess_err(err, errno, "creating '%s': %s", p, strerror(errno));
         return 0;
@@ -267,9 +262,9 @@ static int write_etc(const struct container_spec *spec, const struct container_r
 static int write_bundle(const struct container_config *cfg, const struct container_spec *spec,
                         const struct container_record *rec, const char *dir, struct tess_error **err)
 {
-        _cleanup_free_ char *cpu_file = path_in(dir, "cpus"), *runner = path_in(dir, "runner");
-        _cleanup_free_ char *hosts = path_in(dir, "hosts"), *hostname = path_in(dir, "hostname");
-        _cleanup_free_ char *bundle = path_in(dir, "bundle");
+        _cleanup_free_ char *cpu_file = container_file(dir, "cpus"), *runner = container_file(dir, "runner");
+        _cleanup_free_ char *hosts = container_file(dir, "hosts"), *hostname = container_file(dir, "hostname");
+        _cleanup_free_ char *bundle = container_file(dir, "bundle");
         _cleanup_free_ struct container_device *devices = NULL;
         _cleanup_free_ char *text = NULL;
         struct container_spec s = *spec;
@@ -316,7 +311,7 @@ static int write_bundle(const struct container_config *cfg, const struct contain
 /* Kill whatever a failed start left: the monitor, the container. */
 static void kill_leftovers(const struct container_record *rec, const char *dir)
 {
-        _cleanup_free_ char *pidfile = path_in(dir, CT_MONITOR_PID);
+        _cleanup_free_ char *pidfile = container_file(dir, CT_MONITOR_PID);
         uint64_t start;
         pid_t pid;
 
@@ -328,7 +323,7 @@ static void kill_leftovers(const struct container_record *rec, const char *dir)
 static int create_in(const struct container_config *cfg, const struct container_spec *spec, const char *dir,
                      struct container_record *rec, struct tess_error **err)
 {
-        _cleanup_free_ char *owners = owners_dir(cfg), *upper = path_in(dir, "upper"), *work = path_in(dir, "work");
+        _cleanup_free_ char *owners = owners_dir(cfg), *upper = container_file(dir, "upper"), *work = container_file(dir, "work");
         _cleanup_close_ int report = -1;
         char ip[IPAM_ADDR_LEN];
         pid_t pid;
@@ -448,7 +443,7 @@ static int open_record(const struct container_config *cfg, const char *id, char 
 
 static bool monitor_alive(const char *dir, pid_t *ret_pid)
 {
-        _cleanup_free_ char *pidfile = path_in(dir, CT_MONITOR_PID);
+        _cleanup_free_ char *pidfile = container_file(dir, CT_MONITOR_PID);
         uint64_t start;
         pid_t pid;
 
@@ -461,7 +456,7 @@ static bool monitor_alive(const char *dir, pid_t *ret_pid)
 
 static void fill_state(const char *dir, const struct container_record *rec, struct container_state *st)
 {
-        _cleanup_free_ char *pidfile = path_in(dir, CT_CONTAINER_PID);
+        _cleanup_free_ char *pidfile = container_file(dir, CT_CONTAINER_PID);
         struct container_exit ex;
         uint64_t start;
 
@@ -688,7 +683,7 @@ int container_stats(const struct container_config *config, const char *id, struc
         if (r < 0)
                 return tess_err_wrap(err, "reading the stats of container '%s'", id);
         ret->net_rx_bytes = ret->net_tx_bytes = 0;
-        pidfile = path_in(dir, CT_CONTAINER_PID);
+        pidfile = container_file(dir, CT_CONTAINER_PID);
         if (container_pidfile_read(pidfile, &pid, &start) == 0) {
                 netdev = xasprintf("/proc/%d/net/dev", (int)pid);
                 net_dev_read(netdev, &ret->net_rx_bytes, &ret->net_tx_bytes, NULL);

@@ -22,14 +22,9 @@ struct container_log {
         int64_t half; /* rotate when `log` would pass this */
 };
 
-static char *path_in(const char *dir, const char *name)
-{
-        return xasprintf("%s/%s", dir, name);
-}
-
 static int64_t read_base(const char *dir)
 {
-        _cleanup_free_ char *path = path_in(dir, CT_LOG_BASE), *text = NULL;
+        _cleanup_free_ char *path = container_file(dir, CT_LOG_BASE), *text = NULL;
         size_t len;
 
         if (fs_read_file(path, 64, &text, &len, NULL) < 0)
@@ -39,7 +34,7 @@ static int64_t read_base(const char *dir)
 
 static int open_log(struct container_log *l, struct tess_error **err)
 {
-        _cleanup_free_ char *path = path_in(l->dir, CT_LOG);
+        _cleanup_free_ char *path = container_file(l->dir, CT_LOG);
         struct stat st;
 
         l->fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
@@ -68,8 +63,8 @@ int container_log_open(const char *dir, int64_t log_max, struct container_log **
 
 static int rotate(struct container_log *l, struct tess_error **err)
 {
-        _cleanup_free_ char *cur = path_in(l->dir, CT_LOG), *old = path_in(l->dir, CT_LOG_OLD);
-        _cleanup_free_ char *base = path_in(l->dir, CT_LOG_BASE);
+        _cleanup_free_ char *cur = container_file(l->dir, CT_LOG), *old = container_file(l->dir, CT_LOG_OLD);
+        _cleanup_free_ char *base = container_file(l->dir, CT_LOG_BASE);
         char text[32];
         int r;
 
@@ -125,7 +120,7 @@ struct container_log *container_log_close(struct container_log *l)
 static int read_part(const char *dir, const char *name, int64_t off, size_t max, struct buf *out,
                      struct tess_error **err)
 {
-        _cleanup_free_ char *path = path_in(dir, name);
+        _cleanup_free_ char *path = container_file(dir, name);
         _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
         size_t got = 0;
 
@@ -149,7 +144,7 @@ static int read_part(const char *dir, const char *name, int64_t off, size_t max,
 
 static int64_t file_size(const char *dir, const char *name)
 {
-        _cleanup_free_ char *path = path_in(dir, name);
+        _cleanup_free_ char *path = container_file(dir, name);
         struct stat st;
         return stat(path, &st) == 0 ? st.st_size : 0;
 }

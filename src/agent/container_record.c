@@ -12,9 +12,14 @@
 
 #define RECORD_MAX (1 << 20)
 
+char *container_file(const char *dir, const char *name)
+{
+        return xasprintf("%s/%s", dir, name);
+}
+
 static int write_json(const char *dir, const char *name, json_t *doc, struct tess_error **err)
 {
-        _cleanup_free_ char *path = xasprintf("%s/%s", dir, name);
+        _cleanup_free_ char *path = container_file(dir, name);
         char *text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS);
         int r;
 
@@ -28,7 +33,7 @@ static int write_json(const char *dir, const char *name, json_t *doc, struct tes
 
 static int read_json(const char *dir, const char *name, json_t **ret, struct tess_error **err)
 {
-        _cleanup_free_ char *path = xasprintf("%s/%s", dir, name);
+        _cleanup_free_ char *path = container_file(dir, name);
         _cleanup_free_ char *text = NULL;
         json_error_t je;
         size_t len;

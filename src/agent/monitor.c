@@ -121,8 +121,8 @@ static void runc_delete(const struct monitor *m)
  * our child.  RET the container's init. */
 static int start_container(const struct monitor *m, int out_fd, pid_t *ret_pid, struct tess_error **err)
 {
-        _cleanup_free_ char *bundle = xasprintf("%s/bundle", m->dir);
-        _cleanup_free_ char *pidfile = xasprintf("%s/%s", m->dir, CT_CONTAINER_PID);
+        _cleanup_free_ char *bundle = container_file(m->dir, "bundle");
+        _cleanup_free_ char *pidfile = container_file(m->dir, CT_CONTAINER_PID);
         uint64_t start;
         int status, r;
 
@@ -226,7 +226,7 @@ static void finish(const struct monitor *m, int wstatus)
 
 static int monitor_run(struct monitor *m, int sig_fd)
 {
-        _cleanup_free_ char *pidfile = xasprintf("%s/%s", m->dir, CT_MONITOR_PID);
+        _cleanup_free_ char *pidfile = container_file(m->dir, CT_MONITOR_PID);
         struct tess_error *err = NULL;
         int out[2], wstatus = 0, r;
         pid_t init;
@@ -237,7 +237,7 @@ static int monitor_run(struct monitor *m, int sig_fd)
                 tess_error_free(err);
                 return 1;
         }
-        m->runc_log = xasprintf("%s/%s", m->dir, CT_RUNC_LOG);
+        m->runc_log = container_file(m->dir, CT_RUNC_LOG);
         if (pipe2(out, O_CLOEXEC) < 0) {
                 report("err creating a pipe: %s", strerror(errno));
                 return 1;
@@ -289,12 +289,33 @@ int monitor_main(int argc, char **argv)
         return r;
 }
 
+struct spawn {
+        const char *exe, *dir;
+        int report_fd, log_fd;
+};
+
+/* The middle child: a new session, the monitor, then gone, so that the
+ * monitor is nobody's child but init's. */
+static int spawn_detached(void *arg)
+{
+        const struct spawn *sp = arg;
+        const char *argv[] = { sp->exe, "_monitor", sp->dir, NULL };
+        struct tess_error *e = NULL;
+        pid_t mon;
+
+        setsid();
+        if (proc_spawn(argv, -1, sp->report_fd, sp->log_fd, -1, &mon, &e) < 0) {
+                dprintf(sp->log_fd, "tessera: starting the monitor: %s\n", e->msg);
+                return e->code;
+        }
+        return 0;
+}
+
 int monitor_spawn(const char *exe, const char *dir, int *ret_report_fd, struct tess_error **err)
 {
-        _cleanup_free_ char *log_path = xasprintf("%s/%s", dir, CT_MONITOR_LOG);
+        _cleanup_free_ char *log_path = container_file(dir, CT_MONITOR_LOG);
         _cleanup_close_ int log_fd = -1, rd = -1;
-        int p[2], st;
-        pid_t pid;
+        int p[2], r;
 
         log_fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
         if (log_fd < 0)
@@ -302,30 +323,11 @@ int monitor_spawn(const char *exe, const char *dir, int *ret_report_fd, struct t
         if (pipe2(p, O_CLOEXEC) < 0)
                 return tess_err(err, errno, "creating a pipe: %s", strerror(errno));
         rd = p[0];
-        pid = fork();
-        if (pid < 0) {
-                close(p[1]);
-                return tess_err(err, errno, "forking: %s", strerror(errno));
-        }
-        if (pid == 0) {
-                /* the middle child: a new session, then the monitor, then gone,
-                 * so that the monitor is nobody's child but init's */
-                const char *argv[] = { exe, "_monitor", dir, NULL };
-                struct tess_error *e = NULL;
-                pid_t mon;
-                setsid();
-                if (proc_spawn(argv, -1, p[1], log_fd, -1, &mon, &e) < 0) {
-                        dprintf(log_fd, "tessera: starting the monitor: %s\n", e->msg);
-                        _exit(1);
-                }
-                _exit(0);
-        }
+        struct spawn sp = { exe, dir, p[1], log_fd };
+        r = proc_in_child(spawn_detached, &sp);
         close(p[1]);
-        while (waitpid(pid, &st, 0) < 0)
-                if (errno != EINTR)
-                        return tess_err(err, errno, "waiting: %s", strerror(errno));
-        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-                return tess_err(err, EIO, "starting the monitor '%s' failed (see '%s')", exe, log_path);
+        if (r < 0)
+                return tess_err(err, -r, "starting the monitor '%s': %s (see '%s')", exe, strerror(-r), log_path);
         *ret_report_fd = TAKE_FD(rd);
         return 0;
 }

@@ -7,7 +7,6 @@
 #include <net/if.h>
 #include <sched.h>
 #include <sys/mount.h>
-#include <sys/wait.h>
 
 #include "../common/buf.h"
 #include "../common/fs.h"
@@ -16,11 +15,18 @@
 
 static const char *const ip_batch[] = { "ip", "-batch", "-", NULL };
 
+/* In a child: a new network namespace, bound on the file `path`. */
+static int bind_new_netns(void *path)
+{
+        if (unshare(CLONE_NEWNET) < 0 || mount("/proc/self/ns/net", path, "none", MS_BIND, NULL) < 0)
+                return errno;
+        return 0;
+}
+
 int netns_create(const char *path, struct tess_error **err)
 {
         _cleanup_free_ char *dir = xstrdup(path);
-        int fd, r, st, e;
-        pid_t pid;
+        int fd, r;
 
         r = fs_mkdir_p(dirname(dir), 0755, err);
         if (r < 0)
@@ -29,26 +35,10 @@ int netns_create(const char *path, struct tess_error **err)
         if (fd < 0)
                 return tess_err(err, errno, "creating '%s': %s", path, strerror(errno));
         close(fd);
-        pid = fork();
-        if (pid < 0) {
-                e = errno;
+        r = proc_in_child(bind_new_netns, (void *)path);
+        if (r < 0) {
                 unlink(path);
-                return tess_err(err, e, "forking: %s", strerror(e));
-        }
-        if (pid == 0) {
-                if (unshare(CLONE_NEWNET) < 0)
-                        _exit(errno);
-                if (mount("/proc/self/ns/net", path, "none", MS_BIND, NULL) < 0)
-                        _exit(errno);
-                _exit(0);
-        }
-        while (waitpid(pid, &st, 0) < 0)
-                if (errno != EINTR)
-                        break;
-        e = WIFEXITED(st) ? WEXITSTATUS(st) : EIO;
-        if (e != 0) {
-                unlink(path);
-                return tess_err(err, e, "making the network namespace '%s': %s", path, strerror(e));
+                return tess_err(err, -r, "making the network namespace '%s': %s", path, strerror(-r));
         }
         return 0;
 }

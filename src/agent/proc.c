@@ -161,6 +161,23 @@ int proc_run(const char *const *argv, const char *input, int netns_fd, struct bu
         return 0;
 }
 
+int proc_in_child(int (*fn)(void *arg), void *arg)
+{
+        pid_t pid = fork();
+        int st;
+
+        if (pid < 0)
+                return -errno;
+        if (pid == 0)
+                _exit(fn(arg) & 0xff);
+        while (waitpid(pid, &st, 0) < 0)
+                if (errno != EINTR)
+                        return -errno;
+        if (!WIFEXITED(st))
+                return -EIO;
+        return -WEXITSTATUS(st);
+}
+
 int proc_start_time(pid_t pid, uint64_t *ret)
 {
         _cleanup_free_ char *path = xasprintf("/proc/%d/stat", (int)pid);

@@ -37,6 +37,12 @@ int proc_status_code(int wstatus);
 int proc_run(const char *const *argv, const char *input, int netns_fd, struct buf *out, int *ret_status,
              struct tess_error **err);
 
+/* Run fn(arg) in a forked child and wait for it: for calls that change
+ * the calling process (unshare, chdir before a mount with relative paths,
+ * setsid).  fn returns 0 or a positive errno; RET 0 or -that errno (-EIO
+ * when the child died otherwise). */
+int proc_in_child(int (*fn)(void *arg), void *arg);
+
 /* The start time of a process (field 22 of /proc/PID/stat, clock ticks
  * since boot); -ESRCH when there is no such process. */
 int proc_start_time(pid_t pid, uint64_t *ret);

@@ -4,8 +4,8 @@
 #include <libgen.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 
+#include "proc.h"
 #include "rootfs.h"
 
 /* mount(2) takes at most a page of options */
@@ -62,26 +62,16 @@ static char *common_dir(const char *const *layers)
         }
 }
 
-static int mount_relative(const char *base, const char *target, const char *opts, struct tess_error **err)
-{
-        pid_t pid = fork();
-        int st;
+struct relative_mount {
+        const char *base, *target, *opts;
+};
 
-        if (pid < 0)
-                return tess_err(err, errno, "forking: %s", strerror(errno));
-        if (pid == 0) {
-                if (chdir(base) < 0)
-                        _exit(errno);
-                _exit(mount("overlay", target, "overlay", 0, opts) < 0 ? errno : 0);
-        }
-        while (waitpid(pid, &st, 0) < 0)
-                if (errno != EINTR)
-                        return tess_err(err, errno, "waiting: %s", strerror(errno));
-        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-                int e = WIFEXITED(st) ? WEXITSTATUS(st) : EIO;
-                return tess_err(err, e, "mounting the overlay on '%s' (layers under '%s'): %s", target, base,
-                                strerror(e));
-        }
+/* In a child: the layers in opts are relative to base. */
+static int mount_in(void *arg)
+{
+        const struct relative_mount *m = arg;
+        if (chdir(m->base) < 0 || mount("overlay", m->target, "overlay", 0, m->opts) < 0)
+                return errno;
         return 0;
 }
 
@@ -107,7 +97,12 @@ int rootfs_mount(const char *const *layers, const char *upper, const char *work,
                 return r;
         if (opts.len > OPTIONS_MAX)
                 return tess_err(err, E2BIG, "too many layers for one overlay mount (%zu bytes of options)", opts.len);
-        return mount_relative(base, target, opts.data, err);
+        struct relative_mount m = { base, target, opts.data };
+        r = proc_in_child(mount_in, &m);
+        if (r < 0)
+                return tess_err(err, -r, "mounting the overlay on '%s' (layers under '%s'): %s", target, base,
+                                strerror(-r));
+        return 0;
 }
 
 bool rootfs_is_mounted(const char *target)

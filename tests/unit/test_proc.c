@@ -66,6 +66,29 @@ static void test_children_get_clean_signals_and_fds(void)
         buf_release(&out);
 }
 
+static int chdir_root(void *arg)
+{
+        int *ret = arg;
+        if (chdir("/") < 0)
+                return errno;
+        return *ret;
+}
+
+static void test_in_child(void)
+{
+        char before[4096], after[4096];
+        int v = 0;
+
+        if (!getcwd(before, sizeof(before)))
+                SKIP("no cwd");
+        CHECK_INTEQ(proc_in_child(chdir_root, &v), 0);
+        v = EACCES;
+        CHECK_INTEQ(proc_in_child(chdir_root, &v), -EACCES);
+        /* the change stayed in the child */
+        CHECK(getcwd(after, sizeof(after)) != NULL);
+        CHECK_STREQ(after, before);
+}
+
 static void test_alive(void)
 {
         uint64_t start = 0;
@@ -83,6 +106,7 @@ static const struct test tests[] = {
         TEST(test_run_captures_output),
         TEST(test_run_status_and_errors),
         TEST(test_children_get_clean_signals_and_fds),
+        TEST(test_in_child),
         TEST(test_alive),
         {},
 };
