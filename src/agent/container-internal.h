@@ -61,6 +61,12 @@ int container_exit_read(const char *dir, struct container_exit *ret, struct tess
 int container_pidfile_write(const char *path, pid_t pid, struct tess_error **err);
 int container_pidfile_read(const char *path, pid_t *ret_pid, uint64_t *ret_start);
 
+/* argv of `runc --root R [--log LOG --log-format json] ARGS...` into argv
+ * (RUNC_ARGV_MAX entries, NULL-terminated; strings borrowed). */
+#define RUNC_ARGV_MAX 16
+void container_runc_argv(const struct container_record *rec, const char *log, const char *const *args,
+                         const char *argv[RUNC_ARGV_MAX]);
+
 /* Undo what container_create() set up on the host: unmount the rootfs,
  * delete the veth and the namespace file, release the address.  Each step
  * is done even when an earlier one failed; done twice is harmless. */

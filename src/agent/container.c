@@ -104,12 +104,9 @@ static int mkdir_in(const char *dir, const char *name, struct tess_error **err)
 static int runc(const struct container_record *rec, const char *const *args, struct buf *out, int *ret_status,
                 struct tess_error **err)
 {
-        const char *argv[12] = { rec->runc, "--root", rec->runc_root };
-        size_t n = 3;
+        const char *argv[RUNC_ARGV_MAX];
 
-        for (; *args && n < ARRAY_SIZE(argv) - 1; args++)
-                argv[n++] = *args;
-        argv[n] = NULL;
+        container_runc_argv(rec, NULL, args, argv);
         return proc_run(argv, NULL, -1, out, ret_status, err);
 }
 

@@ -145,6 +145,25 @@ void container_record_release(struct container_record *rec)
         *rec = (struct container_record){ 0 };
 }
 
+void container_runc_argv(const struct container_record *rec, const char *log, const char *const *args,
+                         const char *argv[RUNC_ARGV_MAX])
+{
+        size_t n = 0;
+
+        argv[n++] = rec->runc;
+        argv[n++] = "--root";
+        argv[n++] = rec->runc_root;
+        if (log) {
+                argv[n++] = "--log";
+                argv[n++] = log;
+                argv[n++] = "--log-format";
+                argv[n++] = "json";
+        }
+        for (; *args && n < RUNC_ARGV_MAX - 1; args++)
+                argv[n++] = *args;
+        argv[n] = NULL;
+}
+
 int container_exit_write(const char *dir, const struct container_exit *ex, struct tess_error **err)
 {
         return write_json(dir, CT_EXIT,

@@ -26,7 +26,6 @@
 #include "proc.h"
 
 #define DRAIN_USEC (2 * USEC_PER_SEC)
-#define RUNC_ARGS_MAX 16
 
 struct monitor {
         const char *dir;
@@ -39,15 +38,11 @@ struct monitor {
 static int run_runc(const struct monitor *m, const char *const *args, int out_fd, int *ret_status,
                     struct tess_error **err)
 {
-        const char *argv[RUNC_ARGS_MAX] = { m->rec.runc, "--root", m->rec.runc_root, "--log", m->runc_log,
-                                            "--log-format", "json" };
-        size_t n = 7;
+        const char *argv[RUNC_ARGV_MAX];
         pid_t pid;
         int r;
 
-        for (; *args && n < RUNC_ARGS_MAX - 1; args++)
-                argv[n++] = *args;
-        argv[n] = NULL;
+        container_runc_argv(&m->rec, m->runc_log, args, argv);
         r = proc_spawn(argv, -1, out_fd, out_fd, -1, &pid, err);
         if (r < 0)
                 return r;
