@@ -1,12 +1,15 @@
 /* main.c - the one `tessera` binary: daemons and client.
  *
- * `tessera dev` and `tessera manager` run the daemons (src/manager);
- * every other command is the client (src/cli). */
+ * `tessera dev` and `tessera manager` run the manager (src/manager),
+ * `tessera agent` a node's agent (src/agent), `tessera _monitor` the
+ * keeper of one container; every other command is the client (src/cli). */
 #include "common/compat.h"
 
 #include <jansson.h>
 
+#include "agent/agent.h"
 #include "agent/image_cli.h"
+#include "agent/monitor.h"
 #include "cli/cli.h"
 #include "manager/api.h"
 #include "manager/manager.h"
@@ -24,8 +27,12 @@ static int print_openapi(void)
 
 int main(int argc, char **argv)
 {
+        if (argc >= 2 && streq(argv[1], "_monitor"))
+                return monitor_main(argc - 1, argv + 1);
         if (argc >= 3 && streq(argv[1], "agent") && streq(argv[2], "image"))
                 return agent_image_main(argc - 2, argv + 2);
+        if (argc >= 2 && streq(argv[1], "agent"))
+                return agent_main(argc - 1, argv + 1);
         if (argc >= 2 && streq(argv[1], "manager"))
                 return manager_main(argc - 1, argv + 1);
         if (argc >= 2 && streq(argv[1], "dev"))

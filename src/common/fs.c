@@ -35,7 +35,9 @@ int fs_read_file(const char *path, size_t max, char **ret, size_t *ret_len, stru
         return 0;
 }
 
-int fs_write_file_atomic(const char *path, const void *data, size_t len, mode_t mode, struct tess_error **err)
+/* path.tmp, rename; with `durable` fsync the file and the directory too */
+static int write_replace(const char *path, const void *data, size_t len, mode_t mode, bool durable,
+                         struct tess_error **err)
 {
         _cleanup_free_ char *tmp = xasprintf("%s.tmp", path);
         _cleanup_free_ char *dircopy = xstrdup(path);
@@ -57,7 +59,7 @@ int fs_write_file_atomic(const char *path, const void *data, size_t len, mode_t 
                 p += n;
                 left -= (size_t)n;
         }
-        if (fchmod(fd, mode) < 0 || fsync(fd) < 0)
+        if (fchmod(fd, mode) < 0 || (durable && fsync(fd) < 0))
                 goto fail;
         close(fd);
         if (rename(tmp, path) < 0) {
@@ -65,6 +67,8 @@ int fs_write_file_atomic(const char *path, const void *data, size_t len, mode_t 
                 unlink(tmp);
                 return tess_err(err, e, "renaming '%s': %s", tmp, strerror(e));
         }
+        if (!durable)
+                return 0;
         dfd = open(dirname(dircopy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (dfd >= 0)
                 fsync(dfd);
@@ -74,6 +78,16 @@ fail:
         close(fd);
         unlink(tmp);
         return tess_err(err, e, "writing '%s': %s", tmp, strerror(e));
+}
+
+int fs_write_file_atomic(const char *path, const void *data, size_t len, mode_t mode, struct tess_error **err)
+{
+        return write_replace(path, data, len, mode, true, err);
+}
+
+int fs_write_file_replace(const char *path, const void *data, size_t len, mode_t mode, struct tess_error **err)
+{
+        return write_replace(path, data, len, mode, false, err);
 }
 
 int fs_mkdir_p(const char *path, mode_t mode, struct tess_error **err)

@@ -11,6 +11,9 @@
 int fs_read_file(const char *path, size_t max, char **ret, size_t *ret_len, struct tess_error **err);
 /* Write path.tmp, fsync, rename over path, fsync the directory. */
 int fs_write_file_atomic(const char *path, const void *data, size_t len, mode_t mode, struct tess_error **err);
+/* The same without the fsyncs: readers never see a partial file, but a
+ * power loss may lose it (for state that does not outlive a reboot). */
+int fs_write_file_replace(const char *path, const void *data, size_t len, mode_t mode, struct tess_error **err);
 int fs_mkdir_p(const char *path, mode_t mode, struct tess_error **err);
 
 #endif

@@ -1,0 +1,113 @@
+/* netns.c - see netns.h.  The namespace files are made here (unshare and
+ * a bind mount in a short-lived child); links and addresses by `ip`. */
+#include "../common/compat.h"
+
+#include <fcntl.h>
+#include <libgen.h>
+#include <net/if.h>
+#include <sched.h>
+#include <sys/mount.h>
+
+#include "../common/buf.h"
+#include "../common/fs.h"
+#include "netns.h"
+#include "proc.h"
+
+static const char *const ip_batch[] = { "ip", "-batch", "-", NULL };
+
+/* In a child: a new network namespace, bound on the file `path`. */
+static int bind_new_netns(void *path)
+{
+        if (unshare(CLONE_NEWNET) < 0 || mount("/proc/self/ns/net", path, "none", MS_BIND, NULL) < 0)
+                return errno;
+        return 0;
+}
+
+int netns_create(const char *path, struct tess_error **err)
+{
+        _cleanup_free_ char *dir = xstrdup(path);
+        int fd, r;
+
+        r = fs_mkdir_p(dirname(dir), 0755, err);
+        if (r < 0)
+                return r;
+        fd = open(path, O_RDONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+        if (fd < 0)
+                return tess_err(err, errno, "creating '%s': %s", path, strerror(errno));
+        close(fd);
+        r = proc_in_child(bind_new_netns, (void *)path);
+        if (r < 0) {
+                unlink(path);
+                return tess_err(err, -r, "making the network namespace '%s': %s", path, strerror(-r));
+        }
+        return 0;
+}
+
+int netns_remove(const char *path, struct tess_error **err)
+{
+        if (umount2(path, MNT_DETACH) < 0 && errno != EINVAL && errno != ENOENT)
+                return tess_err(err, errno, "unmounting '%s': %s", path, strerror(errno));
+        if (unlink(path) < 0 && errno != ENOENT)
+                return tess_err(err, errno, "removing '%s': %s", path, strerror(errno));
+        return 0;
+}
+
+int netns_bridge_ensure(const char *bridge, const char *gw_cidr, struct tess_error **err)
+{
+        _cleanup_free_ char *cmds = NULL;
+        int r;
+
+        if (if_nametoindex(bridge) != 0)
+                return 0;
+        cmds = xasprintf("link add %s type bridge\naddr add %s dev %s\nlink set %s up\n", bridge, gw_cidr, bridge,
+                         bridge);
+        r = proc_run(ip_batch, cmds, -1, NULL, NULL, err);
+        /* another agent made it in the meantime */
+        if (r < 0 && if_nametoindex(bridge) != 0) {
+                if (err) {
+                        tess_error_free(*err);
+                        *err = NULL;
+                }
+                return 0;
+        }
+        if (r < 0)
+                return tess_err_wrap(err, "creating the bridge '%s'", bridge);
+        return 0;
+}
+
+int netns_attach(const char *path, const char *bridge, const char *host_if, const char *ip, int prefix,
+                 const char *gw, struct tess_error **err)
+{
+        _cleanup_free_ char *host = NULL, *inside = NULL;
+        _cleanup_close_ int nsfd = -1;
+        int r;
+
+        host = xasprintf("link add %s type veth peer name eth0 netns %s\nlink set %s master %s\nlink set %s up\n",
+                         host_if, path, host_if, bridge, host_if);
+        r = proc_run(ip_batch, host, -1, NULL, NULL, err);
+        if (r < 0)
+                return tess_err_wrap(err, "connecting '%s' to the bridge '%s'", host_if, bridge);
+        nsfd = open(path, O_RDONLY | O_CLOEXEC);
+        if (nsfd < 0)
+                return tess_err(err, errno, "opening '%s': %s", path, strerror(errno));
+        inside = xasprintf("link set lo up\naddr add %s/%d dev eth0\nlink set eth0 up\nroute add default via %s\n", ip,
+                           prefix, gw);
+        r = proc_run(ip_batch, inside, nsfd, NULL, NULL, err);
+        if (r < 0)
+                return tess_err_wrap(err, "configuring eth0 in '%s'", path);
+        return 0;
+}
+
+int netns_detach(const char *host_if, struct tess_error **err)
+{
+        const char *argv[] = { "ip", "link", "del", host_if, NULL };
+
+        if (if_nametoindex(host_if) == 0)
+                return 0;
+        return proc_run(argv, NULL, -1, NULL, NULL, err);
+}
+
+void netns_veth_name(const char *key, char out[NETNS_IFNAME_MAX])
+{
+        snprintf(out, NETNS_IFNAME_MAX, "tv%012llx", (unsigned long long)(hash_str(key) & 0xffffffffffffULL));
+}
