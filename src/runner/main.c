@@ -22,6 +22,7 @@
 
 #include <fcntl.h>
 #include <getopt.h>
+#include <grp.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
@@ -171,6 +172,9 @@ static void parse_args(int argc, char **argv)
         if ((s = getenv("TESSERA_PYTHON")) && *s)
                 rconf.python = s;
         rconf.switch_user = !keep_uid && geteuid() == 0;
+        /* root's own groups would leak into file requests made as the user */
+        if (rconf.switch_user && setgroups(1, &rconf.gid) < 0)
+                rlog("cannot drop supplementary groups: %s", strerror(errno));
         rconf.user_name = user_name(rconf.switch_user ? rconf.uid : geteuid());
         if (!rconf.user_name && rconf.switch_user)
                 rconf.user_name = "work";

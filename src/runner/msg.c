@@ -817,7 +817,7 @@ void rbuf_json_str(struct rbuf *b, const char *s, size_t n)
                         char e[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
                         rbuf_append(b, e, 6);
                 } else {
-                        rbuf_append(b, "\\ufffd", 6);
+                        rbuf_append(b, "\xef\xbf\xbd", 3); /* U+FFFD */
                 }
                 i++;
         }

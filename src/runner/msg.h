@@ -120,8 +120,9 @@ void rbuf_append(struct rbuf *b, const void *p, size_t n);
 void rbuf_reserve(struct rbuf *b, size_t extra);
 void rbuf_puts(struct rbuf *b, const char *s);
 void rbuf_printf(struct rbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* A JSON string literal, quoted: control bytes escaped, invalid UTF-8 bytes
- * written as U+FFFD, so the output is always valid JSON. */
+/* A JSON string literal, quoted: control bytes escaped, each byte that is
+ * not part of valid UTF-8 written as U+FFFD, so the output is always valid
+ * JSON in valid UTF-8. */
 void rbuf_json_str(struct rbuf *b, const char *p, size_t n);
 /* Drop the first n bytes. */
 void rbuf_consume(struct rbuf *b, size_t n);
