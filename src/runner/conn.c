@@ -10,7 +10,8 @@
  *   READ -> [upload] -> RECV_FILE -> WRITE -> closed
  *   WRITE -> (file bytes after the answer line) -> closed   download
  *
- * Every state has a deadline: a silent or stalled peer is dropped. */
+ * Every state has a deadline: a silent or stalled peer is dropped.  With
+ * CONN_MAX connections open, new ones wait in the listen backlog. */
 #include "../common/compat.h"
 
 #include <fcntl.h>
@@ -79,6 +80,8 @@ static void conn_close(struct conn *c)
         for (int i = 0; i < CONN_MAX; i++)
                 if (conns[i] == c)
                         conns[i] = NULL;
+        if (listen_fd >= 0)
+                watch_pause(listen_fd, false);
         watch_del(c->fd);
         close_fd(&c->fd);
         close_fd(&c->pass_fd);
@@ -377,10 +380,13 @@ static void conn_event(void *ptr, int fd UNUSED, short revents)
                         on_write(c);
                 break;
         case C_WAIT: {
-                /* nothing more is expected; on EOF (the agent may have
-                 * shut its side down) stop reading until the answer */
-                ssize_t n = read(c->fd, junk, sizeof(junk));
-                if (n == 0)
+                /* Nothing more is expected.  POLLHUP: the agent closed the
+                 * connection (gave up).  EOF alone: it only shut its
+                 * writing side; stop reading until the answer. */
+                ssize_t n = revents & POLLHUP ? 0 : read(c->fd, junk, sizeof(junk));
+                if (revents & POLLHUP)
+                        conn_close(c);
+                else if (n == 0)
                         watch_pause(c->fd, true);
                 else if (n < 0 && errno != EAGAIN && errno != EINTR)
                         conn_close(c);
@@ -416,16 +422,21 @@ static bool peer_allowed(int fd)
 static void on_accept(void *ptr UNUSED, int fd UNUSED, short revents UNUSED)
 {
         for (;;) {
-                int s = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-                int slot = -1;
+                int slot = -1, s;
                 struct conn *c;
 
-                if (s < 0)
-                        return;
                 for (int i = 0; i < CONN_MAX && slot < 0; i++)
                         if (!conns[i])
                                 slot = i;
-                if (slot < 0 || !peer_allowed(s) || runner_shutting_down()) {
+                if (slot < 0) {
+                        /* full: leave the rest in the backlog until one ends */
+                        watch_pause(listen_fd, true);
+                        return;
+                }
+                s = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+                if (s < 0)
+                        return;
+                if (!peer_allowed(s) || runner_shutting_down()) {
                         close(s);
                         continue;
                 }

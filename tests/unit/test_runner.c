@@ -869,6 +869,55 @@ static void test_runner_protocol_errors(void)
         CHECK_OK(runner_ping(rc, NULL, &err));
 }
 
+static int raw_connect(const char *sock)
+{
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
+        if (connect(s, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+                close(s);
+                return -1;
+        }
+        return s;
+}
+
+static void test_runner_connections(void)
+{
+        NEED_RUNNER(rc);
+        static const char wait_req[] = "{\"op\":\"exec\",\"mode\":\"batch\",\"runId\":\"gone\","
+                                       "\"code\":\"sleep 0.5; echo done\",\"wait\":10000}\n";
+        struct tess_error *err = NULL;
+        struct outcome o;
+        int idle[40], s;
+
+        /* more idle connections than the runner serves at once: the rest
+         * wait in the backlog, and a request still gets through */
+        for (size_t i = 0; i < ARRAY_SIZE(idle); i++)
+                idle[i] = raw_connect(shared.sock);
+        sleep_ms(200);
+        for (size_t i = 0; i < ARRAY_SIZE(idle); i++)
+                if (idle[i] >= 0)
+                        close(idle[i]);
+        CHECK_OK(runner_ping(rc, NULL, &err));
+
+        /* an agent that gives up waiting does not block the run */
+        s = raw_connect(shared.sock);
+        CHECK(s >= 0 && write(s, wait_req, strlen(wait_req)) == (ssize_t)strlen(wait_req));
+        sleep_ms(100);
+        close(s);
+        sleep_ms(100);
+        CHECK(run_until(rc, "continue", NULL, "gone", NULL, 5000, &o) == 0);
+        CHECK_STREQ(o.out.data, "done\n");
+        outcome_release(&o);
+
+        /* one that shuts its writing side down still gets its answer */
+        char *ans = raw(shared.sock, "{\"op\":\"exec\",\"mode\":\"batch\",\"code\":\"sleep 0.3; echo half\",\"wait\":5000}\n",
+                        strlen("{\"op\":\"exec\",\"mode\":\"batch\",\"code\":\"sleep 0.3; echo half\",\"wait\":5000}\n"));
+        CHECK(ans && strstr(ans, "half\\n") && strstr(ans, "\"finished\""));
+        free(ans);
+}
+
 /* ---- processes ---- */
 
 static int proc_ppid(pid_t pid)
@@ -1103,6 +1152,7 @@ static const struct test tests[] = {
         TEST(test_runner_path_escapes),
         TEST(test_runner_service),
         TEST(test_runner_protocol_errors),
+        TEST(test_runner_connections),
         TEST(test_runner_reaps_orphans),
         TEST(test_runner_batch_session),
         TEST(test_runner_sigterm),
