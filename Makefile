@@ -68,7 +68,7 @@ $(TESSERA): $(call obj,$(TESSERA_SRC))
 
 # The runner is bind-mounted into every container: static, libc only, and
 # never built with sanitizers (their runtimes do not link statically).
-$(BUILD)/tessera-runner: $(RUNNER_SRC) $(wildcard src/runner/*.h)
+$(BUILD)/tessera-runner: $(RUNNER_SRC) $(wildcard src/runner/*.h) src/common/compat.h src/common/banned.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -std=gnu17 $(WARN) -O2 -g -static -o $@ $(RUNNER_SRC)
@@ -79,11 +79,12 @@ $(BUILD)/tests/%: tests/unit/%.c $(call obj,$(TESTLIB_SRC)) $(LIB_OBJS)
 	@$(if $(Q),echo "  TEST    $@")
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -Isrc -o $@ $< $(call obj,$(TESTLIB_SRC)) $(LIB_OBJS) $(LIBS)
 
-# Fuzz targets built as corpus replayers (tests/fuzz/replay.c supplies main).
-$(BUILD)/fuzz-replay/%: tests/fuzz/%.c tests/fuzz/replay.c $(LIB_OBJS)
+# Fuzz targets built as corpus replayers (tests/fuzz/replay.c supplies main;
+# a separate object, so that the target's .d file lists what it includes).
+$(BUILD)/fuzz-replay/%: tests/fuzz/%.c $(call obj,tests/fuzz/replay.c) $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZ    $@")
-	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -Isrc -o $@ $< tests/fuzz/replay.c $(LIB_OBJS) $(LIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -Isrc -o $@ $< $(call obj,tests/fuzz/replay.c) $(LIB_OBJS) $(LIBS)
 
 $(BUILD)/test-tool: tests/helper/test-tool.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)
@@ -99,7 +100,7 @@ $(BUILD)/container-tool: tests/helper/container-tool.c $(LIB_OBJS)
 
 tests: $(TESSERA) $(RUNNER) $(UNIT_BINS) $(FUZZ_BINS) $(BUILD)/test-tool $(BUILD)/container-tool
 
-.SECONDARY: $(call obj,$(TESTLIB_SRC))
+.SECONDARY: $(call obj,$(TESTLIB_SRC) tests/fuzz/replay.c)
 
 deps:
 	$(Q)scripts/install-deps.sh build
