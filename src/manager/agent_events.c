@@ -19,7 +19,8 @@
  *                                  PULLING -> CREATING (never back)
  *   running                        the kernel's container id is stored;
  *                                  when all kernels run: RUNNING
- *   exited                         the kernel's exit code is stored; a
+ *   exited                         the kernel's exit code and the end of
+ *                                  its output (`log`) are stored; a
  *                                  TERMINATING session whose kernels all
  *                                  exited is TERMINATED (reason kept); the
  *                                  main kernel ending by itself ends the
@@ -153,8 +154,10 @@ static int on_ended(struct manager *m, const struct agent_event *ev, const char 
 {
         _cleanup_rows_ struct db_rows *rows = NULL;
         int64_t left;
-        int r = DBQ(m->db, "UPDATE kernels SET exit_code = ?, terminated_at = ? WHERE id = ?", NULL, err,
-                    DB_INT(ev->exit_code), DB_INT(now_usec()), DB_TEXT(ev->kernel));
+        int r = DBQ(m->db,
+                    "UPDATE kernels SET exit_code = ?, terminated_at = ?, container_log = COALESCE(?, container_log)"
+                    " WHERE id = ?",
+                    NULL, err, DB_INT(ev->exit_code), DB_INT(now_usec()), DB_TEXT(ev->log), DB_TEXT(ev->kernel));
 
         if (r >= 0)
                 r = load_session(m, session, &rows, err);

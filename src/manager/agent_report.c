@@ -158,6 +158,8 @@ int agent_event_parse(const json_t *ev, struct agent_event *ret, struct tess_err
         if (r >= 0)
                 r = api_get_string(ev, NAMES("message"), 4096, &ret->message, err);
         if (r >= 0)
+                r = api_get_string(ev, NAMES("log"), 64 * 1024, &ret->log, err);
+        if (r >= 0)
                 r = api_get_int(ev, NAMES("exit_code"), -1, 255, &ret->exit_code, err);
         if (r >= 0)
                 r = api_get_bool(ev, NAMES("oom"), &ret->oom, err);

@@ -40,7 +40,7 @@ enum agent_event_kind {
 
 struct agent_event {
         int64_t seq; /* > 0, increasing per agent */
-        const char *kernel, *container_id, *message; /* borrowed from the body */
+        const char *kernel, *container_id, *message, *log; /* borrowed from the body */
         enum agent_event_kind kind;
         int64_t exit_code;
         bool oom;

@@ -228,12 +228,15 @@ static int manager_run(struct manager *m, struct tess_error **err)
         loop_add_timer(m->loop, 5 * USEC_PER_SEC, on_flush_timer, m);
         m->scheduler = scheduler_start(m);
         m->agent_sync = agent_sync_new(m);
+        if (m->dev && m->dev_agent.enabled && (r = dev_agent_start(m, err)) < 0)
+                return r;
         log_notice("manager listening on http://%s (database %s)", m->conf.listen, db_kind_name(m->db));
         printf("Tessera is running: http://%s/\n", m->conf.listen);
         fflush(stdout);
 
         r = loop_run(m->loop, err);
 
+        dev_agent_stop(m);
         m->http = http_server_stop(m->http);
         m->scheduler = scheduler_stop(m->scheduler);
         m->agent_sync = agent_sync_free(m->agent_sync);
@@ -276,7 +279,9 @@ static int finish(struct manager *m, int r, struct tess_error *err)
 static void usage_manager(FILE *f)
 {
         fputs("usage: tessera manager --config FILE [--print-config]\n"
-              "       tessera dev [--state-dir DIR] [--listen HOST:PORT] [--database URL] [--config FILE]\n",
+              "       tessera dev [--state-dir DIR] [--listen HOST:PORT] [--database URL] [--config FILE]\n"
+              "                   [--no-agent] [--mock-gpus N] [--mock-gpu-memory SIZE] [--fgpu-per-gpu F]\n"
+              "                   [--agent-network bridge|none]\n",
               f);
 }
 
@@ -289,10 +294,17 @@ static int common_main(int argc, char **argv, bool dev)
                 { "database", required_argument, NULL, 'd' },
                 { "log-level", required_argument, NULL, 'L' },
                 { "print-config", no_argument, NULL, 'P' },
+                { "no-agent", no_argument, NULL, 'N' },
+                { "mock-gpus", required_argument, NULL, 'G' },
+                { "mock-gpu-memory", required_argument, NULL, 'M' },
+                { "fgpu-per-gpu", required_argument, NULL, 'F' },
+                { "agent-network", required_argument, NULL, 'W' },
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
-        struct manager m = { .dev = dev };
+        struct manager m = { .dev = dev, .dev_agent = { .enabled = dev, .mock_gpu_memory = "16g",
+                                                        .fgpu_per_gpu = "1", .network = "bridge" } };
+        char host[64];
         struct tess_error *err = NULL;
         const char *over[5][2] = { { 0 } };
         int nover = 0, c, r;
@@ -316,6 +328,19 @@ static int common_main(int argc, char **argv, bool dev)
                 case 'd': over[nover][0] = "database", over[nover++][1] = optarg; break;
                 case 'L': over[nover][0] = "log_level", over[nover++][1] = optarg; break;
                 case 'P': print = true; break;
+                case 'N': m.dev_agent.enabled = false; break;
+                case 'G':
+                        m.dev_agent.mock_gpus = (int)strtol(optarg, NULL, 10);
+                        if (!dev || !*optarg || strspn(optarg, "0123456789") != strlen(optarg) || strlen(optarg) > 2 ||
+                            m.dev_agent.mock_gpus > 16) {
+                                fprintf(stderr, "tessera dev: --mock-gpus takes 0 to 16\n");
+                                manager_release(&m);
+                                return 2;
+                        }
+                        break;
+                case 'M': snprintf(m.dev_agent.mock_gpu_memory, sizeof(m.dev_agent.mock_gpu_memory), "%s", optarg); break;
+                case 'F': snprintf(m.dev_agent.fgpu_per_gpu, sizeof(m.dev_agent.fgpu_per_gpu), "%s", optarg); break;
+                case 'W': snprintf(m.dev_agent.network, sizeof(m.dev_agent.network), "%s", optarg); break;
                 case 'h': usage_manager(stdout); manager_release(&m); return 0;
                 default: usage_manager(stderr); manager_release(&m); return 2;
                 }
@@ -351,6 +376,10 @@ static int common_main(int argc, char **argv, bool dev)
                 return finish(&m, 0, NULL);
         }
         log_set_prefix(dev ? "tessera-dev" : "tessera-manager");
+        if (gethostname(host, sizeof(host)) < 0)
+                snprintf(host, sizeof(host), "dev");
+        host[sizeof(host) - 1] = '\0';
+        snprintf(m.dev_agent.id, sizeof(m.dev_agent.id), "%s", host);
         r = manager_run(&m, &err);
         return finish(&m, r, err);
 }

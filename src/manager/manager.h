@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "../common/conf.h"
 #include "../common/crypto.h"
@@ -63,7 +64,20 @@ struct manager {
         char cluster_secret[2 * MASTER_KEY_LEN + 1]; /* hex: the HMAC key agents share */
         int64_t started_at;
         bool dev;
+        struct {                /* tessera dev's agent (dev_agent.c) */
+                bool enabled;
+                pid_t pid;
+                char id[64];
+                int mock_gpus;
+                char mock_gpu_memory[32];
+                char fgpu_per_gpu[32];
+                char network[16];
+        } dev_agent;
 };
+
+/* tessera dev: run / stop `tessera agent` beside the manager (dev_agent.c). */
+int dev_agent_start(struct manager *m, struct tess_error **err);
+void dev_agent_stop(struct manager *m);
 
 /* Entry points (src/manager/main.c). */
 int manager_main(int argc, char **argv);

@@ -273,7 +273,10 @@ test_database_url() {
 # until GET / answers, and exports BACKEND_ENDPOINT, BACKEND_ACCESS_KEY and
 # BACKEND_SECRET_KEY.  With --no-admin-env the superadmin credentials are
 # not given to the manager (it generates them) and BACKEND_* are read from
-# $MANAGER_STATE/admin-credentials.  Output goes to $MANAGER_LOG.
+# $MANAGER_STATE/admin-credentials.  Output goes to $MANAGER_LOG.  The
+# manager runs without its dev agent unless WITH_AGENT holds the agent's
+# options (e.g. WITH_AGENT="--mock-gpus 1 --fgpu-per-gpu 2", or
+# WITH_AGENT="--mock-gpus 0" for none).
 start_manager() {
         local admin_env=1 db
         if [ "${1:-}" = --no-admin-env ]; then
@@ -303,7 +306,7 @@ start_manager() {
                                         unset TESSERA_ADMIN_ACCESS_KEY TESSERA_ADMIN_SECRET_KEY TESSERA_ADMIN_PASSWORD
                                 fi
                                 "$TESSERA" dev --state-dir "$MANAGER_STATE" --listen "127.0.0.1:$MANAGER_PORT" \
-                                        ${db:+--database "$db"} "$@" </dev/null &
+                                        ${db:+--database "$db"} ${WITH_AGENT:---no-agent} "$@" </dev/null &
                                 echo $! >"$MANAGER_EXIT_FILE.pid"
                                 wait $!
                                 echo $? >"$MANAGER_EXIT_FILE.tmp"

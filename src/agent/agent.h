@@ -1,0 +1,116 @@
+/* agent.h - the agent daemon (`tessera agent --config FILE`): one per node.
+ *
+ * It tells the manager what the node offers (heartbeat: slots and GPU
+ * devices), asks it what to run (a long poll of the desired kernels, see
+ * src/manager/agent_sync.c), runs and stops kernels as containers, and
+ * reports what happened to them (events kept on disk until acknowledged).
+ * Everything it must remember lives in state_dir, written atomically, so
+ * that a restart, or a crash, re-adopts running containers untouched.
+ *
+ *   agent_main.c     start-up, the main loop
+ *   agent_conf.c     the configuration table
+ *   devices.c        cpu, mem and mock GPUs: what the node offers
+ *   manager_link.c   signed HTTP to the manager (libcurl)
+ *   outbox.c         kernel events until the manager acknowledges them
+ *   kernels.c        desired vs local kernels: start, stop, forget
+ *   kernel_runtime.c one kernel's image and container (blocking work) */
+#ifndef TESS_AGENT_H
+#define TESS_AGENT_H
+
+#include <jansson.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../common/conf.h"
+#include "../common/error.h"
+
+struct agent_conf {
+        char *manager;             /* http://HOST:PORT */
+        char *id;                  /* default: the host name */
+        char *state_dir;
+        char *cluster_secret_file; /* default: state_dir/cluster.secret */
+        char *resource_group;
+        char *log_level;
+        int64_t heartbeat_interval; /* usec */
+        uint64_t reserved_cpu;      /* cores kept for the host */
+        uint64_t reserved_mem;      /* bytes kept for the host */
+        uint64_t mock_gpus;         /* fake GPUs (the mock accelerator) */
+        uint64_t mock_gpu_memory;
+        uint64_t mock_gpu_sm;
+        char *mock_gpu_model;
+        char *fgpu_per_gpu; /* fGPU one GPU is worth; "0": whole GPUs (cuda.device) */
+        char *runc;         /* the OCI runtime */
+        char *runner;       /* the runner binary (default: tessera-runner beside tessera) */
+        char *network;      /* "bridge" or "none" */
+        char *bridge, *bridge_cidr;
+};
+
+extern const struct conf_opt agent_conf_opts[];
+
+/* What the agent's parts share (agent_main.c owns it). */
+struct agent_ctx {
+        struct agent_conf *conf;
+        struct outbox *outbox;
+        struct image_store *images;
+        const struct agent_devices *devices;
+        /* wake the thread that sends events, or the one that reconciles */
+        void (*wake_reporter)(struct agent_ctx *ctx);
+        void (*wake_reconciler)(struct agent_ctx *ctx);
+        void *loop_data;
+};
+
+static inline void agent_wake_reporter(struct agent_ctx *ctx)
+{
+        ctx->wake_reporter(ctx);
+}
+
+static inline void agent_wake_reconciler(struct agent_ctx *ctx)
+{
+        ctx->wake_reconciler(ctx);
+}
+
+int agent_main(int argc, char **argv);
+
+/* ---- devices.c ---- */
+
+struct agent_devices {
+        int ncores;
+        int cores[1024];   /* usable CPU numbers (allowed cpuset minus the reserve) */
+        uint64_t mem;      /* bytes offered */
+        json_t *gpus;      /* [{"id", "slot", "capacity", "model", "memory", "sm"}] */
+        json_t *slots;     /* {"cpu": "8", "mem": "...", "cuda.shares": "2"} */
+};
+
+int agent_devices_probe(const struct agent_conf *conf, struct agent_devices *ret, struct tess_error **err);
+void agent_devices_release(struct agent_devices *d);
+
+/* ---- outbox.c ---- */
+
+struct outbox;
+
+int outbox_open(const char *dir, struct outbox **ret, struct tess_error **err);
+struct outbox *outbox_close(struct outbox *o);
+/* Append an event (its "seq" is assigned here); durable on return. */
+int outbox_add(struct outbox *o, json_t *event, struct tess_error **err);
+/* The events not yet acknowledged, oldest first (a new reference). */
+json_t *outbox_pending(struct outbox *o);
+/* Forget events up to and including seq. */
+void outbox_ack(struct outbox *o, int64_t seq);
+int outbox_count(struct outbox *o);
+
+/* ---- manager_link.c ---- */
+
+struct manager_link;
+
+/* A request in flight is abandoned soon after *abort becomes non-zero. */
+int manager_link_new(const char *url, const char *agent_id, const char *secret, volatile sig_atomic_t *abort,
+                     struct manager_link **ret, struct tess_error **err);
+struct manager_link *manager_link_free(struct manager_link *l);
+/* POST a JSON body to PATH signed as the agent; *ret gets the JSON answer
+ * of a 2xx, else an error with the manager's message.  Blocks up to
+ * timeout_sec. */
+int manager_link_post(struct manager_link *l, const char *path, json_t *body, long timeout_sec, json_t **ret,
+                      struct tess_error **err);
+
+#endif

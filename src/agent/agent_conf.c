@@ -1,0 +1,46 @@
+/* agent_conf.c - the agent's configuration keys (`tessera agent --config
+ * FILE`, format of src/common/conf.h). */
+#include "../common/compat.h"
+
+#include "../common/conf.h"
+#include "agent.h"
+
+#define AC struct agent_conf
+
+const struct conf_opt agent_conf_opts[] = {
+        CONF_OPT("manager", CONF_T_STR, AC, manager, "http://127.0.0.1:8090", 0, 0, false,
+                 "the manager's URL"),
+        CONF_OPT("id", CONF_T_STR, AC, id, NULL, 0, 0, false, "this agent's name (default: the host name)"),
+        CONF_OPT("state_dir", CONF_T_STR, AC, state_dir, "/var/lib/tessera/agent", 0, 0, false,
+                 "where the agent keeps its kernels, events and images"),
+        CONF_OPT("cluster_secret_file", CONF_T_STR, AC, cluster_secret_file, NULL, 0, 0, false,
+                 "the secret shared with the manager (default: state_dir/cluster.secret)"),
+        CONF_OPT("resource_group", CONF_T_STR, AC, resource_group, "default", 0, 0, false,
+                 "the resource group this agent joins at first contact"),
+        CONF_OPT("log_level", CONF_T_STR, AC, log_level, "info", 0, 0, true, "debug, info, notice, warn, error"),
+        CONF_OPT("heartbeat_interval", CONF_T_USEC, AC, heartbeat_interval, "5s", 0, 0, false,
+                 "how often the agent reports to the manager"),
+        CONF_OPT("reserved_cpu", CONF_T_U64, AC, reserved_cpu, "0", 0, 1024, false,
+                 "cores kept for the host, not offered"),
+        CONF_OPT("reserved_mem", CONF_T_SIZE, AC, reserved_mem, "512m", 0, 0, false,
+                 "memory kept for the host, not offered"),
+        CONF_OPT("mock_gpus", CONF_T_U64, AC, mock_gpus, "0", 0, 16, false,
+                 "fake GPUs of the mock accelerator (for nodes and tests without GPUs)"),
+        CONF_OPT("mock_gpu_memory", CONF_T_SIZE, AC, mock_gpu_memory, "16g", 0, 0, false,
+                 "memory of each mock GPU"),
+        CONF_OPT("mock_gpu_sm", CONF_T_U64, AC, mock_gpu_sm, "108", 1, 1024, false,
+                 "streaming multiprocessors of each mock GPU"),
+        CONF_OPT("mock_gpu_model", CONF_T_STR, AC, mock_gpu_model, "Tessera Mock GPU", 0, 0, false,
+                 "model name of the mock GPUs"),
+        CONF_OPT("fgpu_per_gpu", CONF_T_STR, AC, fgpu_per_gpu, "1", 0, 0, false,
+                 "fGPU one GPU is worth (cuda.shares); 0 offers whole GPUs (cuda.device)"),
+        CONF_OPT("runc", CONF_T_STR, AC, runc, "runc", 0, 0, false, "the OCI runtime"),
+        CONF_OPT("runner", CONF_T_STR, AC, runner, NULL, 0, 0, false,
+                 "the runner bound into every container (default: tessera-runner beside tessera)"),
+        CONF_OPT("network", CONF_T_STR, AC, network, "bridge", 0, 0, false,
+                 "bridge (a veth on the agent's bridge) or none (loopback only)"),
+        CONF_OPT("bridge", CONF_T_STR, AC, bridge, "tessera0", 0, 0, false, "the agent's bridge"),
+        CONF_OPT("bridge_cidr", CONF_T_STR, AC, bridge_cidr, "10.88.0.1/16", 0, 0, false,
+                 "the bridge's address and the containers' subnet"),
+        { 0 },
+};

@@ -1,0 +1,363 @@
+/* agent_main.c - `tessera agent --config FILE`: start-up and the three
+ * threads of the agent.
+ *
+ *   sync      asks the manager what to run (POST /agent/sync, a long poll
+ *             of up to one heartbeat interval) and hands each new desired
+ *             list to the reconciler;
+ *   reporter  heartbeats every heartbeat_interval (slots, GPU devices) and
+ *             sends the outbox's events as soon as there are any, until
+ *             acknowledged;
+ *   main      reconciles: applies desired lists (kernels.c, whose workers
+ *             start and stop containers) and notices exited containers.
+ *
+ * SIGTERM or SIGINT stop the agent; its containers keep running, owned by
+ * their monitors, and the next start finds them again. */
+#include "../common/compat.h"
+
+#include <ctype.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "../common/conf.h"
+#include "../common/fs.h"
+#include "../common/log.h"
+#include "../common/timeutil.h"
+#include "../common/version.h"
+#include "agent.h"
+#include "image.h"
+#include "kernels.h"
+
+#define SYNC_WAIT_MAX_SEC 30
+
+struct agent {
+        struct agent_ctx ctx;
+        struct agent_conf conf;
+        struct agent_devices devices;
+        struct kernels *kernels;
+        char secret[128];
+        char arch[sizeof(((struct utsname *)0)->machine)];
+        pthread_mutex_t lock;
+        pthread_cond_t reporter_cond, reconcile_cond;
+        bool reporter_wake, reconcile_wake;
+        json_t *desired; /* a new desired list for the reconciler, or NULL */
+};
+
+static volatile sig_atomic_t stopping;
+
+static void on_signal(int sig UNUSED)
+{
+        stopping = 1;
+}
+
+static void wake(struct agent *a, pthread_cond_t *cond, bool *flag)
+{
+        pthread_mutex_lock(&a->lock);
+        *flag = true;
+        pthread_cond_signal(cond);
+        pthread_mutex_unlock(&a->lock);
+}
+
+static void wake_reporter(struct agent_ctx *ctx)
+{
+        struct agent *a = ctx->loop_data;
+        wake(a, &a->reporter_cond, &a->reporter_wake);
+}
+
+static void wake_reconciler(struct agent_ctx *ctx)
+{
+        struct agent *a = ctx->loop_data;
+        wake(a, &a->reconcile_cond, &a->reconcile_wake);
+}
+
+/* Wait on cond until woken, stopping, or `usec` passed (lock held). */
+static void wait_for(struct agent *a, pthread_cond_t *cond, bool *flag, int64_t usec)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        int64_t ns = ts.tv_nsec + (usec % USEC_PER_SEC) * 1000;
+        ts.tv_sec += usec / USEC_PER_SEC + ns / 1000000000;
+        ts.tv_nsec = ns % 1000000000;
+        while (!*flag && !stopping)
+                if (pthread_cond_timedwait(cond, &a->lock, &ts) == ETIMEDOUT)
+                        break;
+        *flag = false;
+}
+
+static int load_secret(struct agent *a, struct tess_error **err)
+{
+        _cleanup_free_ char *text = NULL;
+        size_t len;
+        int r = fs_read_file(a->conf.cluster_secret_file, 4096, &text, &len, err);
+
+        if (r < 0)
+                return tess_err_wrap(err, "reading the cluster secret (copy the manager's cluster.secret here)");
+        while (len > 0 && strchr(" \t\r\n", text[len - 1]))
+                len--;
+        if (len != 64 || strspn(text, "0123456789abcdefABCDEF") < len)
+                return tess_err(err, EINVAL, "cluster secret '%s' must hold 64 hex characters",
+                                a->conf.cluster_secret_file);
+        for (size_t i = 0; i < len; i++)
+                a->secret[i] = (char)tolower((unsigned char)text[i]);
+        a->secret[len] = '\0';
+        return 0;
+}
+
+static json_t *heartbeat_body(struct agent *a)
+{
+        return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:O, s:O}", "id", a->conf.id, "address", "",
+                         "resource_group", a->conf.resource_group, "architecture", a->arch, "version",
+                         TESSERA_VERSION, "runtime", "runc", "available_slots", a->devices.slots, "devices",
+                         a->devices.gpus);
+}
+
+static void *reporter_thread(void *data)
+{
+        struct agent *a = data;
+        struct manager_link *link = NULL;
+        struct tess_error *err = NULL;
+        int64_t next_beat = 0;
+        bool was_down = false;
+
+        if (manager_link_new(a->conf.manager, a->conf.id, a->secret, &stopping, &link, &err) < 0) {
+                log_error("reporter: %s", err->msg);
+                tess_error_free(err);
+                stopping = 1;
+                return NULL;
+        }
+        while (!stopping) {
+                json_t *ans = NULL;
+                int r = 0;
+                if (monotonic_usec() >= next_beat) {
+                        json_t *body = heartbeat_body(a);
+                        r = manager_link_post(link, "/agent/heartbeat", body, 10, &ans, &err);
+                        json_decref(body);
+                        json_decref(ans);
+                        next_beat = monotonic_usec() + (r < 0 ? USEC_PER_SEC : a->conf.heartbeat_interval);
+                }
+                if (r >= 0 && outbox_count(a->ctx.outbox) > 0) {
+                        json_t *evs = outbox_pending(a->ctx.outbox);
+                        json_t *body = json_pack("{s:s, s:o}", "id", a->conf.id, "events", evs);
+                        r = manager_link_post(link, "/agent/events", body, 30, &ans, &err);
+                        json_decref(body);
+                        if (r >= 0)
+                                outbox_ack(a->ctx.outbox, json_integer_value(json_object_get(ans, "acked")));
+                        json_decref(ans);
+                }
+                if (r < 0) {
+                        if (!was_down)
+                                log_warn("manager: %s (retrying)", err->msg);
+                        err = tess_error_free(err);
+                        was_down = true;
+                } else if (was_down) {
+                        log_info("manager: reachable again");
+                        was_down = false;
+                }
+                pthread_mutex_lock(&a->lock);
+                int64_t until = next_beat - monotonic_usec();
+                if (r < 0 && until > USEC_PER_SEC)
+                        until = USEC_PER_SEC;
+                if (until > 0 && (r < 0 || outbox_count(a->ctx.outbox) == 0))
+                        wait_for(a, &a->reporter_cond, &a->reporter_wake, until);
+                pthread_mutex_unlock(&a->lock);
+        }
+        manager_link_free(link);
+        return NULL;
+}
+
+static void *sync_thread(void *data)
+{
+        struct agent *a = data;
+        struct manager_link *link = NULL;
+        struct tess_error *err = NULL;
+        char digest[65] = "";
+        int64_t wait = a->conf.heartbeat_interval / USEC_PER_SEC;
+
+        if (wait < 1)
+                wait = 1;
+        if (wait > SYNC_WAIT_MAX_SEC)
+                wait = SYNC_WAIT_MAX_SEC;
+        if (manager_link_new(a->conf.manager, a->conf.id, a->secret, &stopping, &link, &err) < 0) {
+                log_error("sync: %s", err->msg);
+                tess_error_free(err);
+                stopping = 1;
+                return NULL;
+        }
+        while (!stopping) {
+                json_t *ans = NULL;
+                json_t *body = json_pack("{s:s, s:s, s:I}", "id", a->conf.id, "digest", digest, "wait",
+                                         (json_int_t)wait);
+                int r = manager_link_post(link, "/agent/sync", body, (long)wait + 15, &ans, &err);
+                json_decref(body);
+                if (r < 0) {
+                        log_debug("sync: %s", err->msg); /* the reporter says when the manager is down */
+                        err = tess_error_free(err);
+                        sleep(1);
+                        continue;
+                }
+                const char *d = json_string_value(json_object_get(ans, "digest"));
+                json_t *kernels = json_object_get(ans, "kernels");
+                if (d && json_is_array(kernels) && !streq(d, digest)) {
+                        snprintf(digest, sizeof(digest), "%s", d);
+                        pthread_mutex_lock(&a->lock);
+                        json_decref(a->desired);
+                        a->desired = json_incref(kernels);
+                        a->reconcile_wake = true;
+                        pthread_cond_signal(&a->reconcile_cond);
+                        pthread_mutex_unlock(&a->lock);
+                }
+                json_decref(ans);
+        }
+        manager_link_free(link);
+        return NULL;
+}
+
+static void reconcile_loop(struct agent *a)
+{
+        while (!stopping) {
+                pthread_mutex_lock(&a->lock);
+                wait_for(a, &a->reconcile_cond, &a->reconcile_wake, 500 * USEC_PER_MSEC);
+                json_t *desired = a->desired;
+                a->desired = NULL;
+                pthread_mutex_unlock(&a->lock);
+                if (desired)
+                        kernels_apply(a->kernels, desired);
+                json_decref(desired);
+                kernels_check(a->kernels);
+        }
+}
+
+static int agent_start(struct agent *a, struct tess_error **err)
+{
+        struct utsname u;
+        char host[256];
+        int r;
+
+        if (!a->conf.id) {
+                if (gethostname(host, sizeof(host)) < 0)
+                        return tess_err(err, errno, "gethostname: %s", strerror(errno));
+                host[sizeof(host) - 1] = '\0';
+                a->conf.id = xstrdup(host);
+        }
+        if (!a->conf.cluster_secret_file)
+                a->conf.cluster_secret_file = xasprintf("%s/cluster.secret", a->conf.state_dir);
+        uname(&u);
+        snprintf(a->arch, sizeof(a->arch), "%s", u.machine);
+        r = load_secret(a, err);
+        if (r >= 0)
+                r = agent_devices_probe(&a->conf, &a->devices, err);
+        if (r >= 0)
+                r = fs_mkdir_p(a->conf.state_dir, 0700, err);
+        if (r < 0)
+                return r;
+        _cleanup_free_ char *outbox_dir = xasprintf("%s/outbox", a->conf.state_dir);
+        _cleanup_free_ char *kernels_dir = xasprintf("%s/kernels", a->conf.state_dir);
+        _cleanup_free_ char *images_dir = xasprintf("%s/images", a->conf.state_dir);
+        a->ctx.conf = &a->conf;
+        a->ctx.devices = &a->devices;
+        a->ctx.wake_reporter = wake_reporter;
+        a->ctx.wake_reconciler = wake_reconciler;
+        a->ctx.loop_data = a;
+        r = outbox_open(outbox_dir, &a->ctx.outbox, err);
+        if (r >= 0)
+                r = image_store_open(images_dir, &a->ctx.images, err);
+        if (r >= 0)
+                r = kernels_open(&a->ctx, kernels_dir, &a->kernels, err);
+        return r;
+}
+
+static void agent_release(struct agent *a)
+{
+        kernels_close(a->kernels);
+        a->ctx.images = image_store_close(a->ctx.images);
+        a->ctx.outbox = outbox_close(a->ctx.outbox);
+        json_decref(a->desired);
+        agent_devices_release(&a->devices);
+        conf_release(agent_conf_opts, &a->conf);
+}
+
+static void usage(FILE *f)
+{
+        fputs("usage: tessera agent --config FILE\n"
+              "       tessera agent --print-config [--config FILE]\n"
+              "\nRuns this node's agent: registers with the manager, runs the kernels it\n"
+              "places here as containers, and reports them.  See docs/agent.md.\n",
+              f);
+}
+
+int agent_main(int argc, char **argv)
+{
+        struct agent a = { 0 };
+        struct tess_error *err = NULL;
+        const char *config = NULL;
+        bool print = false;
+        pthread_t sync_t, reporter_t;
+        int r;
+
+        for (int i = 1; i < argc; i++) {
+                if (streq(argv[i], "--config") && i + 1 < argc)
+                        config = argv[++i];
+                else if (streq(argv[i], "--print-config"))
+                        print = true;
+                else if (streq(argv[i], "--help") || streq(argv[i], "-h")) {
+                        usage(stdout);
+                        return 0;
+                } else {
+                        usage(stderr);
+                        return 2;
+                }
+        }
+        r = conf_defaults(agent_conf_opts, &a.conf, &err);
+        if (r >= 0 && config)
+                r = conf_load_file(agent_conf_opts, &a.conf, config, &err);
+        if (r < 0) {
+                fprintf(stderr, "tessera agent: %s\n", err->msg);
+                tess_error_free(err);
+                conf_release(agent_conf_opts, &a.conf);
+                return 1;
+        }
+        if (print) {
+                struct buf b = BUF_INIT;
+                conf_print(agent_conf_opts, &a.conf, &b);
+                fwrite(b.data, 1, b.len, stdout);
+                buf_release(&b);
+                conf_release(agent_conf_opts, &a.conf);
+                return 0;
+        }
+        int level = log_level_from_string(a.conf.log_level);
+        if (level < 0) {
+                fprintf(stderr, "tessera agent: log_level: '%s' is not a log level\n", a.conf.log_level);
+                conf_release(agent_conf_opts, &a.conf);
+                return 1;
+        }
+        log_max_level = (enum log_level)level;
+        log_set_prefix("tessera-agent");
+        pthread_mutex_init(&a.lock, NULL);
+        pthread_cond_init(&a.reporter_cond, NULL);
+        pthread_cond_init(&a.reconcile_cond, NULL);
+        umask(022); /* image and container trees must be readable inside containers */
+        signal(SIGPIPE, SIG_IGN);
+        signal(SIGTERM, on_signal);
+        signal(SIGINT, on_signal);
+        r = agent_start(&a, &err);
+        if (r < 0) {
+                log_error("agent: %s", err->msg);
+                tess_error_free(err);
+                agent_release(&a);
+                return 1;
+        }
+        log_notice("agent %s: %s of CPU, %llu bytes of memory, %zu GPU(s); manager %s", a.conf.id,
+                   json_string_value(json_object_get(a.devices.slots, "cpu")), (unsigned long long)a.devices.mem,
+                   json_array_size(a.devices.gpus), a.conf.manager);
+        pthread_create(&reporter_t, NULL, reporter_thread, &a);
+        pthread_create(&sync_t, NULL, sync_thread, &a);
+        reconcile_loop(&a);
+        log_notice("agent %s stopping; its containers keep running", a.conf.id);
+        wake_reporter(&a.ctx);
+        pthread_join(reporter_t, NULL);
+        pthread_join(sync_t, NULL); /* its long poll aborts within a second */
+        agent_release(&a);
+        return 0;
+}

@@ -1,0 +1,39 @@
+/* kernel_runtime.h - one kernel's image and container (kernel_runtime.c):
+ * the blocking work the agent's worker threads do.  The container of a
+ * kernel is named by the kernel's id. */
+#ifndef TESS_AGENT_KERNEL_RUNTIME_H
+#define TESS_AGENT_KERNEL_RUNTIME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "agent.h"
+
+/* bytes of output sent to the manager at the end: at most 3 times as much
+ * once invalid UTF-8 is replaced, within the manager's longest JSON string */
+#define KERNEL_LOG_TAIL (16 * 1024)
+
+struct kernel_exit {
+        int code;  /* -1: never ran or unknown */
+        bool oom;  /* the memory limit's OOM killer fired */
+        char *log; /* the end of its output, valid UTF-8 (owned; may be NULL) */
+};
+
+/* Make the kernel's image available and run its container; `progress`
+ * is told "preparing", "pulling" (only when the image must be fetched)
+ * and "creating" as it goes.  *container_id is set on success. */
+int kernel_runtime_start(struct agent_ctx *ctx, const char *id, const json_t *spec,
+                         void (*progress)(void *data, const char *kind), void *data, char *container_id,
+                         size_t len, struct tess_error **err);
+/* Stop the container (SIGTERM, then SIGKILL after a grace period) and
+ * wait for it; its exit in *ret.  A container that is not there gives
+ * code -1 and success. */
+int kernel_runtime_stop(struct agent_ctx *ctx, const char *id, struct kernel_exit *ret, struct tess_error **err);
+/* Has the container exited (its monitor recorded how)? */
+bool kernel_runtime_exited(struct agent_ctx *ctx, const char *id, struct kernel_exit *ret);
+/* Is there a container for this kernel (running or exited)? */
+bool kernel_runtime_exists(struct agent_ctx *ctx, const char *id);
+/* Remove what is left of the container: rootfs, logs, state. */
+void kernel_runtime_remove(struct agent_ctx *ctx, const char *id);
+
+#endif

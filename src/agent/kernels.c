@@ -1,0 +1,371 @@
+/* kernels.c - the agent's kernels: what the manager wants (the desired
+ * list from POST /agent/sync) against what runs here, and the work that
+ * brings one to the other.
+ *
+ * Each kernel the agent has accepted has a record, state_dir/kernels/
+ * <kernel id>.json: the manager's description and its local phase
+ *
+ *   starting -> running -> stopping -> ended
+ *          \-> ended (creation failed)
+ *
+ * written atomically at every change, so a restarted agent finds its
+ * kernels and their containers again (the containers never stopped: their
+ * monitors own them).  Starting and stopping block (pulling an image,
+ * creating a container, waiting for it to exit), so each runs on a worker
+ * thread of its own; the reconciler itself never blocks.  Every outcome is
+ * an event in the outbox: preparing, pulling, creating, running, exited
+ * (code, oom), failed (message).  A kernel that left the desired list ended
+ * on the manager's side: its container is removed and its record deleted
+ * once it has ended here and that was reported. */
+#include "../common/compat.h"
+
+#include <dirent.h>
+#include <pthread.h>
+
+#include "../common/fs.h"
+#include "../common/log.h"
+#include "kernels.h"
+#include "kernel_runtime.h"
+
+enum phase {
+        PHASE_STARTING,
+        PHASE_RUNNING,
+        PHASE_STOPPING,
+        PHASE_ENDED,
+};
+
+static const char *const phase_names[] = {
+        [PHASE_STARTING] = "starting",
+        [PHASE_RUNNING] = "running",
+        [PHASE_STOPPING] = "stopping",
+        [PHASE_ENDED] = "ended",
+};
+
+struct kernel {
+        char id[64];
+        json_t *spec; /* the manager's description */
+        enum phase phase;
+        bool busy;    /* a worker owns it */
+        bool wanted;  /* in the last desired list */
+};
+
+struct kernels {
+        pthread_mutex_t lock;
+        struct agent_ctx *ctx;
+        char *dir;
+        struct kernel **k;
+        int n, cap;
+        int workers; /* running worker threads */
+        pthread_cond_t idle;
+};
+
+static bool valid_id(const char *id)
+{
+        size_t n = id ? strlen(id) : 0;
+        return n > 0 && n < 64 && strspn(id, "0123456789abcdefABCDEF-") == n;
+}
+
+static int save(struct kernels *ks, const struct kernel *k)
+{
+        _cleanup_free_ char *path = xasprintf("%s/%s.json", ks->dir, k->id);
+        json_t *rec = json_pack("{s:s, s:O}", "phase", phase_names[k->phase], "spec", k->spec);
+        _cleanup_free_ char *text = json_dumps(rec, JSON_COMPACT | JSON_SORT_KEYS);
+        struct tess_error *err = NULL;
+        int r = fs_write_file_atomic(path, text, strlen(text), 0600, &err);
+
+        json_decref(rec);
+        if (r < 0) {
+                log_error("kernel %s: saving its record: %s", k->id, err->msg);
+                tess_error_free(err);
+        }
+        return r;
+}
+
+static struct kernel *find(struct kernels *ks, const char *id)
+{
+        for (int i = 0; i < ks->n; i++)
+                if (streq(ks->k[i]->id, id))
+                        return ks->k[i];
+        return NULL;
+}
+
+static struct kernel *add(struct kernels *ks, const char *id, json_t *spec, enum phase phase)
+{
+        struct kernel *k = xcalloc(1, sizeof(*k));
+
+        snprintf(k->id, sizeof(k->id), "%s", id);
+        k->spec = json_incref(spec);
+        k->phase = phase;
+        if (ks->n == ks->cap) {
+                ks->cap = ks->cap ? 2 * ks->cap : 16;
+                ks->k = xrealloc(ks->k, (size_t)ks->cap * sizeof(*ks->k));
+        }
+        ks->k[ks->n++] = k;
+        return k;
+}
+
+static void forget(struct kernels *ks, struct kernel *k)
+{
+        _cleanup_free_ char *path = xasprintf("%s/%s.json", ks->dir, k->id);
+
+        kernel_runtime_remove(ks->ctx, k->id);
+        unlink(path);
+        for (int i = 0; i < ks->n; i++) {
+                if (ks->k[i] == k) {
+                        ks->k[i] = ks->k[--ks->n];
+                        break;
+                }
+        }
+        json_decref(k->spec);
+        free(k);
+}
+
+/* An event about kernel k into the outbox (durable before this returns). */
+static void report(struct kernels *ks, const struct kernel *k, json_t *ev)
+{
+        struct tess_error *err = NULL;
+
+        json_object_set_new(ev, "kernel", json_string(k->id));
+        if (outbox_add(ks->ctx->outbox, ev, &err) < 0) {
+                log_error("kernel %s: recording an event: %s", k->id, err->msg);
+                tess_error_free(err);
+        }
+        json_decref(ev);
+        agent_wake_reporter(ks->ctx);
+}
+
+static void report_kind(struct kernels *ks, const struct kernel *k, const char *kind)
+{
+        report(ks, k, json_pack("{s:s}", "kind", kind));
+}
+
+static void report_exit(struct kernels *ks, const struct kernel *k, struct kernel_exit *x)
+{
+        json_t *ev = json_pack("{s:s, s:I, s:b}", "kind", "exited", "exit_code", (json_int_t)x->code, "oom", x->oom);
+        if (x->log)
+                json_object_set_new(ev, "log", json_string(x->log));
+        report(ks, k, ev);
+        free(x->log);
+        x->log = NULL;
+}
+
+struct job {
+        struct kernels *ks;
+        struct kernel *k;
+        bool start;
+};
+
+static void progress(void *data, const char *kind)
+{
+        struct job *j = data;
+        report_kind(j->ks, j->k, kind);
+}
+
+static void *run_job(void *data)
+{
+        struct job *j = data;
+        struct kernels *ks = j->ks;
+        struct kernel *k = j->k;
+        struct tess_error *err = NULL;
+        struct kernel_exit x = { .code = -1 };
+        char container_id[128] = "";
+
+        if (j->start) {
+                int r = kernel_runtime_start(ks->ctx, k->id, k->spec, progress, j, container_id,
+                                             sizeof(container_id), &err);
+                pthread_mutex_lock(&ks->lock);
+                if (r < 0) {
+                        log_warn("kernel %s: %s", k->id, err->msg);
+                        report(ks, k, json_pack("{s:s, s:s}", "kind", "failed", "message", err->msg));
+                        err = tess_error_free(err);
+                        k->phase = PHASE_ENDED;
+                } else {
+                        report(ks, k, json_pack("{s:s, s:s}", "kind", "running", "container_id", container_id));
+                        k->phase = PHASE_RUNNING;
+                }
+        } else {
+                if (kernel_runtime_stop(ks->ctx, k->id, &x, &err) < 0) {
+                        log_warn("kernel %s: stopping: %s", k->id, err->msg);
+                        err = tess_error_free(err);
+                }
+                pthread_mutex_lock(&ks->lock);
+                report_exit(ks, k, &x);
+                k->phase = PHASE_ENDED;
+        }
+        save(ks, k);
+        k->busy = false;
+        ks->workers--;
+        pthread_cond_broadcast(&ks->idle);
+        pthread_mutex_unlock(&ks->lock);
+        free(j);
+        agent_wake_reconciler(ks->ctx); /* it may have changed its mind meanwhile */
+        return NULL;
+}
+
+/* Hand k to a worker (lock held). */
+static void spawn(struct kernels *ks, struct kernel *k, bool start)
+{
+        struct job *j = xcalloc(1, sizeof(*j));
+        pthread_t t;
+        pthread_attr_t attr;
+
+        j->ks = ks;
+        j->k = k;
+        j->start = start;
+        k->busy = true;
+        k->phase = start ? PHASE_STARTING : PHASE_STOPPING;
+        save(ks, k);
+        ks->workers++;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        if (pthread_create(&t, &attr, run_job, j) != 0) {
+                log_error("kernel %s: cannot start a worker thread", k->id);
+                k->busy = false;
+                ks->workers--;
+                free(j);
+        }
+        pthread_attr_destroy(&attr);
+}
+
+int kernels_open(struct agent_ctx *ctx, const char *dir, struct kernels **ret, struct tess_error **err)
+{
+        struct kernels *ks = xcalloc(1, sizeof(*ks));
+        int r = fs_mkdir_p(dir, 0700, err);
+        DIR *d;
+
+        pthread_mutex_init(&ks->lock, NULL);
+        pthread_cond_init(&ks->idle, NULL);
+        ks->ctx = ctx;
+        ks->dir = xstrdup(dir);
+        if (r < 0 || !(d = opendir(dir))) {
+                if (r >= 0)
+                        r = tess_err(err, errno, "%s: %s", dir, strerror(errno));
+                kernels_close(ks);
+                return r;
+        }
+        for (struct dirent *e; (e = readdir(d));) {
+                char id[64];
+                size_t n = strlen(e->d_name);
+                if (n < 6 || n - 5 >= sizeof(id) || strcmp(e->d_name + n - 5, ".json") != 0)
+                        continue;
+                memcpy(id, e->d_name, n - 5);
+                id[n - 5] = '\0';
+                _cleanup_free_ char *path = xasprintf("%s/%s", dir, e->d_name);
+                json_t *rec = json_load_file(path, 0, NULL);
+                const char *phase = json_string_value(json_object_get(rec, "phase"));
+                if (!valid_id(id) || !phase || !json_is_object(json_object_get(rec, "spec"))) {
+                        log_warn("kernel record %s is damaged; ignored", path);
+                        json_decref(rec);
+                        continue;
+                }
+                enum phase p = PHASE_ENDED;
+                for (size_t i = 0; i < ARRAY_SIZE(phase_names); i++)
+                        if (streq(phase, phase_names[i]))
+                                p = (enum phase)i;
+                struct kernel *k = add(ks, id, json_object_get(rec, "spec"), p);
+                /* interrupted work: a start is checked against its container
+                 * below (kernels_check), a stop is done again */
+                if (k->phase == PHASE_STARTING && kernel_runtime_exists(ctx, id)) {
+                        k->phase = PHASE_RUNNING; /* its report may have been lost: again (harmless) */
+                        report(ks, k, json_pack("{s:s, s:s}", "kind", "running", "container_id", id));
+                        save(ks, k);
+                }
+                log_info("kernel %s: found, %s", id, phase_names[k->phase]);
+                json_decref(rec);
+        }
+        closedir(d);
+        *ret = ks;
+        return 0;
+}
+
+void kernels_close(struct kernels *ks)
+{
+        if (!ks)
+                return;
+        pthread_mutex_lock(&ks->lock);
+        while (ks->workers > 0)
+                pthread_cond_wait(&ks->idle, &ks->lock);
+        pthread_mutex_unlock(&ks->lock);
+        for (int i = 0; i < ks->n; i++) {
+                json_decref(ks->k[i]->spec);
+                free(ks->k[i]);
+        }
+        free(ks->k);
+        free(ks->dir);
+        pthread_cond_destroy(&ks->idle);
+        pthread_mutex_destroy(&ks->lock);
+        free(ks);
+}
+
+void kernels_apply(struct kernels *ks, const json_t *desired)
+{
+        json_t *spec;
+        size_t i;
+
+        pthread_mutex_lock(&ks->lock);
+        for (int j = 0; j < ks->n; j++)
+                ks->k[j]->wanted = false;
+        json_array_foreach(desired, i, spec) {
+                const char *id = json_string_value(json_object_get(spec, "id"));
+                const char *action = json_string_value(json_object_get(spec, "action"));
+                if (!valid_id(id) || !action) {
+                        log_warn("the manager described a kernel without a valid id or action; ignored");
+                        continue;
+                }
+                struct kernel *k = find(ks, id);
+                if (!k) {
+                        /* a kernel to stop that never started here ends at once */
+                        k = add(ks, id, spec, streq(action, "run") ? PHASE_STARTING : PHASE_ENDED);
+                        if (streq(action, "run")) {
+                                spawn(ks, k, true);
+                        } else {
+                                save(ks, k);
+                                report_exit(ks, k, &(struct kernel_exit){ .code = -1 });
+                        }
+                }
+                k->wanted = true;
+                if (streq(action, "stop") && !k->busy && k->phase != PHASE_ENDED)
+                        spawn(ks, k, false);
+                else if (streq(action, "run") && !k->busy && k->phase == PHASE_STARTING)
+                        spawn(ks, k, true); /* a start interrupted by a restart */
+        }
+        /* not wanted any more: the session ended on the manager's side */
+        for (int j = ks->n - 1; j >= 0; j--) {
+                struct kernel *k = ks->k[j];
+                if (k->wanted || k->busy)
+                        continue;
+                if (k->phase == PHASE_ENDED)
+                        forget(ks, k);
+                else
+                        spawn(ks, k, false);
+        }
+        pthread_mutex_unlock(&ks->lock);
+}
+
+void kernels_check(struct kernels *ks)
+{
+        pthread_mutex_lock(&ks->lock);
+        for (int i = 0; i < ks->n; i++) {
+                struct kernel *k = ks->k[i];
+                struct kernel_exit x;
+                if (k->busy || k->phase != PHASE_RUNNING || !kernel_runtime_exited(ks->ctx, k->id, &x))
+                        continue;
+                log_info("kernel %s: exited with %d%s", k->id, x.code, x.oom ? " (out of memory)" : "");
+                report_exit(ks, k, &x);
+                k->phase = PHASE_ENDED;
+                save(ks, k);
+        }
+        pthread_mutex_unlock(&ks->lock);
+}
+
+int kernels_count(struct kernels *ks, int *ret_running)
+{
+        pthread_mutex_lock(&ks->lock);
+        int n = ks->n, running = 0;
+        for (int i = 0; i < ks->n; i++)
+                running += ks->k[i]->phase == PHASE_RUNNING;
+        pthread_mutex_unlock(&ks->lock);
+        if (ret_running)
+                *ret_running = running;
+        return n;
+}
