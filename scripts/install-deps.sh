@@ -2,7 +2,8 @@
 # install-deps.sh build|test - install the Debian packages Tessera needs.
 #
 # build: what `make` and `make run` need (compiler, libraries, runc and
-# iproute2 for the agent's containers).  test: that plus what `make check`
+# iproute2 for the agent's containers, busybox-static and jq for the first
+# image the README builds).  test: that plus what `make check`
 # needs (PostgreSQL server, sqlite3, curl, jq, xxd and openssl for the
 # integration tests; docker-registry, skopeo, debootstrap and busybox-static
 # to build test images and serve them on loopback, with apache2-utils
@@ -13,8 +14,8 @@
 # (or sudo) only when something is missing.
 set -eu
 
-BUILD_PKGS="gcc make pkg-config libmicrohttpd-dev libjansson-dev libsqlite3-dev libpq-dev libssl-dev libcurl4-openssl-dev libarchive-dev runc iproute2"
-TEST_PKGS="postgresql sqlite3 curl jq xxd openssl docker-registry skopeo debootstrap busybox-static apache2-utils python3"
+BUILD_PKGS="gcc make pkg-config libmicrohttpd-dev libjansson-dev libsqlite3-dev libpq-dev libssl-dev libcurl4-openssl-dev libarchive-dev runc iproute2 busybox-static jq"
+TEST_PKGS="postgresql sqlite3 curl xxd openssl docker-registry skopeo debootstrap apache2-utils python3"
 OPTIONAL_PKGS="clang libclang-rt-dev wrk" # libFuzzer runtime, load tests: their absence fails nothing
 
 case ${1:-} in
