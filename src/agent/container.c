@@ -192,6 +192,7 @@ static int resolve_devices(const struct container_spec *spec, struct container_d
                 d[i] = spec->devices[i];
                 if (d[i].type)
                         continue;
+                errno = 0;
                 if (!d[i].path || stat(d[i].path, &st) < 0 || !(S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))) {
                         int e = errno;
                         free(d);
@@ -266,11 +267,10 @@ static int write_bundle(const struct container_config *cfg, const struct contain
         _cleanup_free_ char *text = NULL;
         struct container_spec s = *spec;
         int n = oci_spec_cpu_count(spec), r;
+        json_t *config;
 
         if (s.nofile == 0)
                 s.nofile = default_nofile();
-        json_t *config;
-
         if (n > 0) {
                 char online[32];
                 oci_spec_cpu_online_text(n, online, sizeof(online));
@@ -317,12 +317,37 @@ static void kill_leftovers(const struct container_record *rec, const char *dir)
         runc(rec, (const char *[]){ "delete", "--force", rec->id, NULL }, NULL, NULL, NULL);
 }
 
+/* Take an address on the bridge and name the network pieces in rec. */
+static int claim_address(const struct container_config *cfg, const char *dir, struct container_record *rec,
+                         struct tess_error **err)
+{
+        char ip[IPAM_ADDR_LEN], gw_text[IPAM_ADDR_LEN], veth[NETNS_IFNAME_MAX];
+        uint32_t gw;
+        int r;
+
+        r = ipam_parse_cidr(cfg->bridge_cidr, &gw, &rec->prefix, err);
+        if (r < 0)
+                return r;
+        rec->owners_dir = owners_dir(cfg);
+        rec->ipam_dir = xasprintf("%s/ipam/%s", cfg->state_dir, cfg->bridge);
+        r = ipam_alloc(rec->ipam_dir, cfg->bridge_cidr, rec->id, rec->owners_dir, ip, err);
+        if (r < 0)
+                return r;
+        ipam_format(gw, gw_text);
+        netns_veth_name(dir, veth);
+        rec->ip = xstrdup(ip);
+        rec->gateway = xstrdup(gw_text);
+        rec->bridge = xstrdup(cfg->bridge);
+        rec->veth = xstrdup(veth);
+        rec->netns = xasprintf("%s/%s", cfg->netns_dir, rec->id);
+        return 0;
+}
+
 static int create_in(const struct container_config *cfg, const struct container_spec *spec, const char *dir,
                      struct container_record *rec, struct tess_error **err)
 {
-        _cleanup_free_ char *owners = owners_dir(cfg), *upper = container_file(dir, "upper"), *work = container_file(dir, "work");
+        _cleanup_free_ char *upper = container_file(dir, "upper"), *work = container_file(dir, "work");
         _cleanup_close_ int report = -1;
-        char ip[IPAM_ADDR_LEN];
         pid_t pid;
         int r;
 
@@ -343,23 +368,9 @@ static int create_in(const struct container_config *cfg, const struct container_
         for (size_t i = 0; i < n; i++)
                 rec->layers[i] = xstrdup(spec->layers[i]);
         if (spec->network == CONTAINER_NET_BRIDGE) {
-                uint32_t gw;
-                char veth[NETNS_IFNAME_MAX], gws[IPAM_ADDR_LEN];
-                r = ipam_parse_cidr(cfg->bridge_cidr, &gw, &rec->prefix, err);
+                r = claim_address(cfg, dir, rec, err);
                 if (r < 0)
                         return r;
-                ipam_format(gw, gws);
-                rec->ipam_dir = xasprintf("%s/ipam/%s", cfg->state_dir, cfg->bridge);
-                r = ipam_alloc(rec->ipam_dir, cfg->bridge_cidr, spec->id, owners, ip, err);
-                if (r < 0)
-                        return r;
-                netns_veth_name(dir, veth);
-                rec->ip = xstrdup(ip);
-                rec->gateway = xstrdup(gws);
-                rec->bridge = xstrdup(cfg->bridge);
-                rec->veth = xstrdup(veth);
-                rec->netns = xasprintf("%s/%s", cfg->netns_dir, spec->id);
-                rec->owners_dir = xstrdup(owners);
         }
         r = container_record_write(dir, rec, err);
         if (r < 0)
