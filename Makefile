@@ -67,11 +67,13 @@ $(TESSERA): $(call obj,$(TESSERA_SRC))
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
 # The runner is bind-mounted into every container: static, libc only, and
-# never built with sanitizers (their runtimes do not link statically).
-$(BUILD)/tessera-runner: $(RUNNER_SRC) $(wildcard src/runner/*.h) src/common/compat.h src/common/banned.h
+# never built with sanitizers (their runtimes do not link statically).  Of
+# src/common it takes only the x-allocators.
+RUNNER_COMMON := src/common/xalloc.c
+$(BUILD)/tessera-runner: $(RUNNER_SRC) $(RUNNER_COMMON) $(wildcard src/runner/*.h) src/common/compat.h src/common/banned.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -std=gnu17 $(WARN) -O2 -g -static -o $@ $(RUNNER_SRC)
+	$(Q)$(CC) -std=gnu17 $(WARN) -O2 -g -static -o $@ $(RUNNER_SRC) $(RUNNER_COMMON)
 
 # Unit tests link the library objects (everything but src/main.c).
 $(BUILD)/tests/%: tests/unit/%.c $(call obj,$(TESTLIB_SRC)) $(LIB_OBJS)

@@ -107,10 +107,10 @@ static int load_secret(struct agent *a, struct tess_error **err)
 
 static json_t *heartbeat_body(struct agent *a)
 {
-        return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:O, s:O}", "id", a->conf.id, "address", "",
+        return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:O, s:O, s:o}", "id", a->conf.id, "address", "",
                          "resource_group", a->conf.resource_group, "architecture", a->arch, "version",
                          TESSERA_VERSION, "runtime", "runc", "available_slots", a->devices.slots, "devices",
-                         a->devices.gpus);
+                         a->devices.gpus, "stats", kernels_stats(a->kernels));
 }
 
 static void *reporter_thread(void *data)

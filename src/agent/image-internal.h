@@ -68,8 +68,6 @@ int image_store_clean_tmp(struct image_store *st, struct tess_error **err);
 
 /* ---- image_blob.c ---- */
 
-/* "sha256:" and 64 lowercase hex digits (anything else would be a path). */
-bool image_digest_valid(const char *digest);
 /* Read a committed blob of at most max bytes; *ret is NUL-terminated. */
 int image_blob_read(struct image_store *st, const char *digest, size_t max, char **ret, size_t *ret_len,
                     struct tess_error **err);
@@ -110,8 +108,6 @@ int image_manifest_parse(const char *p, size_t n, struct image_manifest *ret, st
 void image_manifest_release(struct image_manifest *m);
 /* The entry of an index for linux and the host's architecture, or NULL. */
 const struct image_descriptor *image_manifest_pick_platform(const struct image_manifest *index);
-/* The OCI architecture name of this host ("amd64", "arm64", ...). */
-const char *image_host_arch(void);
 
 int image_config_parse(const char *p, size_t n, struct image_config *ret, struct tess_error **err);
 void image_config_release(struct image_config *c);

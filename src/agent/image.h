@@ -49,6 +49,11 @@ void image_store_set_layer_limits(struct image_store *st, uint64_t max_bytes, ui
 
 /* ---- blobs ("sha256:<64 hex>") ---- */
 
+/* "sha256:" and 64 lowercase hex digits. */
+bool image_digest_valid(const char *digest);
+/* The host's architecture as OCI names it ("amd64", "arm64", ...). */
+const char *image_host_arch(void);
+
 bool image_blob_exists(struct image_store *st, const char *digest);
 /* Path of a committed blob (caller frees), or NULL if absent. */
 char *image_blob_path(struct image_store *st, const char *digest);

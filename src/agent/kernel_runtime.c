@@ -343,6 +343,24 @@ bool kernel_runtime_exited(struct agent_ctx *ctx, const char *id, struct kernel_
         return true;
 }
 
+bool kernel_runtime_usage(struct agent_ctx *ctx, const char *id, struct kernel_usage *ret)
+{
+        struct container_config cfg = runtime_config(ctx);
+        struct container_stats st;
+
+        if (container_stats(&cfg, id, &st, NULL) < 0)
+                return false;
+        *ret = (struct kernel_usage){
+                .cpu_ns = st.cpu_usage_ns,
+                .mem = st.mem_usage_bytes,
+                .io_read = st.io_read_bytes,
+                .io_write = st.io_write_bytes,
+                .net_rx = st.net_rx_bytes,
+                .net_tx = st.net_tx_bytes,
+        };
+        return true;
+}
+
 bool kernel_runtime_exists(struct agent_ctx *ctx, const char *id)
 {
         struct container_config cfg = runtime_config(ctx);

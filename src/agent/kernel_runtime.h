@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "agent.h"
 
@@ -29,6 +30,13 @@ int kernel_runtime_start(struct agent_ctx *ctx, const char *id, const json_t *sp
  * wait for it; its exit in *ret.  A container that is not there gives
  * code -1 and success. */
 int kernel_runtime_stop(struct agent_ctx *ctx, const char *id, struct kernel_exit *ret, struct tess_error **err);
+/* The container's usage counters: cpu_ns, mem bytes (and the limit),
+ * io and network bytes; false when it is not running. */
+struct kernel_usage {
+        uint64_t cpu_ns, mem, mem_limit, io_read, io_write, net_rx, net_tx;
+};
+bool kernel_runtime_usage(struct agent_ctx *ctx, const char *id, struct kernel_usage *ret);
+
 /* Has the container exited (its monitor recorded how)? */
 bool kernel_runtime_exited(struct agent_ctx *ctx, const char *id, struct kernel_exit *ret);
 /* Is there a container for this kernel (running or exited)? */

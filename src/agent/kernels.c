@@ -24,6 +24,8 @@
 
 #include "../common/fs.h"
 #include "../common/log.h"
+#include "../common/slots.h"
+#include "../common/timeutil.h"
 #include "kernels.h"
 #include "kernel_runtime.h"
 
@@ -47,6 +49,8 @@ struct kernel {
         enum phase phase;
         bool busy;    /* a worker owns it */
         bool wanted;  /* in the last desired list */
+        uint64_t last_cpu_ns; /* the previous sample, for cpu_util */
+        int64_t last_sample;  /* monotonic usec; 0: none yet */
 };
 
 struct kernels {
@@ -356,6 +360,59 @@ void kernels_check(struct kernels *ks)
                 save(ks, k);
         }
         pthread_mutex_unlock(&ks->lock);
+}
+
+static json_t *stat_item(const char *current, const char *capacity, const char *unit)
+{
+        return json_pack("{s:s, s:s?, s:s}", "current", current, "capacity", capacity, "unit_hint", unit);
+}
+
+static char *u64_text(uint64_t v)
+{
+        return xasprintf("%llu", (unsigned long long)v);
+}
+
+/* One running kernel's usage in Backend.AI's lastStat shape (lock held). */
+static json_t *kernel_stat(struct kernels *ks, struct kernel *k, int64_t now)
+{
+        struct kernel_usage u;
+        const json_t *slots = json_object_get(k->spec, "slots");
+        const char *mem_limit = json_string_value(json_object_get(slots, "mem"));
+        int64_t cpu_quanta = 0;
+
+        if (!kernel_runtime_usage(ks->ctx, k->id, &u))
+                return NULL;
+        slot_parse_value("cpu", json_object_get(slots, "cpu"), &cpu_quanta, NULL);
+        double util = 0;
+        if (k->last_sample > 0 && now > k->last_sample && u.cpu_ns >= k->last_cpu_ns)
+                util = 100.0 * (double)(u.cpu_ns - k->last_cpu_ns) / (double)((now - k->last_sample) * 1000);
+        k->last_cpu_ns = u.cpu_ns;
+        k->last_sample = now;
+        _cleanup_free_ char *used_ms = xasprintf("%.1f", (double)u.cpu_ns / 1e6);
+        _cleanup_free_ char *util_text = xasprintf("%.1f", util);
+        _cleanup_free_ char *cap = xasprintf("%.1f", 100.0 * (double)cpu_quanta / 1000.0);
+        _cleanup_free_ char *mem = u64_text(u.mem), *ior = u64_text(u.io_read), *iow = u64_text(u.io_write);
+        _cleanup_free_ char *rx = u64_text(u.net_rx), *tx = u64_text(u.net_tx);
+        return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "cpu_used", stat_item(used_ms, NULL, "msec"),
+                         "cpu_util", stat_item(util_text, cap, "percent"), "mem", stat_item(mem, mem_limit, "bytes"),
+                         "io_read", stat_item(ior, NULL, "bytes"), "io_write", stat_item(iow, NULL, "bytes"),
+                         "net_rx", stat_item(rx, NULL, "bytes"), "net_tx", stat_item(tx, NULL, "bytes"));
+}
+
+json_t *kernels_stats(struct kernels *ks)
+{
+        json_t *all = json_object();
+        int64_t now = monotonic_usec();
+
+        pthread_mutex_lock(&ks->lock);
+        for (int i = 0; i < ks->n; i++) {
+                struct kernel *k = ks->k[i];
+                json_t *st = k->phase == PHASE_RUNNING && !k->busy ? kernel_stat(ks, k, now) : NULL;
+                if (st)
+                        json_object_set_new(all, k->id, st);
+        }
+        pthread_mutex_unlock(&ks->lock);
+        return all;
 }
 
 int kernels_count(struct kernels *ks, int *ret_running)

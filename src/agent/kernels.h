@@ -17,6 +17,8 @@ void kernels_close(struct kernels *ks);
 void kernels_apply(struct kernels *ks, const json_t *desired);
 /* Notice running kernels whose containers exited; report them. */
 void kernels_check(struct kernels *ks);
+/* {"<kernel id>": lastStat} of the running kernels (a new reference). */
+json_t *kernels_stats(struct kernels *ks);
 /* How many kernels the agent holds; *ret_running of them run. */
 int kernels_count(struct kernels *ks, int *ret_running);
 

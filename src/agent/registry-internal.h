@@ -13,6 +13,7 @@
 
 #include "../common/buf.h"
 #include "../common/error.h"
+#include "image.h"
 #include "registry.h"
 
 #define REGISTRY_MANIFEST_MAX (4u << 20) /* as Docker and containerd */
@@ -152,9 +153,5 @@ int registry_manifest_parse(const char *p, size_t len, const char *content_type,
 void registry_manifest_release(struct registry_manifest *m);
 /* The entry of an index for linux/`platform` ("amd64", "arm64/v8"), or NULL. */
 const struct registry_descriptor *registry_manifest_pick(const struct registry_manifest *index, const char *platform);
-/* The host's architecture in OCI terms ("amd64", "arm64", ...). */
-const char *registry_host_arch(void);
-/* True when s is "sha256:" and 64 lowercase hex digits. */
-bool registry_digest_valid(const char *s);
 
 #endif

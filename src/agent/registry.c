@@ -83,7 +83,7 @@ static int resolve_manifest(struct pull *pl, const struct image_ref *ref, struct
 {
         struct fetched_manifest top = { .bytes = BUF_INIT };
         const struct registry_descriptor *d;
-        const char *platform = pl->o->arch ? pl->o->arch : registry_host_arch();
+        const char *platform = pl->o->arch ? pl->o->arch : image_host_arch();
         int r;
 
         r = fetch_manifest(pl, ref->digest ? ref->digest : ref->tag, ref->digest, &top, err);

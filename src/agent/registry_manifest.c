@@ -13,37 +13,6 @@
 #define MEDIA_DOCKER_V1 "application/vnd.docker.distribution.manifest.v1+" /* json, prettyjws */
 #define BLOB_SIZE_MAX (1LL << 42) /* 4 TiB: more is a lie */
 
-bool registry_digest_valid(const char *s)
-{
-        if (!s || strncmp(s, "sha256:", 7) != 0 || strlen(s) != 7 + 64)
-                return false;
-        for (const char *p = s + 7; *p; p++)
-                if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
-                        return false;
-        return true;
-}
-
-const char *registry_host_arch(void)
-{
-#if defined(__x86_64__)
-        return "amd64";
-#elif defined(__aarch64__)
-        return "arm64";
-#elif defined(__i386__)
-        return "386";
-#elif defined(__arm__)
-        return "arm";
-#elif defined(__powerpc64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-        return "ppc64le";
-#elif defined(__s390x__)
-        return "s390x";
-#elif defined(__riscv) && __riscv_xlen == 64
-        return "riscv64";
-#else
-        return "unknown";
-#endif
-}
-
 static char *opt_string(json_t *obj, const char *key)
 {
         const char *s = json_string_value(json_object_get(obj, key));
@@ -67,7 +36,7 @@ static int descriptor_parse(json_t *j, const char *what, size_t i, struct regist
 
         if (!json_is_object(j))
                 return tess_err(err, EINVAL, "%s %zu: not an object", what, i);
-        if (!registry_digest_valid(digest))
+        if (!image_digest_valid(digest))
                 return tess_err(err, EINVAL, "%s %zu: no sha256 digest", what, i);
         if (!json_is_integer(size) || json_integer_value(size) < 0 || json_integer_value(size) > BLOB_SIZE_MAX)
                 return tess_err(err, EINVAL, "%s %zu (%s): no valid size", what, i, digest);

@@ -99,6 +99,29 @@ static int parse_devices(const json_t *devs, struct slots *slots, char **ret, st
         return 0;
 }
 
+/* The kernels' statistics: an object of at most AGENT_STATS_MAX kernel
+ * ids, each an object (stored as the session's lastStat). */
+static int parse_stats(const json_t *stats, struct agent_report *r, struct tess_error **err)
+{
+        const char *key;
+        json_t *v;
+
+        if (!stats || json_is_null(stats))
+                return 0;
+        if (!json_is_object(stats) || json_object_size(stats) > AGENT_STATS_MAX) {
+                agent_report_release(r);
+                return tess_err(err, EINVAL, "stats must be an object of at most %d kernels", AGENT_STATS_MAX);
+        }
+        json_object_foreach((json_t *)stats, key, v) {
+                if (strlen(key) > 36 || !json_is_object(v)) {
+                        agent_report_release(r);
+                        return tess_err(err, EINVAL, "stats.%.40s must be an object named by a kernel id", key);
+                }
+        }
+        r->stats = stats;
+        return 0;
+}
+
 int agent_report_parse(const json_t *body, struct agent_report *r, struct tess_error **err)
 {
         int ret;
@@ -126,7 +149,7 @@ int agent_report_parse(const json_t *body, struct agent_report *r, struct tess_e
                 agent_report_release(r);
                 return tess_err(err, EINVAL, "available_slots needs cpu and mem");
         }
-        return 0;
+        return parse_stats(json_object_get(body, "stats"), r, err);
 }
 
 void agent_report_release(struct agent_report *r)

@@ -12,6 +12,7 @@
 #include "../common/slots.h"
 
 #define AGENT_ID_MAX 39
+#define AGENT_STATS_MAX 4096 /* kernels with statistics in one heartbeat */
 
 /* "TesseraAgent id=ID, signature=HEX": -EINVAL unless well formed. */
 int agent_auth_parse(const char *value, char id[AGENT_ID_MAX + 1], char sig[SIGN_HEX_MAX]);
@@ -20,6 +21,7 @@ struct agent_report {
         const char *id, *address, *rg, *arch, *version, *runtime; /* borrowed from the body */
         struct slots slots; /* available_slots, GPU slot = sum of the devices */
         char *devices;      /* stored JSON form of the devices (owned) */
+        const json_t *stats; /* {"<kernel id>": {lastStat of its session}} or NULL (borrowed) */
 };
 
 /* -EINVAL with a message naming the field on anything wrong. */

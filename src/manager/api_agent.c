@@ -13,7 +13,9 @@
  *
  * `devices` are the agent's GPUs, each worth `capacity` of its slot
  * (cuda.device: 1; cuda.shares: fgpu_per_gpu); the slot's total is their
- * sum.  `runtime` "none" marks an agent without containers (tests, load
+ * sum.  `stats` (optional), {"<kernel id>": {...}}, is each running
+ * kernel's usage, kept as its session's lastStat.
+ * `runtime` "none" marks an agent without containers (tests, load
  * generators): the manager itself finishes its sessions' terminations.
  * The resource group is taken at first contact; afterwards an
  * administrator's move (PATCH /admin/agents/{id}) sticks.  A heartbeat
@@ -58,6 +60,27 @@ int api_agent_auth(struct api_ctx *c, struct tess_error **err)
         snprintf(c->who.access_key, sizeof(c->who.access_key), "agent");
         snprintf(c->who.user_id, sizeof(c->who.user_id), "%s", id);
         return 0;
+}
+
+/* Each kernel's statistics become its session's lastStat (the last
+ * reported kernel of a cluster session wins); only the agent's own
+ * kernels are touched. */
+static void store_stats(struct manager *m, const struct agent_report *rep)
+{
+        struct tess_error *err = NULL;
+        const char *kernel;
+        json_t *st;
+
+        json_object_foreach((json_t *)rep->stats, kernel, st) {
+                _cleanup_free_ char *text = json_dumps(st, JSON_COMPACT | JSON_SORT_KEYS);
+                if (DBQ(m->db,
+                        "UPDATE sessions SET last_stat = ? WHERE id = (SELECT session_id FROM kernels"
+                        " WHERE id = ? AND agent_id = ?)",
+                        NULL, &err, DB_TEXT(text), DB_TEXT(kernel), DB_TEXT(rep->id)) < 0) {
+                        log_warn("agent %s: storing the statistics of %s: %s", rep->id, kernel, err->msg);
+                        err = tess_error_free(err);
+                }
+        }
 }
 
 void api_agent_heartbeat(struct api_ctx *c)
@@ -113,6 +136,7 @@ void api_agent_heartbeat(struct api_ctx *c)
                          slots_text);
                 scheduler_kick(c->m);
         }
+        store_stats(c->m, &rep);
         api_json(c, 200, json_pack("{s:s, s:s, s:I}", "id", rep.id, "status", "ALIVE", "heartbeat_interval",
                                    (json_int_t)(c->m->conf.agent_lost_timeout / USEC_PER_SEC / 6 + 1)));
         agent_report_release(&rep);

@@ -15,7 +15,6 @@
 #include "../common/timeutil.h"
 #include "db.h"
 #include "db_batch.h"
-#include "events.h"
 #include "manager.h"
 #include "scheduler-internal.h"
 #include "session.h"
@@ -190,24 +189,6 @@ static int run_pass_writes(struct manager *m, struct snapshot *s, struct rgroup 
         return r < 0 ? r : 0;
 }
 
-static void publish_scheduled(struct manager *m, const struct snapshot *s, int p)
-{
-        const struct db_rows *rows = s->pending_rows;
-        struct session_event ev = {
-                .name = session_status_event(SESSION_SCHEDULED),
-                .session_id = db_getn(rows, p, "id"),
-                .session_name = db_getn(rows, p, "name"),
-                .access_key = db_getn(rows, p, "access_key"),
-                .user_id = db_getn(rows, p, "user_id"),
-                .domain = db_getn(rows, p, "domain_name"),
-                .project_id = db_getn(rows, p, "project_id"),
-                .status = "SCHEDULED",
-                .reason = "scheduled",
-                .exit_code = -1,
-        };
-        events_publish(m->events, &ev);
-}
-
 int snapshot_write(struct manager *m, struct snapshot *s, struct rgroup *g, const struct sched_output *out,
                    int64_t now, struct tess_error **err)
 {
@@ -234,7 +215,8 @@ int snapshot_write(struct manager *m, struct snapshot *s, struct rgroup *g, cons
                 return r;
         for (int i = 0; i < out->n; i++)
                 if (out->d[i].outcome == SCHED_PLACED)
-                        publish_scheduled(m, s, g->pending_start + out->d[i].session);
+                        session_publish(m, s->pending_rows, g->pending_start + out->d[i].session, "SCHEDULED",
+                                        "scheduled");
         /* can never start: cancelled one by one, after the placements */
         for (int i = 0; i < out->n; i++) {
                 const struct sched_decision *d = &out->d[i];

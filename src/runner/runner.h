@@ -7,7 +7,8 @@
  * pty.c, files.c, service.c.  proc.c spawns and reaps every child.
  *
  * It is static, libc only: it includes src/common/compat.h for the feature
- * macros, cleanup attributes and banned.h, and links no src/common code. */
+ * macros, cleanup attributes and banned.h, and links only src/common/xalloc.c
+ * (the x-allocators, libc only). */
 #ifndef TESSERA_RUNNER_H
 #define TESSERA_RUNNER_H
 

@@ -1,51 +1,12 @@
-/* util.c - the runner's small helpers: allocation that aborts on OOM (the
- * x-allocators compat.h declares; the runner links no src/common), the
- * clock, logging to stderr (the container's log), pipes and fds. */
+/* util.c - the runner's small helpers: the clock, logging to stderr (the
+ * container's log), pipes and fds.  (Its x-allocators are
+ * src/common/xalloc.c, the one file of src/common it links: libc only.) */
 #include "../common/compat.h"
 
 #include <fcntl.h>
 #include <time.h>
 
 #include "runner.h"
-
-static void oom(void)
-{
-        static const char msg[] = "tessera-runner: out of memory\n";
-        ssize_t UNUSED w = write(STDERR_FILENO, msg, sizeof(msg) - 1);
-        abort();
-}
-
-void *xmalloc(size_t n)
-{
-        void *p = malloc(n ? n : 1);
-        if (!p)
-                oom();
-        return p;
-}
-
-void *xcalloc(size_t nmemb, size_t n)
-{
-        void *p = calloc(nmemb ? nmemb : 1, n ? n : 1);
-        if (!p)
-                oom();
-        return p;
-}
-
-void *xrealloc(void *p, size_t n)
-{
-        p = realloc(p, n ? n : 1);
-        if (!p)
-                oom();
-        return p;
-}
-
-char *xstrdup(const char *s)
-{
-        char *p = strdup(s);
-        if (!p)
-                oom();
-        return p;
-}
 
 int64_t now_ms(void)
 {
@@ -92,18 +53,4 @@ void close_fd(int *fd)
         if (*fd >= 0)
                 close(*fd);
         *fd = -1;
-}
-
-char *xasprintf(const char *fmt, ...)
-{
-        va_list ap;
-        char *s;
-        int n;
-
-        va_start(ap, fmt);
-        n = vasprintf(&s, fmt, ap);
-        va_end(ap);
-        if (n < 0)
-                oom();
-        return s;
 }

@@ -8,7 +8,7 @@
 
 static void check_descriptor(const struct registry_descriptor *d)
 {
-        FUZZ_ASSERT(registry_digest_valid(d->digest) && d->size >= 0);
+        FUZZ_ASSERT(image_digest_valid(d->digest) && d->size >= 0);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -103,6 +103,16 @@ test_expect_success 'inside: its own pid namespace, the allotted core, no new pr
         ! grep -q "^CapBnd:[[:space:]]*000001ffffffffff" "$TMP/status"
 '
 
+test_expect_success 'the agent reports its usage, shown as the session'"'"'s lastStat' '
+        for _ in $(seq 1 150); do
+                OUT=$TMP/info api GET /session/inter1
+                jq -e ".lastStat.mem.current | tonumber > 0" "$TMP/info" >/dev/null 2>&1 && break
+                sleep 0.1
+        done &&
+        jq -e ".lastStat.cpu_used.unit_hint == \"msec\" and (.lastStat.mem.capacity | tonumber) == 268435456
+                and (.lastStat.cpu_util.capacity | tonumber) == 100" "$TMP/info"
+'
+
 test_expect_success 'destroying it stops the container and ends the session' '
         K=$(kernel_id inter1) &&
         api DELETE /session/inter1 && test "$CODE" = 200 &&

@@ -127,10 +127,10 @@ static void test_manifest_limits(void)
         buf_puts(&b, "]}");
         check_bad(b.data, NULL, "manifest: 257 layers, more than 256");
         buf_release(&b);
-        CHECK(registry_digest_valid(D1));
-        CHECK(!registry_digest_valid("sha256:1111"));
-        CHECK(!registry_digest_valid(NULL));
-        CHECK(!registry_digest_valid("sha256:111111111111111111111111111111111111111111111111111111111111111G"));
+        CHECK(image_digest_valid(D1));
+        CHECK(!image_digest_valid("sha256:1111"));
+        CHECK(!image_digest_valid(NULL));
+        CHECK(!image_digest_valid("sha256:111111111111111111111111111111111111111111111111111111111111111G"));
 }
 
 static char *message(long status, const char *body)
