@@ -137,7 +137,7 @@ void ipam_release(const char *dir, const char *ip, const char *owner)
 {
         _cleanup_free_ char *path = xasprintf("%s/%s", dir, ip);
         _cleanup_free_ char *held = NULL;
-        _cleanup_close_ int fd = lock_dir(dir, NULL);
+        _cleanup_close_ int fd UNUSED = lock_dir(dir, NULL); /* held until return */
 
         held = claim_owner(path);
         if (held && streq(held, owner))

@@ -5,12 +5,30 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include "../common/fs.h"
 #include "proc.h"
 
 #define PROC_INPUT_MAX 65536
+
+/* The kernel's struct sigaction (x86_64, arm64 and the generic layout). */
+struct kernel_sigaction {
+        void (*handler)(int);
+        unsigned long flags;
+        void (*restorer)(void);
+        uint64_t mask;
+};
+
+/* Default disposition for sig.  Through the system call: glibc refuses
+ * the real-time signals it reserves (32, 33), which a parent such as
+ * make may have left ignored, and ignored dispositions survive exec. */
+static void reset_signal(int sig)
+{
+        struct kernel_sigaction ka = { .handler = SIG_DFL };
+        syscall(SYS_rt_sigaction, sig, &ka, NULL, sizeof(ka.mask));
+}
 
 /* In the child: never returns.  Any failure is reported as an errno on
  * errfd (close-on-exec, so a successful exec says nothing). */
@@ -39,7 +57,7 @@ static void child_exec(const char *const *argv, const int fds[3], int netns_fd, 
         close_range(3, (unsigned)errfd - 1, 0);
         close_range((unsigned)errfd + 1, ~0U, 0);
         for (int sig = 1; sig < NSIG; sig++)
-                signal(sig, SIG_DFL);
+                reset_signal(sig);
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
         execvp(argv[0], (char *const *)argv);

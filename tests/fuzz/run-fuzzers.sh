@@ -21,7 +21,7 @@ if [ ${#targets[@]} -eq 0 ]; then
         done
 fi
 out=build/fuzz
-pkgs="libmicrohttpd jansson sqlite3 libpq openssl libcurl"
+pkgs="libmicrohttpd jansson sqlite3 libpq openssl libcurl libarchive" # the Makefile's PKGS
 
 if ! command -v clang >/dev/null 2>&1 ||
         ! echo 'int LLVMFuzzerTestOneInput(const char *d, long n) { return 0; }' |
