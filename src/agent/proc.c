@@ -5,12 +5,29 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include "../common/fs.h"
 #include "proc.h"
 
 #define PROC_INPUT_MAX 65536
+
+/* The C library keeps the real-time signals below SIGRTMIN (32, 33) for
+ * itself and refuses to change them; one ignored by whoever started us
+ * (GNU make does) would survive exec.  The kernel does not refuse. */
+static void reset_libc_signals(void)
+{
+        struct {
+                void (*handler)(int);
+                unsigned long flags;
+                void (*restorer)(void);
+                uint64_t mask;
+        } dfl = { SIG_DFL, 0, NULL, 0 };
+
+        for (int sig = 32; sig < SIGRTMIN; sig++)
+                syscall(SYS_rt_sigaction, sig, &dfl, NULL, sizeof(dfl.mask));
+}
 
 /* In the child: never returns.  Any failure is reported as an errno on
  * errfd (close-on-exec, so a successful exec says nothing). */
@@ -40,6 +57,7 @@ static void child_exec(const char *const *argv, const int fds[3], int netns_fd, 
         close_range((unsigned)errfd + 1, ~0U, 0);
         for (int sig = 1; sig < NSIG; sig++)
                 signal(sig, SIG_DFL);
+        reset_libc_signals();
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
         execvp(argv[0], (char *const *)argv);
