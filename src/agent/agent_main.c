@@ -252,6 +252,12 @@ static int agent_start(struct agent *a, struct tess_error **err)
                 r = fs_mkdir_p(a->conf.state_dir, 0700, err);
         if (r < 0)
                 return r;
+        /* absolute: container bundles and runc name paths under it */
+        char *abs = realpath(a->conf.state_dir, NULL);
+        if (!abs)
+                return tess_err(err, errno, "state_dir '%s': %s", a->conf.state_dir, strerror(errno));
+        free(a->conf.state_dir);
+        a->conf.state_dir = abs;
         _cleanup_free_ char *outbox_dir = xasprintf("%s/outbox", a->conf.state_dir);
         _cleanup_free_ char *kernels_dir = xasprintf("%s/kernels", a->conf.state_dir);
         _cleanup_free_ char *images_dir = xasprintf("%s/images", a->conf.state_dir);
