@@ -10,22 +10,6 @@ create() {
         test "$CODE" = 201 || { echo "create $1: $CODE $(cat "$TMP/out")"; return 1; }
 }
 
-field() { # NAME FIELD: a field of GET /sessions?name=NAME (the admin list: no activity stamp)
-        OUT=$TMP/st api GET "/sessions?name=$1"
-        jq -r ".items[0].$2" "$TMP/st"
-}
-
-wait_status() { # NAME STATUS
-        local s
-        for _ in $(seq 1 100); do
-                s=$(field "$1" status)
-                [ "$s" = "$2" ] && return 0
-                sleep 0.1
-        done
-        echo "session $1 is $s, not $2"
-        return 1
-}
-
 sync() { # [DIGEST [WAIT]]: the kernels of agent n1 into $TMP/agent-out
         agent_post n1 /agent/sync "{\"id\": \"n1\"${1:+, \"digest\": \"$1\"}${2:+, \"wait\": $2}}"
         test "$AGENT_STATUS" = 200 || { echo "sync: $AGENT_STATUS $(cat "$TMP/agent-out")"; return 1; }

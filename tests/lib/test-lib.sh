@@ -409,6 +409,28 @@ api() {
                 "$BACKEND_ENDPOINT$2") || true
 }
 
+# field NAME FIELD: a field of session NAME from the admin list (GET
+# /sessions?name=, which does not count as the owner's activity).
+field() {
+        OUT=$TMP/st api GET "/sessions?name=$1"
+        jq -r ".items[0].$2" "$TMP/st"
+}
+
+# wait_status NAME STATUS [TENTHS]: poll until the session is in STATUS
+# (default $WAIT_TENTHS or 100, tenths of a second); a session that ended
+# otherwise fails at once.
+wait_status() {
+        local s
+        for _ in $(seq 1 "${3:-${WAIT_TENTHS:-100}}"); do
+                s=$(field "$1" status)
+                [ "$s" = "$2" ] && return 0
+                case $s in TERMINATED | ERROR | CANCELLED) break ;; esac
+                sleep 0.1
+        done
+        echo "session $1 is $s ($(field "$1" statusInfo)), not $2"
+        return 1
+}
+
 # agent_post ID PATH BODY: a request of agent ID signed with the manager's
 # cluster secret; AGENT_STATUS gets the HTTP status, $TMP/agent-out the answer.
 agent_post() {
