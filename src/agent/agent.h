@@ -13,7 +13,8 @@
  *   manager_link.c   signed HTTP to the manager (libcurl)
  *   outbox.c         kernel events until the manager acknowledges them
  *   kernels.c        desired vs local kernels: start, stop, forget
- *   kernel_runtime.c one kernel's image and container (blocking work) */
+ *   kernel_runtime.c one kernel's image and container (blocking work)
+ *   agent_http.c     the manager's requests to running kernels (execute, files) */
 #ifndef TESS_AGENT_H
 #define TESS_AGENT_H
 
@@ -44,6 +45,8 @@ struct agent_conf {
         char *runner;       /* the runner binary (default: tessera-runner beside tessera) */
         char *network;      /* "bridge" or "none" */
         char *bridge, *bridge_cidr;
+        char *listen;  /* HOST:PORT of the agent's HTTP server (agent_http.c) */
+        char *address; /* what it tells the manager; NULL: found out */
 };
 
 extern const struct conf_opt agent_conf_opts[];

@@ -42,5 +42,9 @@ const struct conf_opt agent_conf_opts[] = {
         CONF_OPT("bridge", CONF_T_STR, AC, bridge, "tessera0", 0, 0, false, "the agent's bridge"),
         CONF_OPT("bridge_cidr", CONF_T_STR, AC, bridge_cidr, "10.88.0.1/16", 0, 0, false,
                  "the bridge's address and the containers' subnet"),
+        CONF_OPT("listen", CONF_T_STR, AC, listen, "0.0.0.0:6011", 0, 0, false,
+                 "where the agent serves its manager (execute, files, logs); port 0: any free one"),
+        CONF_OPT("address", CONF_T_STR, AC, address, NULL, 0, 0, false,
+                 "HOST:PORT the manager reaches the agent at (default: this host's address towards the manager)"),
         { 0 },
 };

@@ -27,6 +27,7 @@
 #include "../common/timeutil.h"
 #include "../common/version.h"
 #include "agent.h"
+#include "agent_http.h"
 #include "image.h"
 #include "kernels.h"
 
@@ -37,6 +38,8 @@ struct agent {
         struct agent_conf conf;
         struct agent_devices devices;
         struct kernels *kernels;
+        struct agent_http *http;
+        char *address; /* where the manager reaches agent_http */
         char secret[128];
         char arch[sizeof(((struct utsname *)0)->machine)];
         pthread_mutex_t lock;
@@ -107,7 +110,7 @@ static int load_secret(struct agent *a, struct tess_error **err)
 
 static json_t *heartbeat_body(struct agent *a)
 {
-        return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:O, s:O, s:o}", "id", a->conf.id, "address", "",
+        return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:O, s:O, s:o}", "id", a->conf.id, "address", a->address,
                          "resource_group", a->conf.resource_group, "architecture", a->arch, "version",
                          TESSERA_VERSION, "runtime", "runc", "available_slots", a->devices.slots, "devices",
                          a->devices.gpus, "stats", kernels_stats(a->kernels));
@@ -271,11 +274,17 @@ static int agent_start(struct agent *a, struct tess_error **err)
                 r = image_store_open(images_dir, &a->ctx.images, err);
         if (r >= 0)
                 r = kernels_open(&a->ctx, kernels_dir, &a->kernels, err);
+        if (r >= 0)
+                r = agent_http_start(&a->ctx, a->secret, &a->http, err);
+        if (r >= 0)
+                a->address = agent_http_address(a->http, &a->conf);
         return r;
 }
 
 static void agent_release(struct agent *a)
 {
+        a->http = agent_http_stop(a->http);
+        free(a->address);
         kernels_close(a->kernels);
         a->ctx.images = image_store_close(a->ctx.images);
         a->ctx.outbox = outbox_close(a->ctx.outbox);
@@ -354,9 +363,9 @@ int agent_main(int argc, char **argv)
                 agent_release(&a);
                 return 1;
         }
-        log_notice("agent %s: %s of CPU, %llu bytes of memory, %zu GPU(s); manager %s", a.conf.id,
+        log_notice("agent %s: %s of CPU, %llu bytes of memory, %zu GPU(s); manager %s; serving at %s", a.conf.id,
                    json_string_value(json_object_get(a.devices.slots, "cpu")), (unsigned long long)a.devices.mem,
-                   json_array_size(a.devices.gpus), a.conf.manager);
+                   json_array_size(a.devices.gpus), a.conf.manager, a.address);
         pthread_create(&reporter_t, NULL, reporter_thread, &a);
         pthread_create(&sync_t, NULL, sync_thread, &a);
         reconcile_loop(&a);

@@ -35,7 +35,7 @@
 
 static pthread_mutex_t alloc_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static struct container_config runtime_config(const struct agent_ctx *ctx)
+struct container_config kernel_runtime_config(const struct agent_ctx *ctx)
 {
         const struct agent_conf *c = ctx->conf;
         return (struct container_config){
@@ -212,7 +212,7 @@ int kernel_runtime_start(struct agent_ctx *ctx, const char *id, const json_t *sp
                          void (*progress)(void *data, const char *kind), void *data, char *container_id, size_t len,
                          struct tess_error **err)
 {
-        struct container_config cfg = runtime_config(ctx);
+        struct container_config cfg = kernel_runtime_config(ctx);
         struct image_info img = { 0 };
         const json_t *slots = json_object_get(spec, "slots");
         bool batch = streq(json_string_value(json_object_get(spec, "session_type")), "batch");
@@ -315,7 +315,7 @@ static void exit_of(const struct container_config *cfg, const char *id, const st
 
 int kernel_runtime_stop(struct agent_ctx *ctx, const char *id, struct kernel_exit *ret, struct tess_error **err)
 {
-        struct container_config cfg = runtime_config(ctx);
+        struct container_config cfg = kernel_runtime_config(ctx);
         struct container_state st;
         int r;
 
@@ -334,7 +334,7 @@ int kernel_runtime_stop(struct agent_ctx *ctx, const char *id, struct kernel_exi
 
 bool kernel_runtime_exited(struct agent_ctx *ctx, const char *id, struct kernel_exit *ret)
 {
-        struct container_config cfg = runtime_config(ctx);
+        struct container_config cfg = kernel_runtime_config(ctx);
         struct container_state st;
 
         if (container_state(&cfg, id, &st, NULL) < 0 || st.status != CONTAINER_EXITED)
@@ -345,7 +345,7 @@ bool kernel_runtime_exited(struct agent_ctx *ctx, const char *id, struct kernel_
 
 bool kernel_runtime_usage(struct agent_ctx *ctx, const char *id, struct kernel_usage *ret)
 {
-        struct container_config cfg = runtime_config(ctx);
+        struct container_config cfg = kernel_runtime_config(ctx);
         struct container_stats st;
 
         if (container_stats(&cfg, id, &st, NULL) < 0)
@@ -363,7 +363,7 @@ bool kernel_runtime_usage(struct agent_ctx *ctx, const char *id, struct kernel_u
 
 bool kernel_runtime_exists(struct agent_ctx *ctx, const char *id)
 {
-        struct container_config cfg = runtime_config(ctx);
+        struct container_config cfg = kernel_runtime_config(ctx);
         struct container_state st;
 
         return container_state(&cfg, id, &st, NULL) >= 0 && st.status != CONTAINER_UNKNOWN;
@@ -371,7 +371,7 @@ bool kernel_runtime_exists(struct agent_ctx *ctx, const char *id)
 
 void kernel_runtime_remove(struct agent_ctx *ctx, const char *id)
 {
-        struct container_config cfg = runtime_config(ctx);
+        struct container_config cfg = kernel_runtime_config(ctx);
         struct tess_error *err = NULL;
         _cleanup_free_ char *path = alloc_path(ctx, id);
 

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "agent.h"
+#include "container.h"
 
 /* bytes of output sent to the manager at the end: at most 3 times as much
  * once invalid UTF-8 is replaced, within the manager's longest JSON string */
@@ -19,6 +20,9 @@ struct kernel_exit {
         bool oom;  /* the memory limit's OOM killer fired */
         char *log; /* the end of its output, valid UTF-8 (owned; may be NULL) */
 };
+
+/* Where this agent's containers live (its state_dir, runc, bridge). */
+struct container_config kernel_runtime_config(const struct agent_ctx *ctx);
 
 /* Make the kernel's image available and run its container; `progress`
  * is told "preparing", "pulling" (only when the image must be fetched)

@@ -142,24 +142,13 @@ void client_close(void)
 
 /* ---- paths ---- */
 
-void client_escape(struct buf *b, const char *s)
-{
-        for (; *s; s++) {
-                unsigned char c = (unsigned char)*s;
-                if (isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~')
-                        buf_putc(b, (char)c);
-                else
-                        buf_printf(b, "%%%02X", c);
-        }
-}
-
 static void query_value(struct buf *b, const json_t *v)
 {
         size_t i;
         json_t *x;
 
         if (json_is_string(v)) {
-                client_escape(b, json_string_value(v));
+                buf_percent_encode(b, json_string_value(v));
         } else if (json_is_integer(v)) {
                 buf_printf(b, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
         } else if (json_is_boolean(v)) {
@@ -184,7 +173,7 @@ void client_query(struct buf *b, const json_t *query)
                         continue;
                 buf_putc(b, first ? '?' : '&');
                 first = false;
-                client_escape(b, k);
+                buf_percent_encode(b, k);
                 buf_putc(b, '=');
                 query_value(b, v);
         }

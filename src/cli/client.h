@@ -91,8 +91,6 @@ int client_events(const char *path_query, client_event_fn fn, void *userdata, st
 
 /* ---- paths ---- */
 
-/* Percent-encode all but RFC 3986 unreserved characters into b. */
-void client_escape(struct buf *b, const char *s);
 /* Append "?k=v&..." for a JSON object of query values (strings, numbers,
  * booleans, lists joined with ','); nothing when it is empty. */
 void client_query(struct buf *b, const json_t *query);

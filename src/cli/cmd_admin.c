@@ -420,7 +420,7 @@ static int admin_request(const struct admin_call *ac, struct cli_args *a, const 
         buf_puts(&path, ac->e->path);
         if (ac->v->target != ON_COLLECTION) {
                 buf_putc(&path, '/');
-                client_escape(&path, key);
+                buf_percent_encode(&path, key);
         }
         if (ac->v->suffix)
                 buf_puts(&path, ac->v->suffix);

@@ -96,7 +96,7 @@ static char *session_path(const char *name, const char *suffix, const json_t *qu
         struct buf b = BUF_INIT;
 
         buf_puts(&b, "/session/");
-        client_escape(&b, name);
+        buf_percent_encode(&b, name);
         buf_puts(&b, suffix);
         client_query(&b, query);
         return buf_detach(&b, NULL);

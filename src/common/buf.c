@@ -1,6 +1,8 @@
 /* buf.c - see buf.h. */
 #include "compat.h"
 
+#include <ctype.h>
+
 #include "buf.h"
 
 char buf_empty[1];
@@ -90,4 +92,15 @@ void buf_release(struct buf *b)
         if (b->data != buf_empty)
                 free(b->data);
         *b = (struct buf)BUF_INIT;
+}
+
+void buf_percent_encode(struct buf *b, const char *s)
+{
+        for (; *s; s++) {
+                unsigned char c = (unsigned char)*s;
+                if (isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~')
+                        buf_putc(b, (char)c);
+                else
+                        buf_printf(b, "%%%02X", c);
+        }
 }

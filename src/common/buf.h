@@ -31,6 +31,9 @@ void buf_putc(struct buf *b, char c);
 void buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void buf_vprintf(struct buf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 void buf_reset(struct buf *b); /* len = 0, keeps memory */
+/* Append s percent-encoded for a URL path segment or query value: all but
+ * A-Z a-z 0-9 - . _ ~ become %XX. */
+void buf_percent_encode(struct buf *b, const char *s);
 /* Caller owns the result (never NULL); b is reset to BUF_INIT. */
 char *buf_detach(struct buf *b, size_t *ret_len);
 void buf_release(struct buf *b);

@@ -57,7 +57,10 @@ int sign_compute(const char *hash, const char *secret, const char *method, const
 /* Manager <-> agent requests, signed with the cluster secret:
  *   Authorization: TesseraAgent id=AGENT_ID, signature=HEX
  *   X-Tessera-Agent-Time: UNIX_SECONDS
- * HEX = HMAC-SHA256(secret, METHOD\nPATH\nUNIX_SECONDS\nAGENT_ID\nhex(SHA256(body))). */
+ * HEX = HMAC-SHA256(secret, METHOD\nPATH\nUNIX_SECONDS\nAGENT_ID\nhex(SHA256(body))).
+ * The manager's requests to an agent are signed alike, with PATH the raw
+ * target (query included) and AGENT_ID "manager:<the agent's id>":
+ *   Authorization: TesseraManager signature=HEX */
 #define SIGN_AGENT_SKEW 300 /* seconds a signature stays valid either way */
 int sign_agent_request(const char *secret, const char *method, const char *path, int64_t ts, const char *agent_id,
                        const void *body, size_t len, char out_hex[SIGN_HEX_MAX], struct tess_error **err);

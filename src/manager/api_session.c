@@ -183,7 +183,7 @@ static const char *lookup_sql(enum lookup k)
 }
 
 /* Find the session `ref` (id or name) of `owner`; live ones first. */
-static int find_session(struct api_ctx *c, const char *ref, const char *owner_ak, bool live_only,
+int api_find_session(struct api_ctx *c, const char *ref, const char *owner_ak, bool live_only,
                         struct db_rows **ret, struct tess_error **err)
 {
         struct principal owner;
@@ -228,7 +228,7 @@ static int find_session(struct api_ctx *c, const char *ref, const char *owner_ak
 
 /* A request of the owner of a session that holds resources keeps it from
  * the idle timeout; an administrator looking at it does not. */
-static void owner_activity(struct api_ctx *c, const struct db_rows *rows)
+void api_owner_activity(struct api_ctx *c, const struct db_rows *rows)
 {
         if (streq(db_getn(rows, 0, "access_key"), c->who.access_key) && db_getn(rows, 0, "occupied_at"))
                 session_touch(c->m, db_getn(rows, 0, "id"), now_usec());
@@ -364,7 +364,7 @@ static int insert_session(struct api_ctx *c, const struct session_request *q, co
                 json_t *v;
                 json_array_foreach(q->dependencies, i, v) {
                         _cleanup_rows_ struct db_rows *dep = NULL;
-                        r = find_session(c, json_string_value(v), owner->access_key, false, &dep, err);
+                        r = api_find_session(c, json_string_value(v), owner->access_key, false, &dep, err);
                         if (r == -ENOENT)
                                 return tess_err(err, EINVAL, "dependency '%s' is not a session of this owner",
                                                 json_string_value(v));
@@ -390,7 +390,7 @@ static bool answer_existing(struct api_ctx *c, const struct session_request *q, 
         _cleanup_rows_ struct db_rows *existing = NULL;
         struct tess_error *err = NULL;
 
-        if (find_session(c, q->name, owner_ak, true, &existing, &err) < 0) {
+        if (api_find_session(c, q->name, owner_ak, true, &existing, &err) < 0) {
                 tess_error_free(err);
                 return false;
         }
@@ -507,9 +507,9 @@ void api_session_info(struct api_ctx *c)
         _cleanup_rows_ struct db_rows *rows = NULL;
         struct tess_error *err = NULL;
 
-        if (find_session(c, c->param[0], http_query(c->req, "owner_access_key"), false, &rows, &err) < 0)
+        if (api_find_session(c, c->param[0], http_query(c->req, "owner_access_key"), false, &rows, &err) < 0)
                 return api_fail(c, err);
-        owner_activity(c, rows);
+        api_owner_activity(c, rows);
         api_json(c, 200, session_info_json(rows, 0));
 }
 
@@ -521,7 +521,7 @@ void api_session_destroy(struct api_ctx *c)
         bool force = forced && (streq(forced, "true") || streq(forced, "1"));
         int r;
 
-        if (find_session(c, c->param[0], http_query(c->req, "owner_access_key"), true, &rows, &err) < 0)
+        if (api_find_session(c, c->param[0], http_query(c->req, "owner_access_key"), true, &rows, &err) < 0)
                 return api_fail(c, err);
         const char *id = db_getn(rows, 0, "id");
         enum session_status st = session_status_from_string(db_getn(rows, 0, "status"));
@@ -548,9 +548,9 @@ void api_session_logs(struct api_ctx *c)
         _cleanup_rows_ struct db_rows *rows = NULL, *logs = NULL;
         struct tess_error *err = NULL;
 
-        if (find_session(c, c->param[0], http_query(c->req, "owner_access_key"), false, &rows, &err) < 0)
+        if (api_find_session(c, c->param[0], http_query(c->req, "owner_access_key"), false, &rows, &err) < 0)
                 return api_fail(c, err);
-        owner_activity(c, rows);
+        api_owner_activity(c, rows);
         if (DBQ(c->m->db,
                 "SELECT container_log FROM kernels WHERE session_id = ? ORDER BY cluster_idx LIMIT 1", &logs, &err,
                 DB_TEXT(db_getn(rows, 0, "id"))) < 0)

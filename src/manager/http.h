@@ -31,6 +31,9 @@ typedef void (*http_abort_fn)(struct http_req *req, void *data);
 struct http_server_opts {
         const char *listen;   /* "HOST:PORT" */
         size_t max_body;      /* bytes */
+        /* optional: the limit for one request (else max_body); data is the
+         * dispatcher's */
+        size_t (*body_limit)(const char *method, const char *path, void *data);
         unsigned max_conns;
         unsigned conn_timeout_s;
         http_abort_fn abort; /* optional */
@@ -51,6 +54,7 @@ const char *http_header(const struct http_req *r, const char *name);
 const char *http_remote_addr(const struct http_req *r);
 const struct buf *http_body(const struct http_req *r);
 bool http_body_too_large(const struct http_req *r);
+size_t http_body_limit(const struct http_req *r); /* what was too large for */
 /* Decoded query argument, or NULL (first occurrence). */
 const char *http_query(struct http_req *r, const char *name);
 int64_t http_start_usec(const struct http_req *r);
@@ -77,5 +81,12 @@ void http_stream_end(struct http_req *r);
 
 /* Percent-decode in place; returns -EINVAL on a bad escape or a NUL byte. */
 int http_percent_decode(char *s, bool plus_is_space);
+
+/* The parts of a multipart/form-data body, each whole: fn(data, field,
+ * filename or NULL, bytes, len, err) in order; fn < 0 stops (its *err
+ * stands).  Returns the number of parts or -errno. */
+typedef int (*http_form_part_fn)(void *data, const char *field, const char *filename, const char *bytes,
+                                 size_t len, struct tess_error **err);
+int http_form_parts(struct http_req *r, http_form_part_fn fn, void *data, struct tess_error **err);
 
 #endif

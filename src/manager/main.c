@@ -18,6 +18,7 @@
 #include "../common/log.h"
 #include "../common/loop.h"
 #include "../common/timeutil.h"
+#include "agent_call.h"
 #include "api.h"
 #include "audit.h"
 #include "auth.h"
@@ -45,6 +46,8 @@ const struct conf_opt manager_conf_opts[] = {
         CONF_OPT("sqlite_sync", CONF_T_STR, MC, sqlite_sync, "normal", 0, 0, false,
                  "normal (survives process crashes) or full (also power loss)"),
         CONF_OPT("max_body", CONF_T_SIZE, MC, max_body, "1m", 1024, 1ULL << 30, false, "largest request body"),
+        CONF_OPT("max_upload", CONF_T_SIZE, MC, max_upload, "64m", 1024, 64ULL << 20, false,
+                 "largest body of a file upload into a session"),
         CONF_OPT("max_json_depth", CONF_T_U64, MC, max_json_depth, "32", 2, 1000, true, "deepest JSON nesting"),
         CONF_OPT("max_string_len", CONF_T_U64, MC, max_string_len, "65536", 64, 1 << 24, true,
                  "longest JSON string"),
@@ -218,6 +221,7 @@ static int manager_run(struct manager *m, struct tess_error **err)
         struct http_server_opts ho = {
                 .listen = m->conf.listen,
                 .max_body = m->conf.max_body,
+                .body_limit = api_body_limit,
                 .max_conns = (unsigned)m->conf.max_connections,
                 .conn_timeout_s = 120,
                 .abort = api_request_abort,
@@ -236,6 +240,7 @@ static int manager_run(struct manager *m, struct tess_error **err)
 
         r = loop_run(m->loop, err);
 
+        agent_calls_abort();
         dev_agent_stop(m);
         m->http = http_server_stop(m->http);
         m->scheduler = scheduler_stop(m->scheduler);

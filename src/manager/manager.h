@@ -33,6 +33,7 @@ struct manager_conf {
         char *log_level;
         char *sqlite_sync;
         uint64_t max_body;
+        uint64_t max_upload;
         uint64_t max_json_depth;
         uint64_t max_string_len;
         uint64_t max_page_size;

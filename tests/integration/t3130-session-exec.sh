@@ -1,0 +1,175 @@
+#!/bin/bash
+test_description='inside a running session through the API: execute (query and batch), interrupt, upload, download and list files, relayed by the manager to the agent'
+. "$(dirname "$0")/../lib/test-lib.sh"
+. "$(dirname "$0")/../lib/registry.sh"
+
+[ "$(id -u)" = 0 ] || skip_all 'needs root (containers through runc)'
+command -v runc >/dev/null || skip_all 'needs runc'
+
+AGENT_STATE=$MANAGER_STATE/agent
+RUNC_ROOT=/run/tessera/runc
+WAIT_TENTHS=600 # a Debian image: pulls and starts under ASan on a loaded machine
+
+test_cleanup_exec_() {
+        local pid c
+        pid=$(pgrep -f "tessera agent --config $MANAGER_STATE/agent.conf" | head -n 1)
+        [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
+        for c in $(ls "$AGENT_STATE/containers" 2>/dev/null); do
+                runc --root "$RUNC_ROOT" kill "$c" KILL 2>/dev/null
+                sleep 0.2
+                runc --root "$RUNC_ROOT" delete -f "$c" 2>/dev/null
+                umount "$AGENT_STATE/containers/$c/bundle/rootfs" 2>/dev/null
+        done
+        registry_stop
+}
+trap 'test_cleanup_exec_; test_cleanup_' EXIT
+
+# exec NAME MODE CODE [RUNID]: POST /session/NAME, answer in $TMP/out
+exec_() {
+        local body
+        body=$(jq -cn --arg m "$2" --arg c "$3" --arg r "${4:-}" '{mode: $m, code: $c} + (if $r == "" then {} else {runId: $r} end)')
+        api POST "/session/$1" "$body"
+}
+
+# run_to_end NAME MODE CODE: execute, then `continue` until finished; all
+# console output in $TMP/console, the last answer in $TMP/out
+run_to_end() {
+        local run status
+        exec_ "$1" "$2" "$3" && test "$CODE" = 200 || { echo "execute: $CODE $(cat "$TMP/out")"; return 1; }
+        : >"$TMP/console"
+        for _ in $(seq 1 60); do
+                jq -r '.result.console[]? | select(.[0] == "stdout" or .[0] == "stderr") | .[1]' "$TMP/out" >>"$TMP/console"
+                status=$(jq -r .result.status "$TMP/out")
+                [ "$status" = finished ] && return 0
+                [ "$status" = continued ] || { echo "status $status: $(cat "$TMP/out")"; return 1; }
+                run=$(jq -r .result.runId "$TMP/out")
+                exec_ "$1" continue "" "$run" && test "$CODE" = 200 || { echo "continue: $CODE"; return 1; }
+        done
+        echo "never finished"
+        return 1
+}
+
+# upload NAME FILE AS: multipart POST /session/NAME/upload, as Backend.AI's client sends it
+upload() {
+        local h=()
+        while IFS= read -r l; do
+                case $l in Content-Type:*) ;; *) h+=(-H "$l") ;; esac
+        done < <("$BUILD/test-tool" sign POST "/session/$1/upload" "${BACKEND_ENDPOINT#http://}" \
+                "$BACKEND_ACCESS_KEY" "$BACKEND_SECRET_KEY" multipart/form-data)
+        CODE=$(curl -s -m 40 -o "$TMP/out" -w '%{http_code}' "${h[@]}" -F "src=@$2;filename=$3" \
+                "$BACKEND_ENDPOINT/session/$1/upload") || true
+}
+
+test_expect_success 'a python session runs on the dev agent' '
+        registry_start && registry_push python python:3.11 &&
+        WITH_AGENT="--agent-network none" start_manager &&
+        api POST /admin/images "{\"name\": \"python\", \"tag\": \"3.11\", \"registry\": \"$REGISTRY\"}" &&
+        test "$CODE" = 201 &&
+        api POST /session "{\"name\": \"pysess\", \"image\": \"python:3.11\", \"enqueueOnly\": true, \"config\": {\"resources\": {\"cpu\": 1, \"mem\": \"512m\"}}}" &&
+        test "$CODE" = 201 &&
+        wait_status pysess RUNNING
+'
+
+test_expect_success 'query mode runs Python and keeps its state between calls' '
+        run_to_end pysess query "x = 6 * 7" &&
+        run_to_end pysess query "print(x, flush=True)" &&
+        grep -qx 42 "$TMP/console"
+'
+
+test_expect_success 'batch mode runs a shell command and reports its exit code' '
+        run_to_end pysess batch "echo out; echo err >&2; exit 3" &&
+        grep -qx out "$TMP/console" && grep -qx err "$TMP/console" &&
+        test "$(jq .result.exitCode "$TMP/out")" = 3
+'
+
+test_expect_success 'a long command is streamed with continue until it finishes' '
+        run_to_end pysess batch "for i in 1 2 3; do echo tick \$i; sleep 1; done" &&
+        test "$(grep -c "^tick" "$TMP/console")" = 3 &&
+        test "$(jq .result.exitCode "$TMP/out")" = 0
+'
+
+test_expect_success 'interrupt stops a running command' '
+        exec_ pysess batch "sleep 60" && test "$CODE" = 200 &&
+        RUN=$(jq -r .result.runId "$TMP/out") &&
+        test "$(jq -r .result.status "$TMP/out")" = continued &&
+        api POST /session/pysess/interrupt "{\"runId\": \"$RUN\"}" && test "$CODE" = 200 &&
+        for _ in $(seq 1 20); do
+                exec_ pysess continue "" "$RUN" && test "$CODE" = 200 &&
+                test "$(jq -r .result.status "$TMP/out")" = finished && break
+        done &&
+        test "$(jq -r .result.status "$TMP/out")" = finished &&
+        test "$(jq .result.exitCode "$TMP/out")" != 0
+'
+
+test_expect_success 'bad execute requests get a 400 that says why' '
+        api POST /session/pysess "{\"code\": \"1\"}" && test "$CODE" = 400 &&
+        grep -q "mode is required" "$TMP/out" &&
+        api POST /session/pysess "{\"mode\": \"shell\", \"code\": \"1\"}" && test "$CODE" = 400 &&
+        api POST /session/pysess "{\"mode\": \"continue\"}" && test "$CODE" = 400 &&
+        grep -q runId "$TMP/out" &&
+        api POST /session/nosuch "{\"mode\": \"query\", \"code\": \"1\"}" && test "$CODE" = 404
+'
+
+test_expect_success 'a file uploaded arrives in the home directory with the same bytes' '
+        head -c 300000 /dev/urandom >"$TMP/blob" &&
+        upload pysess "$TMP/blob" data/blob.bin && test "$CODE" = 200 &&
+        run_to_end pysess batch "sha256sum data/blob.bin" &&
+        test "$(cut -d" " -f1 "$TMP/console")" = "$(sha256sum "$TMP/blob" | cut -d" " -f1)"
+'
+
+test_expect_success 'download_single gives a file back byte for byte' '
+        run_to_end pysess batch "printf \"made inside\\n\" > made.txt" &&
+        OUT=$TMP/dl api GET "/session/pysess/download_single?file=data/blob.bin" && test "$CODE" = 200 &&
+        cmp "$TMP/dl" "$TMP/blob" &&
+        OUT=$TMP/dl api POST /session/pysess/download_single "{\"file\": \"made.txt\"}" && test "$CODE" = 200 &&
+        test "$(cat "$TMP/dl")" = "made inside"
+'
+
+test_expect_success 'files lists a directory as Backend.AI does' '
+        api GET "/session/pysess/files?path=data" && test "$CODE" = 200 &&
+        jq -r .files "$TMP/out" >"$TMP/files" &&
+        jq -e "map(select(.filename == \"blob.bin\" and .size == 300000 and (.mode | startswith(\"-rw\")))) | length == 1" "$TMP/files" &&
+        test "$(jq -r .abspath "$TMP/out")" = /home/work/data
+'
+
+test_expect_success 'paths cannot leave the home directory' '
+        api GET "/session/pysess/download_single?file=../../etc/passwd" && test "$CODE" = 400 &&
+        api GET "/session/pysess/download_single?file=/etc/passwd" && test "$CODE" = 400 &&
+        api GET "/session/pysess/files?path=a/../../.." && test "$CODE" = 400 &&
+        upload pysess "$TMP/blob" ../escape.bin && test "$CODE" = 400 &&
+        run_to_end pysess batch "ln -s /etc link" &&
+        api GET "/session/pysess/download_single?file=link/passwd" && test "$CODE" = 400 &&
+        api GET "/session/pysess/download_single?file=missing.txt" && test "$CODE" = 404
+'
+
+test_expect_success 'another user cannot execute in, or read from, the session' '
+        api POST /admin/users "{\"email\": \"other@t.test\", \"password\": \"other-pass\"}" &&
+        test "$CODE" = 201 &&
+        OAK=$(jq -r .keypair.access_key "$TMP/out") && OSK=$(jq -r .keypair.secret_key "$TMP/out") &&
+        (
+                BACKEND_ACCESS_KEY=$OAK BACKEND_SECRET_KEY=$OSK &&
+                exec_ pysess query "1" && test "$CODE" = 404 &&
+                api GET "/session/pysess/download_single?file=made.txt" && test "$CODE" = 404
+        )
+'
+
+test_expect_success 'the agent refuses requests that the manager did not sign' '
+        ADDR=$(OUT=$TMP/agents api GET /admin/agents && jq -r ".items[0].address" "$TMP/agents") &&
+        test -n "$ADDR" && test "$ADDR" != null &&
+        K=$(ls "$AGENT_STATE/containers" | head -n 1) &&
+        code=$(curl -s -o "$TMP/raw" -w "%{http_code}" -X POST --data "{\"mode\":\"batch\",\"code\":\"id\"}" \
+                "http://$ADDR/v1/kernels/$K/execute") &&
+        test "$code" = 403 &&
+        code=$(curl -s -o "$TMP/raw" -w "%{http_code}" -X POST --data "{}" \
+                -H "Authorization: TesseraManager signature=00" -H "X-Tessera-Agent-Time: $(date +%s)" \
+                "http://$ADDR/v1/kernels/$K/execute") &&
+        test "$code" = 403
+'
+
+test_expect_success 'a session that is not running answers 409' '
+        api DELETE /session/pysess && test "$CODE" = 200 &&
+        wait_status pysess TERMINATED &&
+        exec_ pysess query "1" && test "$CODE" = 409
+'
+
+test_done
