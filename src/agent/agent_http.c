@@ -34,452 +34,441 @@
 #include "kernel_runtime.h"
 #include "runner_client.h"
 
-#define BODY_MAX (AGENT_HTTP_FILE_MAX + 4096)
-#define DOWNLOAD_MAX AGENT_HTTP_FILE_MAX
-#define LOGS_MAX (16u << 20)
+#define BODY_MAX         (AGENT_HTTP_FILE_MAX + 4096)
+#define DOWNLOAD_MAX     AGENT_HTTP_FILE_MAX
+#define LOGS_MAX         (16u << 20)
 #define EXEC_WAIT_MS_MAX 30000
 
 struct agent_http {
-  struct MHD_Daemon *d;
-  struct agent_ctx *ctx;
-  const char *secret;
-  char signer[160]; /* "manager:<agent id>" */
-  uint16_t port;
+        struct MHD_Daemon *d;
+        struct agent_ctx *ctx;
+        const char *secret;
+        char signer[160]; /* "manager:<agent id>" */
+        uint16_t port;
 };
 
 /* One request: its raw target (for the signature) and body. */
 struct req {
-  char *target;
-  struct buf body;
-  bool started, too_large;
+        char *target;
+        struct buf body;
+        bool started, too_large;
 };
 
 struct answer {
-  unsigned status;
-  const char *type;
-  struct buf body;
+        unsigned status;
+        const char *type;
+        struct buf body;
 };
 
-unsigned agent_http_status(int errnum) {
-  switch (errnum) {
-  case EINVAL:
-  case ENAMETOOLONG:
-  case ELOOP:
-  case EISDIR:
-  case ENOTDIR:
-    return 400;
-  case EACCES:
-  case EPERM:
-    return 403;
-  case ENOENT:
-    return 404;
-  case EEXIST:
-    return 409;
-  case EFBIG:
-    return 413;
-  case ECONNREFUSED:
-  case ESRCH:
-    return 503;
-  case ETIMEDOUT:
-    return 504;
-  default:
-    return 500;
-  }
+unsigned agent_http_status(int errnum)
+{
+        switch (errnum) {
+        case EINVAL:
+        case ENAMETOOLONG:
+        case ELOOP:
+        case EISDIR:
+        case ENOTDIR:
+                return 400;
+        case EACCES:
+        case EPERM:
+                return 403;
+        case ENOENT:
+                return 404;
+        case EEXIST:
+                return 409;
+        case EFBIG:
+                return 413;
+        case ECONNREFUSED:
+        case ESRCH:
+                return 503;
+        case ETIMEDOUT:
+                return 504;
+        default:
+                return 500;
+        }
 }
 
-static void answer_json(struct answer *a, unsigned status, json_t *j) {
-  char *text = json_dumps(j, JSON_COMPACT);
-  json_decref(j);
-  a->status = status;
-  a->type = "application/json";
-  buf_puts(&a->body, text ? text : "{}");
-  free(text);
+static void answer_json(struct answer *a, unsigned status, json_t *j)
+{
+        char *text = json_dumps(j, JSON_COMPACT);
+        json_decref(j);
+        a->status = status;
+        a->type = "application/json";
+        buf_puts(&a->body, text ? text : "{}");
+        free(text);
 }
 
-static void answer_error(struct answer *a, int errnum, const char *msg) {
-  answer_json(a, agent_http_status(errnum), json_pack("{s:s}", "error", msg));
+static void answer_error(struct answer *a, int errnum, const char *msg)
+{
+        answer_json(a, agent_http_status(errnum), json_pack("{s:s}", "error", msg));
 }
 
-static void answer_err(struct answer *a, struct tess_error *err) {
-  answer_error(a, err->code, err->msg);
-  tess_error_free(err);
+static void answer_err(struct answer *a, struct tess_error *err)
+{
+        answer_error(a, err->code, err->msg);
+        tess_error_free(err);
 }
 
-static int check_signature(struct agent_http *h, struct MHD_Connection *conn,
-                           const char *method, struct req *rq,
-                           struct tess_error **err) {
-  const char *auth =
-      MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
-  const char *ts_text = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-                                                    "X-Tessera-Agent-Time");
-  const char *prefix = "TesseraManager signature=";
-  char want[SIGN_HEX_MAX];
-  char *end;
+static int check_signature(struct agent_http *h, struct MHD_Connection *conn, const char *method, struct req *rq,
+                           struct tess_error **err)
+{
+        const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
+        const char *ts_text = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Tessera-Agent-Time");
+        const char *prefix = "TesseraManager signature=";
+        char want[SIGN_HEX_MAX];
+        char *end;
 
-  if (!auth || strncmp(auth, prefix, strlen(prefix)) != 0 || !ts_text)
-    return tess_err(
-        err, EACCES,
-        "requests need 'Authorization: TesseraManager signature=HEX' and "
-        "X-Tessera-Agent-Time");
-  errno = 0;
-  long long ts = strtoll(ts_text, &end, 10), now = now_usec() / USEC_PER_SEC;
-  if (errno || *end || end == ts_text || ts < now - SIGN_AGENT_SKEW ||
-      ts > now + SIGN_AGENT_SKEW)
-    return tess_err(err, EACCES,
-                    "X-Tessera-Agent-Time is missing or more than %d s off "
-                    "this agent's clock",
-                    SIGN_AGENT_SKEW);
-  if (sign_agent_request(h->secret, method, rq->target, ts, h->signer,
-                         rq->body.data ? rq->body.data : "", rq->body.len, want,
-                         err) < 0)
-    return -EIO;
-  if (!sign_equal(auth + strlen(prefix), want))
-    return tess_err(
-        err, EACCES,
-        "signature mismatch (is the manager given this cluster's secret?)");
-  return 0;
+        if (!auth || strncmp(auth, prefix, strlen(prefix)) != 0 || !ts_text)
+                return tess_err(err, EACCES,
+                                "requests need 'Authorization: TesseraManager signature=HEX' and "
+                                "X-Tessera-Agent-Time");
+        errno = 0;
+        long long ts = strtoll(ts_text, &end, 10), now = now_usec() / USEC_PER_SEC;
+        if (errno || *end || end == ts_text || ts < now - SIGN_AGENT_SKEW || ts > now + SIGN_AGENT_SKEW)
+                return tess_err(err, EACCES,
+                                "X-Tessera-Agent-Time is missing or more than %d s off "
+                                "this agent's clock",
+                                SIGN_AGENT_SKEW);
+        if (sign_agent_request(h->secret, method, rq->target, ts, h->signer, rq->body.data ? rq->body.data : "",
+                               rq->body.len, want, err) < 0)
+                return -EIO;
+        if (!sign_equal(auth + strlen(prefix), want))
+                return tess_err(err, EACCES, "signature mismatch (is the manager given this cluster's secret?)");
+        return 0;
 }
 
 /* The runner of a running kernel; socket_path is filled in. */
-static int kernel_runner(struct agent_http *h, const char *id,
-                         char *socket_path, size_t len,
-                         struct runner_client *ret, struct tess_error **err) {
-  struct container_config cfg = kernel_runtime_config(h->ctx);
-  struct container_state st;
+static int kernel_runner(struct agent_http *h, const char *id, char *socket_path, size_t len, struct runner_client *ret,
+                         struct tess_error **err)
+{
+        struct container_config cfg = kernel_runtime_config(h->ctx);
+        struct container_state st;
 
-  if (!container_id_valid(id))
-    return tess_err(err, EINVAL, "'%s' is not a kernel id", id);
-  int r = container_state(&cfg, id, &st, err);
-  if (r < 0)
-    return r;
-  if (st.status != CONTAINER_RUNNING || st.pid <= 0)
-    return tess_err(err, ESRCH, "kernel %s is not running", id);
-  _cleanup_free_ char *dir = container_dir(&cfg, id);
-  snprintf(socket_path, len, "%s/runner/runner.sock", dir);
-  *ret =
-      (struct runner_client){.socket_path = socket_path, .runner_pid = st.pid};
-  return 0;
+        if (!container_id_valid(id))
+                return tess_err(err, EINVAL, "'%s' is not a kernel id", id);
+        int r = container_state(&cfg, id, &st, err);
+        if (r < 0)
+                return r;
+        if (st.status != CONTAINER_RUNNING || st.pid <= 0)
+                return tess_err(err, ESRCH, "kernel %s is not running", id);
+        _cleanup_free_ char *dir = container_dir(&cfg, id);
+        snprintf(socket_path, len, "%s/runner/runner.sock", dir);
+        *ret = (struct runner_client){ .socket_path = socket_path, .runner_pid = st.pid };
+        return 0;
 }
 
-static const char *query(struct MHD_Connection *conn, const char *key) {
-  return MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, key);
+static const char *query(struct MHD_Connection *conn, const char *key)
+{
+        return MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, key);
 }
 
-static int body_json(const struct req *rq, json_t **ret,
-                     struct tess_error **err) {
-  json_error_t je;
+static int body_json(const struct req *rq, json_t **ret, struct tess_error **err)
+{
+        json_error_t je;
 
-  if (rq->body.len == 0) {
-    *ret = json_object();
-    return 0;
-  }
-  *ret = json_loadb(rq->body.data, rq->body.len, 0, &je);
-  if (!*ret || !json_is_object(*ret)) {
-    json_decref(*ret);
-    return tess_err(err, EINVAL, "the body must be a JSON object");
-  }
-  return 0;
+        if (rq->body.len == 0) {
+                *ret = json_object();
+                return 0;
+        }
+        *ret = json_loadb(rq->body.data, rq->body.len, 0, &je);
+        if (!*ret || !json_is_object(*ret)) {
+                json_decref(*ret);
+                return tess_err(err, EINVAL, "the body must be a JSON object");
+        }
+        return 0;
 }
 
-static const char *json_str(const json_t *o, const char *key) {
-  return json_string_value(json_object_get(o, key));
+static const char *json_str(const json_t *o, const char *key)
+{
+        return json_string_value(json_object_get(o, key));
 }
 
-static void do_execute(const struct runner_client *rc, const struct req *rq,
-                       struct answer *a) {
-  struct tess_error *err = NULL;
-  json_t *body = NULL, *result = NULL;
+static void do_execute(const struct runner_client *rc, const struct req *rq, struct answer *a)
+{
+        struct tess_error *err = NULL;
+        json_t *body = NULL, *result = NULL;
 
-  if (body_json(rq, &body, &err) < 0)
-    return answer_err(a, err);
-  const char *mode = json_str(body, "mode");
-  json_int_t wait = json_integer_value(json_object_get(body, "waitMs"));
-  if (wait <= 0 || wait > EXEC_WAIT_MS_MAX)
-    wait = -1;
-  if (runner_execute(rc, mode ? mode : "query", json_str(body, "runId"),
-                     json_str(body, "code"), json_object_get(body, "options"),
-                     (int)wait, &result, &err) < 0) {
-    json_decref(body);
-    return answer_err(a, err);
-  }
-  json_decref(body);
-  answer_json(a, 200, json_pack("{s:o}", "result", result));
+        if (body_json(rq, &body, &err) < 0)
+                return answer_err(a, err);
+        const char *mode = json_str(body, "mode");
+        json_int_t wait = json_integer_value(json_object_get(body, "waitMs"));
+        if (wait <= 0 || wait > EXEC_WAIT_MS_MAX)
+                wait = -1;
+        if (runner_execute(rc, mode ? mode : "query", json_str(body, "runId"), json_str(body, "code"),
+                           json_object_get(body, "options"), (int)wait, &result, &err) < 0) {
+                json_decref(body);
+                return answer_err(a, err);
+        }
+        json_decref(body);
+        answer_json(a, 200, json_pack("{s:o}", "result", result));
 }
 
-static void do_interrupt(const struct runner_client *rc, const struct req *rq,
-                         struct answer *a) {
-  struct tess_error *err = NULL;
-  json_t *body = NULL;
+static void do_interrupt(const struct runner_client *rc, const struct req *rq, struct answer *a)
+{
+        struct tess_error *err = NULL;
+        json_t *body = NULL;
 
-  if (body_json(rq, &body, &err) < 0 ||
-      runner_interrupt(rc, json_str(body, "runId"), &err) < 0) {
-    json_decref(body);
-    return answer_err(a, err);
-  }
-  json_decref(body);
-  answer_json(a, 200, json_object());
+        if (body_json(rq, &body, &err) < 0 || runner_interrupt(rc, json_str(body, "runId"), &err) < 0) {
+                json_decref(body);
+                return answer_err(a, err);
+        }
+        json_decref(body);
+        answer_json(a, 200, json_object());
 }
 
-static void do_upload(const struct runner_client *rc,
-                      struct MHD_Connection *conn, const struct req *rq,
-                      struct answer *a) {
-  struct tess_error *err = NULL;
-  const char *path = query(conn, "path"), *perm_text = query(conn, "perm");
-  long perm = -1;
-  char *end;
+static void do_upload(const struct runner_client *rc, struct MHD_Connection *conn, const struct req *rq,
+                      struct answer *a)
+{
+        struct tess_error *err = NULL;
+        const char *path = query(conn, "path"), *perm_text = query(conn, "perm");
+        long perm = -1;
+        char *end;
 
-  if (!path || !*path)
-    return answer_error(a, EINVAL, "upload: the path is missing");
-  if (perm_text) {
-    perm = strtol(perm_text, &end, 8);
-    if (*end || end == perm_text || perm < 0 || perm > 07777)
-      return answer_error(a, EINVAL, "upload: perm must be octal, 0-7777");
-  }
-  if (runner_upload_buf(rc, path, rq->body.data ? rq->body.data : "",
-                        rq->body.len, (int)perm, &err) < 0)
-    return answer_err(a, err);
-  answer_json(a, 200, json_pack("{s:I}", "size", (json_int_t)rq->body.len));
+        if (!path || !*path)
+                return answer_error(a, EINVAL, "upload: the path is missing");
+        if (perm_text) {
+                perm = strtol(perm_text, &end, 8);
+                if (*end || end == perm_text || perm < 0 || perm > 07777)
+                        return answer_error(a, EINVAL, "upload: perm must be octal, 0-7777");
+        }
+        if (runner_upload_buf(rc, path, rq->body.data ? rq->body.data : "", rq->body.len, (int)perm, &err) < 0)
+                return answer_err(a, err);
+        answer_json(a, 200, json_pack("{s:I}", "size", (json_int_t)rq->body.len));
 }
 
-static void do_download(const struct runner_client *rc,
-                        struct MHD_Connection *conn, struct answer *a) {
-  struct tess_error *err = NULL;
-  const char *path = query(conn, "path");
+static void do_download(const struct runner_client *rc, struct MHD_Connection *conn, struct answer *a)
+{
+        struct tess_error *err = NULL;
+        const char *path = query(conn, "path");
 
-  if (!path || !*path)
-    return answer_error(a, EINVAL, "download: the path is missing");
-  if (runner_download_buf(rc, path, DOWNLOAD_MAX, &a->body, &err) < 0) {
-    buf_reset(&a->body);
-    return answer_err(a, err);
-  }
-  a->status = 200;
-  a->type = "application/octet-stream";
+        if (!path || !*path)
+                return answer_error(a, EINVAL, "download: the path is missing");
+        if (runner_download_buf(rc, path, DOWNLOAD_MAX, &a->body, &err) < 0) {
+                buf_reset(&a->body);
+                return answer_err(a, err);
+        }
+        a->status = 200;
+        a->type = "application/octet-stream";
 }
 
-static void do_list(const struct runner_client *rc, struct MHD_Connection *conn,
-                    struct answer *a) {
-  struct tess_error *err = NULL;
-  json_t *entries = NULL;
+static void do_list(const struct runner_client *rc, struct MHD_Connection *conn, struct answer *a)
+{
+        struct tess_error *err = NULL;
+        json_t *entries = NULL;
 
-  if (runner_list(rc, query(conn, "path"), &entries, &err) < 0)
-    return answer_err(a, err);
-  answer_json(a, 200, json_pack("{s:o}", "entries", entries));
+        if (runner_list(rc, query(conn, "path"), &entries, &err) < 0)
+                return answer_err(a, err);
+        answer_json(a, 200, json_pack("{s:o}", "entries", entries));
 }
 
-static void do_logs(struct agent_http *h, const char *id, struct answer *a) {
-  struct container_config cfg = kernel_runtime_config(h->ctx);
-  struct tess_error *err = NULL;
-  int64_t next;
+static void do_logs(struct agent_http *h, const char *id, struct answer *a)
+{
+        struct container_config cfg = kernel_runtime_config(h->ctx);
+        struct tess_error *err = NULL;
+        int64_t next;
 
-  if (!container_id_valid(id))
-    return answer_error(a, EINVAL, "not a kernel id");
-  if (container_log_read(&cfg, id, 0, LOGS_MAX, &a->body, &next, &err) < 0) {
-    buf_reset(&a->body);
-    return answer_err(a, err);
-  }
-  a->status = 200;
-  a->type = "text/plain; charset=utf-8";
+        if (!container_id_valid(id))
+                return answer_error(a, EINVAL, "not a kernel id");
+        if (container_log_read(&cfg, id, 0, LOGS_MAX, &a->body, &next, &err) < 0) {
+                buf_reset(&a->body);
+                return answer_err(a, err);
+        }
+        a->status = 200;
+        a->type = "text/plain; charset=utf-8";
 }
 
 /* "/v1/kernels/ID/ACTION" -> id, action; false if the path is not that. */
-static bool split_path(const char *url, char *id, size_t idlen,
-                       const char **action) {
-  const char *prefix = "/v1/kernels/";
-  if (strncmp(url, prefix, strlen(prefix)) != 0)
-    return false;
-  const char *p = url + strlen(prefix), *slash = strchr(p, '/');
-  if (!slash || (size_t)(slash - p) >= idlen || slash == p)
-    return false;
-  memcpy(id, p, (size_t)(slash - p));
-  id[slash - p] = '\0';
-  *action = slash + 1;
-  return true;
+static bool split_path(const char *url, char *id, size_t idlen, const char **action)
+{
+        const char *prefix = "/v1/kernels/";
+        if (strncmp(url, prefix, strlen(prefix)) != 0)
+                return false;
+        const char *p = url + strlen(prefix), *slash = strchr(p, '/');
+        if (!slash || (size_t)(slash - p) >= idlen || slash == p)
+                return false;
+        memcpy(id, p, (size_t)(slash - p));
+        id[slash - p] = '\0';
+        *action = slash + 1;
+        return true;
 }
 
-static void handle(struct agent_http *h, struct MHD_Connection *conn,
-                   const char *url, const char *method, struct req *rq,
-                   struct answer *a) {
-  struct tess_error *err = NULL;
-  char id[CONTAINER_ID_MAX + 1], sock[PATH_MAX];
-  struct runner_client rc;
-  const char *action;
+static void handle(struct agent_http *h, struct MHD_Connection *conn, const char *url, const char *method,
+                   struct req *rq, struct answer *a)
+{
+        struct tess_error *err = NULL;
+        char id[CONTAINER_ID_MAX + 1], sock[PATH_MAX];
+        struct runner_client rc;
+        const char *action;
 
-  if (rq->too_large)
-    return answer_error(a, EFBIG, "the body is larger than the agent takes");
-  if (check_signature(h, conn, method, rq, &err) < 0) {
-    log_warn("agent http: %s %s refused: %s", method, url, err->msg);
-    return answer_err(a, err);
-  }
-  if (streq(url, "/v1/ping"))
-    return answer_json(a, 200, json_pack("{s:s}", "id", h->ctx->conf->id));
-  if (!split_path(url, id, sizeof(id), &action))
-    return answer_error(a, ENOENT, "no such route");
-  if (streq(action, "logs") && streq(method, "GET"))
-    return do_logs(h, id, a);
-  bool known = (streq(action, "execute") && streq(method, "POST")) ||
-               (streq(action, "interrupt") && streq(method, "POST")) ||
-               (streq(action, "files") &&
-                (streq(method, "PUT") || streq(method, "GET"))) ||
-               (streq(action, "list") && streq(method, "GET"));
-  if (!known)
-    return answer_error(a, ENOENT, "no such route");
-  if (kernel_runner(h, id, sock, sizeof(sock), &rc, &err) < 0)
-    return answer_err(a, err);
-  if (streq(action, "execute"))
-    do_execute(&rc, rq, a);
-  else if (streq(action, "interrupt"))
-    do_interrupt(&rc, rq, a);
-  else if (streq(action, "files") && streq(method, "PUT"))
-    do_upload(&rc, conn, rq, a);
-  else if (streq(action, "files"))
-    do_download(&rc, conn, a);
-  else
-    do_list(&rc, conn, a);
+        if (rq->too_large)
+                return answer_error(a, EFBIG, "the body is larger than the agent takes");
+        if (check_signature(h, conn, method, rq, &err) < 0) {
+                log_warn("agent http: %s %s refused: %s", method, url, err->msg);
+                return answer_err(a, err);
+        }
+        if (streq(url, "/v1/ping"))
+                return answer_json(a, 200, json_pack("{s:s}", "id", h->ctx->conf->id));
+        if (!split_path(url, id, sizeof(id), &action))
+                return answer_error(a, ENOENT, "no such route");
+        if (streq(action, "logs") && streq(method, "GET"))
+                return do_logs(h, id, a);
+        bool known = (streq(action, "execute") && streq(method, "POST")) ||
+                     (streq(action, "interrupt") && streq(method, "POST")) ||
+                     (streq(action, "files") && (streq(method, "PUT") || streq(method, "GET"))) ||
+                     (streq(action, "list") && streq(method, "GET"));
+        if (!known)
+                return answer_error(a, ENOENT, "no such route");
+        if (kernel_runner(h, id, sock, sizeof(sock), &rc, &err) < 0)
+                return answer_err(a, err);
+        if (streq(action, "execute"))
+                do_execute(&rc, rq, a);
+        else if (streq(action, "interrupt"))
+                do_interrupt(&rc, rq, a);
+        else if (streq(action, "files") && streq(method, "PUT"))
+                do_upload(&rc, conn, rq, a);
+        else if (streq(action, "files"))
+                do_download(&rc, conn, a);
+        else
+                do_list(&rc, conn, a);
 }
 
-static void *uri_cb(void *cls UNUSED, const char *uri,
-                    struct MHD_Connection *conn UNUSED) {
-  struct req *rq = xcalloc(1, sizeof(*rq));
-  rq->target = xstrdup(uri);
-  rq->body = (struct buf)BUF_INIT;
-  return rq;
+static void *uri_cb(void *cls UNUSED, const char *uri, struct MHD_Connection *conn UNUSED)
+{
+        struct req *rq = xcalloc(1, sizeof(*rq));
+        rq->target = xstrdup(uri);
+        rq->body = (struct buf)BUF_INIT;
+        return rq;
 }
 
-static void completed_cb(void *cls UNUSED, struct MHD_Connection *conn UNUSED,
-                         void **con_cls,
-                         enum MHD_RequestTerminationCode toe UNUSED) {
-  struct req *rq = *con_cls;
-  if (!rq)
-    return;
-  free(rq->target);
-  buf_release(&rq->body);
-  free(rq);
-  *con_cls = NULL;
+static void completed_cb(void *cls UNUSED, struct MHD_Connection *conn UNUSED, void **con_cls,
+                         enum MHD_RequestTerminationCode toe UNUSED)
+{
+        struct req *rq = *con_cls;
+        if (!rq)
+                return;
+        free(rq->target);
+        buf_release(&rq->body);
+        free(rq);
+        *con_cls = NULL;
 }
 
-static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn,
-                                 const char *url, const char *method,
-                                 const char *version UNUSED,
-                                 const char *upload_data, size_t *upload_size,
-                                 void **con_cls) {
-  struct agent_http *h = cls;
-  struct req *rq = *con_cls;
+static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
+                                 const char *version UNUSED, const char *upload_data, size_t *upload_size,
+                                 void **con_cls)
+{
+        struct agent_http *h = cls;
+        struct req *rq = *con_cls;
 
-  if (!rq->started) { /* the headers only: the body comes next */
-    rq->started = true;
-    return MHD_YES;
-  }
-  if (*upload_size > 0) {
-    if (rq->body.len + *upload_size > BODY_MAX)
-      rq->too_large = true;
-    else
-      buf_append(&rq->body, upload_data, *upload_size);
-    *upload_size = 0;
-    return MHD_YES;
-  }
-  struct answer a = {.body = BUF_INIT};
-  handle(h, conn, url, method, rq, &a);
-  struct MHD_Response *resp;
-  if (a.body.len > 0) {
-    resp = MHD_create_response_from_buffer(a.body.len, a.body.data,
-                                           MHD_RESPMEM_MUST_FREE);
-    a.body = (struct buf)BUF_INIT; /* MHD frees it */
-  } else {
-    resp =
-        MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-  }
-  buf_release(&a.body);
-  if (!resp)
-    return MHD_NO;
-  MHD_add_response_header(resp, "Content-Type",
-                          a.type ? a.type : "application/json");
-  enum MHD_Result ret =
-      MHD_queue_response(conn, a.status ? a.status : 500, resp);
-  MHD_destroy_response(resp);
-  return ret;
+        if (!rq->started) { /* the headers only: the body comes next */
+                rq->started = true;
+                return MHD_YES;
+        }
+        if (*upload_size > 0) {
+                if (rq->body.len + *upload_size > BODY_MAX)
+                        rq->too_large = true;
+                else
+                        buf_append(&rq->body, upload_data, *upload_size);
+                *upload_size = 0;
+                return MHD_YES;
+        }
+        struct answer a = { .body = BUF_INIT };
+        handle(h, conn, url, method, rq, &a);
+        struct MHD_Response *resp;
+        if (a.body.len > 0) {
+                resp = MHD_create_response_from_buffer(a.body.len, a.body.data, MHD_RESPMEM_MUST_FREE);
+                a.body = (struct buf)BUF_INIT; /* MHD frees it */
+        } else {
+                resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+        }
+        buf_release(&a.body);
+        if (!resp)
+                return MHD_NO;
+        MHD_add_response_header(resp, "Content-Type", a.type ? a.type : "application/json");
+        enum MHD_Result ret = MHD_queue_response(conn, a.status ? a.status : 500, resp);
+        MHD_destroy_response(resp);
+        return ret;
 }
 
-int agent_http_start(struct agent_ctx *ctx, const char *secret,
-                     struct agent_http **ret, struct tess_error **err) {
-  struct sockaddr_in sa;
-  int r = netaddr_parse_listen(ctx->conf->listen, &sa, err);
+int agent_http_start(struct agent_ctx *ctx, const char *secret, struct agent_http **ret, struct tess_error **err)
+{
+        struct sockaddr_in sa;
+        int r = netaddr_parse_listen(ctx->conf->listen, &sa, err);
 
-  if (r < 0)
-    return tess_err_wrap(err, "listen");
-  struct agent_http *h = xcalloc(1, sizeof(*h));
-  h->ctx = ctx;
-  h->secret = secret;
-  snprintf(h->signer, sizeof(h->signer), "manager:%s", ctx->conf->id);
-  h->d = MHD_start_daemon(
-      MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-          MHD_USE_ERROR_LOG,
-      0, NULL, NULL, access_cb, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-      MHD_OPTION_URI_LOG_CALLBACK, uri_cb, h, MHD_OPTION_NOTIFY_COMPLETED,
-      completed_cb, h, MHD_OPTION_CONNECTION_LIMIT, 256,
-      MHD_OPTION_CONNECTION_TIMEOUT, 300, MHD_OPTION_THREAD_STACK_SIZE,
-      (size_t)256 << 10, MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, MHD_OPTION_END);
-  if (!h->d) {
-    free(h);
-    return tess_err(err, EADDRINUSE, "cannot listen on '%s'",
-                    ctx->conf->listen);
-  }
-  const union MHD_DaemonInfo *di =
-      MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
-  h->port = di ? di->port : ntohs(sa.sin_port);
-  *ret = h;
-  return 0;
+        if (r < 0)
+                return tess_err_wrap(err, "listen");
+        struct agent_http *h = xcalloc(1, sizeof(*h));
+        h->ctx = ctx;
+        h->secret = secret;
+        snprintf(h->signer, sizeof(h->signer), "manager:%s", ctx->conf->id);
+        h->d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0,
+                                NULL, NULL, access_cb, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+                                MHD_OPTION_URI_LOG_CALLBACK, uri_cb, h, MHD_OPTION_NOTIFY_COMPLETED, completed_cb, h,
+                                MHD_OPTION_CONNECTION_LIMIT, 256, MHD_OPTION_CONNECTION_TIMEOUT, 300,
+                                MHD_OPTION_THREAD_STACK_SIZE, (size_t)256 << 10, MHD_OPTION_LISTENING_ADDRESS_REUSE, 1,
+                                MHD_OPTION_END);
+        if (!h->d) {
+                free(h);
+                return tess_err(err, EADDRINUSE, "cannot listen on '%s'", ctx->conf->listen);
+        }
+        const union MHD_DaemonInfo *di = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
+        h->port = di ? di->port : ntohs(sa.sin_port);
+        *ret = h;
+        return 0;
 }
 
-struct agent_http *agent_http_stop(struct agent_http *h) {
-  if (h) {
-    MHD_stop_daemon(h->d);
-    free(h);
-  }
-  return NULL;
+struct agent_http *agent_http_stop(struct agent_http *h)
+{
+        if (h) {
+                MHD_stop_daemon(h->d);
+                free(h);
+        }
+        return NULL;
 }
 
-uint16_t agent_http_port(const struct agent_http *h) { return h->port; }
+uint16_t agent_http_port(const struct agent_http *h)
+{
+        return h->port;
+}
 
 /* The address of this host that routes to the manager: where the manager
  * can reach us (a UDP "connect" sends nothing). */
-static int local_ip_towards(const char *manager_url, char *ip, size_t len) {
-  char host[256];
-  const char *p = strstr(manager_url, "://");
-  p = p ? p + 3 : manager_url;
-  size_t n = strcspn(p, ":/");
-  if (n == 0 || n >= sizeof(host))
-    return -EINVAL;
-  memcpy(host, p, n);
-  host[n] = '\0';
-  struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_DGRAM},
-                  *ai = NULL;
-  if (getaddrinfo(host, "9", &hints, &ai) != 0 || !ai)
-    return -EHOSTUNREACH;
-  int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), r = -EHOSTUNREACH;
-  struct sockaddr_in me;
-  socklen_t melen = sizeof(me);
-  if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) == 0 &&
-      getsockname(fd, (struct sockaddr *)&me, &melen) == 0 &&
-      inet_ntop(AF_INET, &me.sin_addr, ip, (socklen_t)len))
-    r = 0;
-  if (fd >= 0)
-    close(fd);
-  freeaddrinfo(ai);
-  return r;
+static int local_ip_towards(const char *manager_url, char *ip, size_t len)
+{
+        char host[256];
+        const char *p = strstr(manager_url, "://");
+        p = p ? p + 3 : manager_url;
+        size_t n = strcspn(p, ":/");
+        if (n == 0 || n >= sizeof(host))
+                return -EINVAL;
+        memcpy(host, p, n);
+        host[n] = '\0';
+        struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_DGRAM }, *ai = NULL;
+        if (getaddrinfo(host, "9", &hints, &ai) != 0 || !ai)
+                return -EHOSTUNREACH;
+        int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), r = -EHOSTUNREACH;
+        struct sockaddr_in me;
+        socklen_t melen = sizeof(me);
+        if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) == 0 &&
+            getsockname(fd, (struct sockaddr *)&me, &melen) == 0 &&
+            inet_ntop(AF_INET, &me.sin_addr, ip, (socklen_t)len))
+                r = 0;
+        if (fd >= 0)
+                close(fd);
+        freeaddrinfo(ai);
+        return r;
 }
 
-char *agent_http_address(const struct agent_http *h,
-                         const struct agent_conf *conf) {
-  struct sockaddr_in sa;
-  char ip[INET_ADDRSTRLEN];
+char *agent_http_address(const struct agent_http *h, const struct agent_conf *conf)
+{
+        struct sockaddr_in sa;
+        char ip[INET_ADDRSTRLEN];
 
-  if (conf->address && *conf->address)
-    return xstrdup(conf->address);
-  if (netaddr_parse_listen(conf->listen, &sa, NULL) == 0 &&
-      sa.sin_addr.s_addr != htonl(INADDR_ANY) &&
-      inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof(ip)))
-    return xasprintf("%s:%u", ip, h->port);
-  if (local_ip_towards(conf->manager, ip, sizeof(ip)) == 0)
-    return xasprintf("%s:%u", ip, h->port);
-  return xasprintf("127.0.0.1:%u", h->port);
+        if (conf->address && *conf->address)
+                return xstrdup(conf->address);
+        if (netaddr_parse_listen(conf->listen, &sa, NULL) == 0 && sa.sin_addr.s_addr != htonl(INADDR_ANY) &&
+            inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof(ip)))
+                return xasprintf("%s:%u", ip, h->port);
+        if (local_ip_towards(conf->manager, ip, sizeof(ip)) == 0)
+                return xasprintf("%s:%u", ip, h->port);
+        return xasprintf("127.0.0.1:%u", h->port);
 }

@@ -9,7 +9,6 @@
 
 /* HOST may be empty or "*" (any), "localhost" or a dotted quad; PORT 0
  * asks the kernel for a free one. */
-int netaddr_parse_listen(const char *listen, struct sockaddr_in *ret,
-                         struct tess_error **err);
+int netaddr_parse_listen(const char *listen, struct sockaddr_in *ret, struct tess_error **err);
 
 #endif

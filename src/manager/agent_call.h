@@ -19,43 +19,37 @@ struct api_ctx;
 struct manager;
 
 struct agent_call {
-  /* what the request is for, set by agent_call_start */
-  char *agent_id, *address;
-  void *data; /* the handler's own; freed with data_free */
-  void (*data_free)(void *data);
-  /* the last answer of agent_call_request */
-  long status;       /* HTTP status; 0 when the agent was not reached */
-  struct buf answer; /* its body */
-  char content_type[128];
-  struct tess_error
-      *err; /* the agent unreachable, or its {"error"} on a non-2xx */
-  /* private */
-  char secret[160];
-  struct api_ctx *ctx; /* NULL once the client is gone */
-  void (*work)(struct agent_call *call);
-  void (*done)(struct api_ctx *c, struct agent_call *call);
-  int refs;
+        /* what the request is for, set by agent_call_start */
+        char *agent_id, *address;
+        void *data; /* the handler's own; freed with data_free */
+        void (*data_free)(void *data);
+        /* the last answer of agent_call_request */
+        long status;       /* HTTP status; 0 when the agent was not reached */
+        struct buf answer; /* its body */
+        char content_type[128];
+        struct tess_error *err; /* the agent unreachable, or its {"error"} on a non-2xx */
+        /* private */
+        char secret[160];
+        struct api_ctx *ctx; /* NULL once the client is gone */
+        void (*work)(struct agent_call *call);
+        void (*done)(struct api_ctx *c, struct agent_call *call);
+        int refs;
 };
 
 /* From the worker thread: one signed request to the agent (target is
  * path?query, percent-encoded as sent).  Returns the HTTP status (also in
  * call->status, body in call->answer), or a negative errno with call->err
  * set when the agent could not be reached or answered an error. */
-int agent_call_request(struct agent_call *call, const char *method,
-                       const char *target, const void *body, size_t len,
+int agent_call_request(struct agent_call *call, const char *method, const char *target, const void *body, size_t len,
                        const char *content_type, long timeout_s);
 
 /* Suspend c's request, run work(call) in a thread, then done(c, call) on
  * the loop (which must answer c).  work NULL: one request of method,
  * target and body (copied).  Ownership of data passes to the call. */
-void agent_call_start(struct api_ctx *c, const char *agent_id,
-                      const char *address, void (*work)(struct agent_call *),
-                      void (*done)(struct api_ctx *, struct agent_call *),
-                      void *data, void (*data_free)(void *));
-void agent_call_one(struct api_ctx *c, const char *agent_id,
-                    const char *address, const char *method, const char *target,
-                    const void *body, size_t len, const char *content_type,
-                    long timeout_s,
+void agent_call_start(struct api_ctx *c, const char *agent_id, const char *address, void (*work)(struct agent_call *),
+                      void (*done)(struct api_ctx *, struct agent_call *), void *data, void (*data_free)(void *));
+void agent_call_one(struct api_ctx *c, const char *agent_id, const char *address, const char *method,
+                    const char *target, const void *body, size_t len, const char *content_type, long timeout_s,
                     void (*done)(struct api_ctx *, struct agent_call *));
 
 /* The answer of a failed call, for the API client: the agent's 4xx as is,

@@ -26,12 +26,12 @@ struct http_req;
 struct db_rows;
 
 enum role {
-  ROLE_MONITOR,
-  ROLE_USER,
-  ROLE_ADMIN,
-  ROLE_SUPERADMIN,
-  _ROLE_MAX,
-  _ROLE_INVALID = -EINVAL,
+        ROLE_MONITOR,
+        ROLE_USER,
+        ROLE_ADMIN,
+        ROLE_SUPERADMIN,
+        _ROLE_MAX,
+        _ROLE_INVALID = -EINVAL,
 };
 
 const char *role_to_string(enum role r);
@@ -39,64 +39,60 @@ enum role role_from_string(const char *s);
 
 /* The authenticated caller. */
 struct principal {
-  char access_key[24];
-  char user_id[40];
-  char email[256];
-  char domain[128];
-  char resource_policy[128];
-  enum role role;
-  int64_t rate_limit;
-  /* from the keypair resource policy, checked at enqueue */
-  int64_t max_pending_count; /* -1: unlimited */
-  bool has_max_pending_slots;
-  struct slots max_pending_slots;
+        char access_key[24];
+        char user_id[40];
+        char email[256];
+        char domain[128];
+        char resource_policy[128];
+        enum role role;
+        int64_t rate_limit;
+        /* from the keypair resource policy, checked at enqueue */
+        int64_t max_pending_count; /* -1: unlimited */
+        bool has_max_pending_slots;
+        struct slots max_pending_slots;
 };
 
 #define API_MAX_PARAMS 4
 
 struct api_ctx {
-  struct manager *m;
-  struct http_req *req;
-  const struct route *route;
-  struct principal who;
-  bool authenticated;
-  char *param[API_MAX_PARAMS]; /* percent-decoded path parameters */
-  json_t *body;                /* parsed JSON body, or NULL if none */
-  char audit_target[256];      /* set by handlers that change things */
-  /* for answers that outlive the handler call: released when the
-   * request ends (client gone or answered) */
-  uint64_t listener_id; /* events_listen() id */
-  uint64_t timer_id;    /* loop_add_timer() id */
-  void *state;
-  void (*state_free)(void *state);
-  void (*on_shutdown)(struct api_ctx *ctx); /* answer a parked request */
+        struct manager *m;
+        struct http_req *req;
+        const struct route *route;
+        struct principal who;
+        bool authenticated;
+        char *param[API_MAX_PARAMS]; /* percent-decoded path parameters */
+        json_t *body;                /* parsed JSON body, or NULL if none */
+        char audit_target[256];      /* set by handlers that change things */
+        /* for answers that outlive the handler call: released when the
+         * request ends (client gone or answered) */
+        uint64_t listener_id; /* events_listen() id */
+        uint64_t timer_id;    /* loop_add_timer() id */
+        void *state;
+        void (*state_free)(void *state);
+        void (*on_shutdown)(struct api_ctx *ctx); /* answer a parked request */
 };
 
 typedef void (*api_handler_fn)(struct api_ctx *ctx);
 
 enum route_flags {
-  ROUTE_PUBLIC = 1 << 0, /* no signature needed */
-  ROUTE_READ = 1 << 1,   /* does not change state (monitor may call) */
-  ROUTE_ADMIN = 1 << 2,  /* admin or superadmin (monitor too if ROUTE_READ) */
-  ROUTE_SUPERADMIN = 1 << 3, /* superadmin only */
-  ROUTE_RAW_BODY = 1 << 4,   /* body is not JSON; handler reads http_body() */
-  ROUTE_SELF =
-      1 << 5, /* changes only the caller's own account (monitor may call) */
-  ROUTE_AUDIT =
-      1 << 6, /* reads the audit log: queued entries are written first */
-  ROUTE_AGENT =
-      1
-      << 7, /* called by agents, signed with the cluster secret (api_agent.c) */
-  ROUTE_UPLOAD = 1 << 8, /* a raw body of up to conf.max_upload bytes */
+        ROUTE_PUBLIC = 1 << 0,    /* no signature needed */
+        ROUTE_READ = 1 << 1,      /* does not change state (monitor may call) */
+        ROUTE_ADMIN = 1 << 2,     /* admin or superadmin (monitor too if ROUTE_READ) */
+        ROUTE_SUPERADMIN = 1 << 3, /* superadmin only */
+        ROUTE_RAW_BODY = 1 << 4,  /* body is not JSON; handler reads http_body() */
+        ROUTE_SELF = 1 << 5,      /* changes only the caller's own account (monitor may call) */
+        ROUTE_AUDIT = 1 << 6,     /* reads the audit log: queued entries are written first */
+        ROUTE_AGENT = 1 << 7,     /* called by agents, signed with the cluster secret (api_agent.c) */
+        ROUTE_UPLOAD = 1 << 8,    /* a raw body of up to conf.max_upload bytes */
 };
 
 struct route {
-  const char *method;
-  const char *pattern; /* "/session/{name}/logs" */
-  api_handler_fn fn;
-  unsigned flags;
-  const char *summary; /* for /openapi.json */
-  const char *tag;     /* OpenAPI tag */
+        const char *method;
+        const char *pattern; /* "/session/{name}/logs" */
+        api_handler_fn fn;
+        unsigned flags;
+        const char *summary; /* for /openapi.json */
+        const char *tag;     /* OpenAPI tag */
 };
 
 /* The route table (api.c), terminated by a zero row. */
@@ -111,8 +107,8 @@ size_t api_body_limit(const char *method, const char *path, void *data);
 
 /* Answers.  api_json steals `body`. */
 void api_json(struct api_ctx *c, unsigned status, json_t *body);
-void api_problem(struct api_ctx *c, unsigned status, const char *kind,
-                 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+void api_problem(struct api_ctx *c, unsigned status, const char *kind, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
 /* errno-style code to status: EINVAL 400, EACCES/EPERM 403, ENOENT 404,
  * EEXIST 409, EDQUOT 412, EBUSY 503, else 500.  Frees err. */
 void api_fail(struct api_ctx *c, struct tess_error *err);
@@ -123,27 +119,24 @@ char *api_problem_text(unsigned status, const char *kind, const char *title);
 json_t *api_field(const json_t *obj, const char *const *names);
 /* Typed getters: -EINVAL with a message naming the field on a wrong type.
  * Absent (or null) leaves *ret untouched and returns 0. */
-int api_get_string(const json_t *obj, const char *const *names, size_t maxlen,
-                   const char **ret, struct tess_error **err);
-int api_get_bool(const json_t *obj, const char *const *names, bool *ret,
-                 struct tess_error **err);
+int api_get_string(const json_t *obj, const char *const *names, size_t maxlen, const char **ret,
+                   struct tess_error **err);
+int api_get_bool(const json_t *obj, const char *const *names, bool *ret, struct tess_error **err);
 /* Accepts numbers and numeric strings. */
-int api_get_int(const json_t *obj, const char *const *names, int64_t min,
-                int64_t max, int64_t *ret, struct tess_error **err);
-#define NAMES(...) ((const char *const[]){__VA_ARGS__, NULL})
+int api_get_int(const json_t *obj, const char *const *names, int64_t min, int64_t max, int64_t *ret,
+                struct tess_error **err);
+#define NAMES(...) ((const char *const[]){ __VA_ARGS__, NULL })
 
 /* Pagination from ?limit=&offset= within conf.max_page_size. */
-int api_page(struct api_ctx *c, int64_t *ret_limit, int64_t *ret_offset,
-             struct tess_error **err);
+int api_page(struct api_ctx *c, int64_t *ret_limit, int64_t *ret_offset, struct tess_error **err);
 
-bool api_is_admin(const struct api_ctx *c); /* admin or superadmin */
+bool api_is_admin(const struct api_ctx *c);     /* admin or superadmin */
 bool api_is_superadmin(const struct api_ctx *c);
 /* May the caller see things of `domain`?  superadmin: all; admin and
  * monitor: their own domain; user: no (users see only their own objects). */
 bool api_sees_domain(const struct api_ctx *c, const char *domain);
 /* Record what a write acted on, for the audit log. */
-void api_audit_target(struct api_ctx *c, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+void api_audit_target(struct api_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Names: 1-64 chars of [A-Za-z0-9._-], starting with an alphanumeric. */
 bool api_valid_name(const char *s);
@@ -152,22 +145,21 @@ bool api_valid_session_name(const char *s);
 bool api_valid_email(const char *s);
 
 /* Handlers, by file. */
-void api_root_version(struct api_ctx *c); /* api_misc.c */
+void api_root_version(struct api_ctx *c);     /* api_misc.c */
 void api_metrics(struct api_ctx *c);
 void api_openapi(struct api_ctx *c);
 json_t *api_openapi_document(void); /* also written to docs/openapi.json */
-void api_auth_authorize(struct api_ctx *c); /* api_auth.c */
+void api_auth_authorize(struct api_ctx *c);   /* api_auth.c */
 void api_auth_role(struct api_ctx *c);
 void api_auth_update_password(struct api_ctx *c);
-void api_session_create(struct api_ctx *c); /* api_session.c */
+void api_session_create(struct api_ctx *c);   /* api_session.c */
 void api_session_info(struct api_ctx *c);
 void api_session_destroy(struct api_ctx *c);
 void api_session_logs(struct api_ctx *c);
 void api_session_list(struct api_ctx *c);
 /* A session by id or name, as its owner (or an admin for owner_ak) sees
  * it; live ones first; ENOENT otherwise.  Rows of session_select(). */
-int api_find_session(struct api_ctx *c, const char *ref, const char *owner_ak,
-                     bool live_only, struct db_rows **ret,
+int api_find_session(struct api_ctx *c, const char *ref, const char *owner_ak, bool live_only, struct db_rows **ret,
                      struct tess_error **err);
 /* The owner's request keeps the session from the idle timeout. */
 void api_owner_activity(struct api_ctx *c, const struct db_rows *rows);
@@ -178,13 +170,12 @@ void api_session_download_single(struct api_ctx *c);
 void api_session_files(struct api_ctx *c);
 void api_events_session(struct api_ctx *c);   /* api_events.c */
 void api_resource_presets(struct api_ctx *c); /* api_resource.c */
-int api_agent_auth(struct api_ctx *c,
-                   struct tess_error **err); /* api_agent.c */
+int api_agent_auth(struct api_ctx *c, struct tess_error **err); /* api_agent.c */
 void api_agent_heartbeat(struct api_ctx *c);
-void api_agent_sync(struct api_ctx *c);   /* agent_sync.c */
-void api_agent_events(struct api_ctx *c); /* agent_events.c */
+void api_agent_sync(struct api_ctx *c);       /* agent_sync.c */
+void api_agent_events(struct api_ctx *c);     /* agent_events.c */
 void api_resource_check_presets(struct api_ctx *c);
-void api_usage_period(struct api_ctx *c); /* api_usage.c */
+void api_usage_period(struct api_ctx *c);     /* api_usage.c */
 void api_usage_user_month(struct api_ctx *c);
 void api_usage_admin(struct api_ctx *c);
 

@@ -24,358 +24,344 @@
 #include "manager.h"
 #include "session.h"
 
-#define EXEC_TIMEOUT_S                                                         \
-  60 /* the runner answers within its wait (at most 30 s) */
-#define FILES_TIMEOUT_S 120 /* a file of AGENT_HTTP_FILE_MAX over a slow link  \
+#define EXEC_TIMEOUT_S 60 /* the runner answers within its wait (at most 30 s) */
+#define FILES_TIMEOUT_S \
+        120 /* a file of AGENT_HTTP_FILE_MAX over a slow link  \
                              */
-#define CODE_MAX (1u << 20)
+#define CODE_MAX      (1u << 20)
 #define FILE_PATH_MAX 4096
 
-static const char *const exec_modes[] = {"query",    "batch",    "input",
-                                         "continue", "complete", NULL};
+static const char *const exec_modes[] = { "query", "batch", "input", "continue", "complete", NULL };
 
 struct target {
-  char kernel[64], agent[128], address[128];
+        char kernel[64], agent[128], address[128];
 };
 
 /* The running session c->param[0] and its main kernel's agent; answers c
  * and returns false when there is none. */
-static bool find_target(struct api_ctx *c, const char *owner_ak,
-                        struct target *t) {
-  _cleanup_rows_ struct db_rows *rows = NULL, *k = NULL;
-  struct tess_error *err = NULL;
+static bool find_target(struct api_ctx *c, const char *owner_ak, struct target *t)
+{
+        _cleanup_rows_ struct db_rows *rows = NULL, *k = NULL;
+        struct tess_error *err = NULL;
 
-  if (api_find_session(c, c->param[0], owner_ak, false, &rows, &err) < 0) {
-    api_fail(c, err);
-    return false;
-  }
-  api_owner_activity(c, rows);
-  const char *status = db_getn(rows, 0, "status");
-  if (!streq(status, "RUNNING")) {
-    api_problem(c, 409, "session-not-running",
-                "session '%s' is %s, not RUNNING", c->param[0], status);
-    return false;
-  }
-  if (DBQ(c->m->db,
-          "SELECT k.id, k.agent_id, a.address FROM kernels k JOIN agents a ON "
-          "a.id = k.agent_id"
-          " WHERE k.session_id = ? ORDER BY k.cluster_idx LIMIT 1",
-          &k, &err, DB_TEXT(db_getn(rows, 0, "id"))) < 0) {
-    api_fail(c, err);
-    return false;
-  }
-  if (k->nrows == 0 || !db_get(k, 0, 2) || !*db_get(k, 0, 2)) {
-    api_problem(c, 409, "session-not-running",
-                "session '%s' has no reachable kernel yet", c->param[0]);
-    return false;
-  }
-  snprintf(t->kernel, sizeof(t->kernel), "%s", db_get(k, 0, 0));
-  snprintf(t->agent, sizeof(t->agent), "%s", db_get(k, 0, 1));
-  snprintf(t->address, sizeof(t->address), "%s", db_get(k, 0, 2));
-  return true;
+        if (api_find_session(c, c->param[0], owner_ak, false, &rows, &err) < 0) {
+                api_fail(c, err);
+                return false;
+        }
+        api_owner_activity(c, rows);
+        const char *status = db_getn(rows, 0, "status");
+        if (!streq(status, "RUNNING")) {
+                api_problem(c, 409, "session-not-running", "session '%s' is %s, not RUNNING", c->param[0], status);
+                return false;
+        }
+        if (DBQ(c->m->db,
+                "SELECT k.id, k.agent_id, a.address FROM kernels k JOIN agents a ON "
+                "a.id = k.agent_id"
+                " WHERE k.session_id = ? ORDER BY k.cluster_idx LIMIT 1",
+                &k, &err, DB_TEXT(db_getn(rows, 0, "id"))) < 0) {
+                api_fail(c, err);
+                return false;
+        }
+        if (k->nrows == 0 || !db_get(k, 0, 2) || !*db_get(k, 0, 2)) {
+                api_problem(c, 409, "session-not-running", "session '%s' has no reachable kernel yet", c->param[0]);
+                return false;
+        }
+        snprintf(t->kernel, sizeof(t->kernel), "%s", db_get(k, 0, 0));
+        snprintf(t->agent, sizeof(t->agent), "%s", db_get(k, 0, 1));
+        snprintf(t->address, sizeof(t->address), "%s", db_get(k, 0, 2));
+        return true;
 }
 
-static const char *owner_param(struct api_ctx *c) {
-  const char *q = http_query(c->req, "owner_access_key");
-  const char *b =
-      json_string_value(json_object_get(c->body, "owner_access_key"));
-  return q ? q : b;
+static const char *owner_param(struct api_ctx *c)
+{
+        const char *q = http_query(c->req, "owner_access_key");
+        const char *b = json_string_value(json_object_get(c->body, "owner_access_key"));
+        return q ? q : b;
 }
 
 /* "/v1/kernels/<id>/<action>[?path=<p>]" */
-static char *kernel_target(const struct target *t, const char *action,
-                           const char *path) {
-  struct buf b = BUF_INIT;
-  buf_printf(&b, "/v1/kernels/%s/%s", t->kernel, action);
-  if (path) {
-    buf_puts(&b, "?path=");
-    buf_percent_encode(&b, path);
-  }
-  return buf_detach(&b, NULL);
+static char *kernel_target(const struct target *t, const char *action, const char *path)
+{
+        struct buf b = BUF_INIT;
+        buf_printf(&b, "/v1/kernels/%s/%s", t->kernel, action);
+        if (path) {
+                buf_puts(&b, "?path=");
+                buf_percent_encode(&b, path);
+        }
+        return buf_detach(&b, NULL);
 }
 
 /* The agent's JSON answer as the API's, or its failure. */
-static void relay_json(struct api_ctx *c, struct agent_call *call) {
-  if (call->err)
-    return agent_call_fail(c, call);
-  json_t *j = json_loadb(call->answer.data, call->answer.len, 0, NULL);
-  if (!j)
-    return api_problem(c, 502, "agent-failed",
-                       "agent %s answered something that is not JSON",
-                       call->agent_id);
-  api_json(c, 200, j);
+static void relay_json(struct api_ctx *c, struct agent_call *call)
+{
+        if (call->err)
+                return agent_call_fail(c, call);
+        json_t *j = json_loadb(call->answer.data, call->answer.len, 0, NULL);
+        if (!j)
+                return api_problem(c, 502, "agent-failed", "agent %s answered something that is not JSON",
+                                   call->agent_id);
+        api_json(c, 200, j);
 }
 
-void api_session_execute(struct api_ctx *c) {
-  struct tess_error *err = NULL;
-  const char *mode = NULL, *code = NULL, *run_id = NULL;
-  json_t *options = c->body ? json_object_get(c->body, "options") : NULL;
-  struct target t;
+void api_session_execute(struct api_ctx *c)
+{
+        struct tess_error *err = NULL;
+        const char *mode = NULL, *code = NULL, *run_id = NULL;
+        json_t *options = c->body ? json_object_get(c->body, "options") : NULL;
+        struct target t;
 
-  if (!c->body)
-    return api_problem(c, 400, "invalid-api-params",
-                       "execute needs a JSON body {mode, code, runId?}");
-  if (api_get_string(c->body, NAMES("mode"), 16, &mode, &err) < 0 ||
-      api_get_string(c->body, NAMES("code"), CODE_MAX, &code, &err) < 0 ||
-      api_get_string(c->body, NAMES("runId", "run_id"), 64, &run_id, &err) < 0)
-    return api_fail(c, err);
-  if (!mode)
-    return api_problem(c, 400, "invalid-api-params",
-                       "mode is required: query, batch, input, continue or "
-                       "complete");
-  bool known = false;
-  for (const char *const *m = exec_modes; *m; m++)
-    known = known || streq(*m, mode);
-  if (!known)
-    return api_problem(
-        c, 400, "invalid-api-params",
-        "mode '%s' is not query, batch, input, continue or complete", mode);
-  if ((streq(mode, "continue") || streq(mode, "input")) &&
-      (!run_id || !*run_id))
-    return api_problem(c, 400, "invalid-api-params",
-                       "runId is required for mode '%s'", mode);
-  if (options && !json_is_object(options) && !json_is_null(options))
-    return api_problem(c, 400, "invalid-api-params",
-                       "options must be an object");
-  if (!find_target(c, owner_param(c), &t))
-    return;
-  json_t *fwd = json_pack("{s:s, s:s}", "mode", mode, "code", code ? code : "");
-  if (run_id)
-    json_object_set_new(fwd, "runId", json_string(run_id));
-  if (json_is_object(options))
-    json_object_set(fwd, "options", options);
-  _cleanup_free_ char *text = json_dumps(fwd, JSON_COMPACT);
-  _cleanup_free_ char *target = kernel_target(&t, "execute", NULL);
-  json_decref(fwd);
-  agent_call_one(c, t.agent, t.address, "POST", target, text, strlen(text),
-                 "application/json", EXEC_TIMEOUT_S, relay_json);
+        if (!c->body)
+                return api_problem(c, 400, "invalid-api-params", "execute needs a JSON body {mode, code, runId?}");
+        if (api_get_string(c->body, NAMES("mode"), 16, &mode, &err) < 0 ||
+            api_get_string(c->body, NAMES("code"), CODE_MAX, &code, &err) < 0 ||
+            api_get_string(c->body, NAMES("runId", "run_id"), 64, &run_id, &err) < 0)
+                return api_fail(c, err);
+        if (!mode)
+                return api_problem(c, 400, "invalid-api-params",
+                                   "mode is required: query, batch, input, continue or "
+                                   "complete");
+        bool known = false;
+        for (const char *const *m = exec_modes; *m; m++)
+                known = known || streq(*m, mode);
+        if (!known)
+                return api_problem(c, 400, "invalid-api-params",
+                                   "mode '%s' is not query, batch, input, continue or complete", mode);
+        if ((streq(mode, "continue") || streq(mode, "input")) && (!run_id || !*run_id))
+                return api_problem(c, 400, "invalid-api-params", "runId is required for mode '%s'", mode);
+        if (options && !json_is_object(options) && !json_is_null(options))
+                return api_problem(c, 400, "invalid-api-params", "options must be an object");
+        if (!find_target(c, owner_param(c), &t))
+                return;
+        json_t *fwd = json_pack("{s:s, s:s}", "mode", mode, "code", code ? code : "");
+        if (run_id)
+                json_object_set_new(fwd, "runId", json_string(run_id));
+        if (json_is_object(options))
+                json_object_set(fwd, "options", options);
+        _cleanup_free_ char *text = json_dumps(fwd, JSON_COMPACT);
+        _cleanup_free_ char *target = kernel_target(&t, "execute", NULL);
+        json_decref(fwd);
+        agent_call_one(c, t.agent, t.address, "POST", target, text, strlen(text), "application/json", EXEC_TIMEOUT_S,
+                       relay_json);
 }
 
-void api_session_interrupt(struct api_ctx *c) {
-  struct tess_error *err = NULL;
-  const char *run_id = NULL;
-  struct target t;
+void api_session_interrupt(struct api_ctx *c)
+{
+        struct tess_error *err = NULL;
+        const char *run_id = NULL;
+        struct target t;
 
-  if (c->body &&
-      api_get_string(c->body, NAMES("runId", "run_id"), 64, &run_id, &err) < 0)
-    return api_fail(c, err);
-  if (!find_target(c, owner_param(c), &t))
-    return;
-  json_t *fwd = run_id ? json_pack("{s:s}", "runId", run_id) : json_object();
-  _cleanup_free_ char *text = json_dumps(fwd, JSON_COMPACT);
-  _cleanup_free_ char *target = kernel_target(&t, "interrupt", NULL);
-  json_decref(fwd);
-  agent_call_one(c, t.agent, t.address, "POST", target, text, strlen(text),
-                 "application/json", EXEC_TIMEOUT_S, relay_json);
+        if (c->body && api_get_string(c->body, NAMES("runId", "run_id"), 64, &run_id, &err) < 0)
+                return api_fail(c, err);
+        if (!find_target(c, owner_param(c), &t))
+                return;
+        json_t *fwd = run_id ? json_pack("{s:s}", "runId", run_id) : json_object();
+        _cleanup_free_ char *text = json_dumps(fwd, JSON_COMPACT);
+        _cleanup_free_ char *target = kernel_target(&t, "interrupt", NULL);
+        json_decref(fwd);
+        agent_call_one(c, t.agent, t.address, "POST", target, text, strlen(text), "application/json", EXEC_TIMEOUT_S,
+                       relay_json);
 }
 
 /* A path inside the session's home: relative, no "..", no NUL, not too
  * long.  The runner checks again (and refuses symlinks on the way). */
-static bool valid_session_path(const char *p) {
-  if (!p || !*p || *p == '/' || strlen(p) > FILE_PATH_MAX)
-    return false;
-  for (const char *s = p; *s;) {
-    size_t n = strcspn(s, "/");
-    if (n == 2 && s[0] == '.' && s[1] == '.')
-      return false;
-    s += n;
-    if (*s == '/')
-      s++;
-  }
-  return true;
+static bool valid_session_path(const char *p)
+{
+        if (!p || !*p || *p == '/' || strlen(p) > FILE_PATH_MAX)
+                return false;
+        for (const char *s = p; *s;) {
+                size_t n = strcspn(s, "/");
+                if (n == 2 && s[0] == '.' && s[1] == '.')
+                        return false;
+                s += n;
+                if (*s == '/')
+                        s++;
+        }
+        return true;
 }
 
 /* ---- upload ---- */
 
 struct upload_file {
-  char *path;
-  struct buf bytes;
+        char *path;
+        struct buf bytes;
 };
 
 struct upload {
-  struct target t;
-  struct upload_file *files;
-  size_t n;
+        struct target t;
+        struct upload_file *files;
+        size_t n;
 };
 
-static void upload_free(void *data) {
-  struct upload *u = data;
-  for (size_t i = 0; i < u->n; i++) {
-    free(u->files[i].path);
-    buf_release(&u->files[i].bytes);
-  }
-  free(u->files);
-  free(u);
+static void upload_free(void *data)
+{
+        struct upload *u = data;
+        for (size_t i = 0; i < u->n; i++) {
+                free(u->files[i].path);
+                buf_release(&u->files[i].bytes);
+        }
+        free(u->files);
+        free(u);
 }
 
-static int on_part(void *data, const char *field UNUSED, const char *filename,
-                   const char *bytes, size_t len, struct tess_error **err) {
-  struct upload *u = data;
+static int on_part(void *data, const char *field UNUSED, const char *filename, const char *bytes, size_t len,
+                   struct tess_error **err)
+{
+        struct upload *u = data;
 
-  if (!filename)
-    return 0; /* a plain form field */
-  if (!valid_session_path(filename))
-    return tess_err(err, EINVAL,
-                    "file name '%s' must be a relative path without '..'",
-                    filename);
-  u->files = xrealloc(u->files, (u->n + 1) * sizeof(*u->files));
-  u->files[u->n].path = xstrdup(filename);
-  u->files[u->n].bytes = (struct buf)BUF_INIT;
-  buf_append(&u->files[u->n].bytes, bytes, len);
-  u->n++;
-  return 0;
+        if (!filename)
+                return 0; /* a plain form field */
+        if (!valid_session_path(filename))
+                return tess_err(err, EINVAL, "file name '%s' must be a relative path without '..'", filename);
+        u->files = xrealloc(u->files, (u->n + 1) * sizeof(*u->files));
+        u->files[u->n].path = xstrdup(filename);
+        u->files[u->n].bytes = (struct buf)BUF_INIT;
+        buf_append(&u->files[u->n].bytes, bytes, len);
+        u->n++;
+        return 0;
 }
 
-static void upload_work(struct agent_call *call) {
-  struct upload *u = call->data;
+static void upload_work(struct agent_call *call)
+{
+        struct upload *u = call->data;
 
-  for (size_t i = 0; i < u->n; i++) {
-    _cleanup_free_ char *target =
-        kernel_target(&u->t, "files", u->files[i].path);
-    if (agent_call_request(call, "PUT", target, u->files[i].bytes.data,
-                           u->files[i].bytes.len, "application/octet-stream",
-                           FILES_TIMEOUT_S) < 0)
-      return;
-  }
+        for (size_t i = 0; i < u->n; i++) {
+                _cleanup_free_ char *target = kernel_target(&u->t, "files", u->files[i].path);
+                if (agent_call_request(call, "PUT", target, u->files[i].bytes.data, u->files[i].bytes.len,
+                                       "application/octet-stream", FILES_TIMEOUT_S) < 0)
+                        return;
+        }
 }
 
-static void upload_done(struct api_ctx *c, struct agent_call *call) {
-  struct upload *u = call->data;
-  if (call->err)
-    return agent_call_fail(c, call);
-  json_t *names = json_array();
-  for (size_t i = 0; i < u->n; i++)
-    json_array_append_new(names, json_string(u->files[i].path));
-  api_json(c, 200, json_pack("{s:o}", "files", names));
+static void upload_done(struct api_ctx *c, struct agent_call *call)
+{
+        struct upload *u = call->data;
+        if (call->err)
+                return agent_call_fail(c, call);
+        json_t *names = json_array();
+        for (size_t i = 0; i < u->n; i++)
+                json_array_append_new(names, json_string(u->files[i].path));
+        api_json(c, 200, json_pack("{s:o}", "files", names));
 }
 
-void api_session_upload(struct api_ctx *c) {
-  struct tess_error *err = NULL;
-  struct upload *u = xcalloc(1, sizeof(*u));
+void api_session_upload(struct api_ctx *c)
+{
+        struct tess_error *err = NULL;
+        struct upload *u = xcalloc(1, sizeof(*u));
 
-  if (http_form_parts(c->req, on_part, u, &err) < 0) {
-    upload_free(u);
-    return api_problem(c, 400, "invalid-api-params", "%s",
-                       err ? err->msg : "bad upload");
-  }
-  if (u->n == 0) {
-    upload_free(u);
-    return api_problem(c, 400, "invalid-api-params",
-                       "the upload holds no file part (with a filename)");
-  }
-  if (!find_target(c, http_query(c->req, "owner_access_key"), &u->t)) {
-    upload_free(u);
-    return;
-  }
-  api_audit_target(c, "session:%s", c->param[0]);
-  agent_call_start(c, u->t.agent, u->t.address, upload_work, upload_done, u,
-                   upload_free);
+        if (http_form_parts(c->req, on_part, u, &err) < 0) {
+                upload_free(u);
+                return api_problem(c, 400, "invalid-api-params", "%s", err ? err->msg : "bad upload");
+        }
+        if (u->n == 0) {
+                upload_free(u);
+                return api_problem(c, 400, "invalid-api-params", "the upload holds no file part (with a filename)");
+        }
+        if (!find_target(c, http_query(c->req, "owner_access_key"), &u->t)) {
+                upload_free(u);
+                return;
+        }
+        api_audit_target(c, "session:%s", c->param[0]);
+        agent_call_start(c, u->t.agent, u->t.address, upload_work, upload_done, u, upload_free);
 }
 
 /* ---- download and listing ---- */
 
 /* A string parameter from ?name= or the JSON body. */
-static const char *param(struct api_ctx *c, const char *name) {
-  const char *q = http_query(c->req, name);
-  return q ? q : json_string_value(json_object_get(c->body, name));
+static const char *param(struct api_ctx *c, const char *name)
+{
+        const char *q = http_query(c->req, name);
+        return q ? q : json_string_value(json_object_get(c->body, name));
 }
 
-static void download_done(struct api_ctx *c, struct agent_call *call) {
-  if (call->err)
-    return agent_call_fail(c, call);
-  size_t len;
-  char *bytes = buf_detach(&call->answer, &len);
-  http_reply_take(c->req, 200, "application/octet-stream", bytes, len);
+static void download_done(struct api_ctx *c, struct agent_call *call)
+{
+        if (call->err)
+                return agent_call_fail(c, call);
+        size_t len;
+        char *bytes = buf_detach(&call->answer, &len);
+        http_reply_take(c->req, 200, "application/octet-stream", bytes, len);
 }
 
-void api_session_download_single(struct api_ctx *c) {
-  const char *file = param(c, "file");
-  struct target t;
+void api_session_download_single(struct api_ctx *c)
+{
+        const char *file = param(c, "file");
+        struct target t;
 
-  if (!valid_session_path(file))
-    return api_problem(
-        c, 400, "invalid-api-params",
-        "file must be a path relative to the home directory, without '..'");
-  if (!find_target(c, owner_param(c), &t))
-    return;
-  _cleanup_free_ char *target = kernel_target(&t, "files", file);
-  agent_call_one(c, t.agent, t.address, "GET", target, NULL, 0, NULL,
-                 FILES_TIMEOUT_S, download_done);
+        if (!valid_session_path(file))
+                return api_problem(c, 400, "invalid-api-params",
+                                   "file must be a path relative to the home directory, without '..'");
+        if (!find_target(c, owner_param(c), &t))
+                return;
+        _cleanup_free_ char *target = kernel_target(&t, "files", file);
+        agent_call_one(c, t.agent, t.address, "GET", target, NULL, 0, NULL, FILES_TIMEOUT_S, download_done);
 }
 
 struct listing {
-  struct target t;
-  char *path; /* "" for the home directory */
+        struct target t;
+        char *path; /* "" for the home directory */
 };
 
-static void listing_free(void *data) {
-  struct listing *l = data;
-  free(l->path);
-  free(l);
+static void listing_free(void *data)
+{
+        struct listing *l = data;
+        free(l->path);
+        free(l);
 }
 
-static void listing_work(struct agent_call *call) {
-  struct listing *l = call->data;
-  _cleanup_free_ char *target =
-      kernel_target(&l->t, "list", *l->path ? l->path : NULL);
-  agent_call_request(call, "GET", target, NULL, 0, NULL, FILES_TIMEOUT_S);
+static void listing_work(struct agent_call *call)
+{
+        struct listing *l = call->data;
+        _cleanup_free_ char *target = kernel_target(&l->t, "list", *l->path ? l->path : NULL);
+        agent_call_request(call, "GET", target, NULL, 0, NULL, FILES_TIMEOUT_S);
 }
 
 /* The runner's entries as Backend.AI lists them: {"files": "<JSON text of
  * [{filename, size, mode, mtime, ctime, atime}]>", "errors", "abspath"}. */
-static void listing_done(struct api_ctx *c, struct agent_call *call) {
-  const struct listing *l = call->data;
-  size_t i;
-  json_t *e;
+static void listing_done(struct api_ctx *c, struct agent_call *call)
+{
+        const struct listing *l = call->data;
+        size_t i;
+        json_t *e;
 
-  if (call->err)
-    return agent_call_fail(c, call);
-  json_t *j = json_loadb(call->answer.data, call->answer.len, 0, NULL);
-  json_t *out = json_array();
-  json_array_foreach(json_object_get(j, "entries"), i, e) {
-    const char *type = json_string_value(json_object_get(e, "type"));
-    json_int_t perm = json_integer_value(json_object_get(e, "perm"));
-    char mode[11] = "----------";
-    mode[0] = streq(type, "dir")    ? 'd'
-              : streq(type, "link") ? 'l'
-              : streq(type, "file") ? '-'
-                                    : '?';
-    for (int b = 0; b < 9; b++)
-      if (perm & (0400 >> b))
-        mode[1 + b] = "rwxrwxrwx"[b];
-    json_t *mt = json_object_get(e, "mtime");
-    json_array_append_new(out, json_pack("{s:O?, s:O?, s:s, s:O?, s:O?, s:O?}",
-                                         "filename", json_object_get(e, "name"),
-                                         "size", json_object_get(e, "size"),
-                                         "mode", mode, "mtime", mt, "ctime", mt,
-                                         "atime", mt));
-  }
-  json_decref(j);
-  _cleanup_free_ char *text = json_dumps(out, JSON_COMPACT);
-  json_decref(out);
-  _cleanup_free_ char *abspath =
-      xasprintf("/home/work%s%s", *l->path ? "/" : "", l->path);
-  api_json(c, 200,
-           json_pack("{s:s, s:s, s:s}", "files", text, "errors", "", "abspath",
-                     abspath));
+        if (call->err)
+                return agent_call_fail(c, call);
+        json_t *j = json_loadb(call->answer.data, call->answer.len, 0, NULL);
+        json_t *out = json_array();
+        json_array_foreach(json_object_get(j, "entries"), i, e) {
+                const char *type = json_string_value(json_object_get(e, "type"));
+                json_int_t perm = json_integer_value(json_object_get(e, "perm"));
+                char mode[11] = "----------";
+                mode[0] = streq(type, "dir") ? 'd' : streq(type, "link") ? 'l' : streq(type, "file") ? '-' : '?';
+                for (int b = 0; b < 9; b++)
+                        if (perm & (0400 >> b))
+                                mode[1 + b] = "rwxrwxrwx"[b];
+                json_t *mt = json_object_get(e, "mtime");
+                json_array_append_new(out, json_pack("{s:O?, s:O?, s:s, s:O?, s:O?, s:O?}", "filename",
+                                                     json_object_get(e, "name"), "size", json_object_get(e, "size"),
+                                                     "mode", mode, "mtime", mt, "ctime", mt, "atime", mt));
+        }
+        json_decref(j);
+        _cleanup_free_ char *text = json_dumps(out, JSON_COMPACT);
+        json_decref(out);
+        _cleanup_free_ char *abspath = xasprintf("/home/work%s%s", *l->path ? "/" : "", l->path);
+        api_json(c, 200, json_pack("{s:s, s:s, s:s}", "files", text, "errors", "", "abspath", abspath));
 }
 
-void api_session_files(struct api_ctx *c) {
-  const char *path = param(c, "path");
-  struct listing *l;
+void api_session_files(struct api_ctx *c)
+{
+        const char *path = param(c, "path");
+        struct listing *l;
 
-  if (path && (streq(path, ".") || streq(path, "")))
-    path = NULL;
-  if (path && !valid_session_path(path))
-    return api_problem(
-        c, 400, "invalid-api-params",
-        "path must be relative to the home directory, without '..'");
-  l = xcalloc(1, sizeof(*l));
-  if (!find_target(c, owner_param(c), &l->t)) {
-    free(l);
-    return;
-  }
-  l->path = xstrdup(path ? path : "");
-  agent_call_start(c, l->t.agent, l->t.address, listing_work, listing_done, l,
-                   listing_free);
+        if (path && (streq(path, ".") || streq(path, "")))
+                path = NULL;
+        if (path && !valid_session_path(path))
+                return api_problem(c, 400, "invalid-api-params",
+                                   "path must be relative to the home directory, without '..'");
+        l = xcalloc(1, sizeof(*l));
+        if (!find_target(c, owner_param(c), &l->t)) {
+                free(l);
+                return;
+        }
+        l->path = xstrdup(path ? path : "");
+        agent_call_start(c, l->t.agent, l->t.address, listing_work, listing_done, l, listing_free);
 }

@@ -13,536 +13,569 @@
 #include "http.h"
 
 struct http_header_kv {
-  char *name, *value;
+        char *name, *value;
 };
 
 struct http_req {
-  struct http_server *srv;
-  struct MHD_Connection *conn;
-  char *raw_target, *path, *query_raw, *method;
-  char remote[64];
-  struct buf body;
-  bool started, body_too_large, dispatched, suspended, answered;
-  size_t max_body;
-  unsigned status;
-  char *content_type;
-  struct buf resp;
-  struct http_header_kv *headers;
-  int nheaders;
-  /* decoded query, parsed lazily */
-  char **qkeys, **qvals;
-  int nq;
-  bool q_parsed;
-  /* streaming */
-  bool stream, stream_ended, stream_waiting;
-  struct buf pending;
-  void *user;
-  int64_t t_start;
-  struct http_req *prev, *next; /* server's list of live requests */
+        struct http_server *srv;
+        struct MHD_Connection *conn;
+        char *raw_target, *path, *query_raw, *method;
+        char remote[64];
+        struct buf body;
+        bool started, body_too_large, dispatched, suspended, answered;
+        size_t max_body;
+        unsigned status;
+        char *content_type;
+        struct buf resp;
+        struct http_header_kv *headers;
+        int nheaders;
+        /* decoded query, parsed lazily */
+        char **qkeys, **qvals;
+        int nq;
+        bool q_parsed;
+        /* streaming */
+        bool stream, stream_ended, stream_waiting;
+        struct buf pending;
+        void *user;
+        int64_t t_start;
+        struct http_req *prev, *next; /* server's list of live requests */
 };
 
 struct http_server {
-  struct MHD_Daemon *d;
-  struct loop *loop;
-  int epfd;
-  uint16_t port;
-  size_t max_body;
-  size_t (*body_limit)(const char *method, const char *path, void *data);
-  http_dispatch_fn dispatch;
-  http_done_fn done;
-  void *data;
-  http_abort_fn abort;
-  bool need_run;         /* a connection was resumed: run MHD before waiting */
-  struct http_req *reqs; /* live requests, for shutdown */
+        struct MHD_Daemon *d;
+        struct loop *loop;
+        int epfd;
+        uint16_t port;
+        size_t max_body;
+        size_t (*body_limit)(const char *method, const char *path, void *data);
+        http_dispatch_fn dispatch;
+        http_done_fn done;
+        void *data;
+        http_abort_fn abort;
+        bool need_run; /* a connection was resumed: run MHD before waiting */
+        struct http_req *reqs; /* live requests, for shutdown */
 };
 
-int http_percent_decode(char *s, bool plus_is_space) {
-  char *w = s;
-  for (char *p = s; *p; p++) {
-    if (*p == '%') {
-      if (!isxdigit((unsigned char)p[1]) || !isxdigit((unsigned char)p[2]))
-        return -EINVAL;
-      char hex[3] = {p[1], p[2], 0};
-      char c = (char)strtol(hex, NULL, 16);
-      if (c == '\0')
-        return -EINVAL;
-      *w++ = c;
-      p += 2;
-    } else if (*p == '+' && plus_is_space) {
-      *w++ = ' ';
-    } else {
-      *w++ = *p;
-    }
-  }
-  *w = '\0';
-  return 0;
-}
-
-static void *uri_log_cb(void *cls, const char *uri, struct MHD_Connection *c) {
-  struct http_req *r = xcalloc(1, sizeof(*r));
-  const char *q;
-
-  r->srv = cls;
-  r->conn = c;
-  r->raw_target = xstrdup(uri);
-  q = strchr(uri, '?');
-  r->path = q ? xstrndup(uri, (size_t)(q - uri)) : xstrdup(uri);
-  r->query_raw = xstrdup(q ? q + 1 : "");
-  r->body = (struct buf)BUF_INIT;
-  r->resp = (struct buf)BUF_INIT;
-  r->pending = (struct buf)BUF_INIT;
-  r->t_start = monotonic_usec();
-  r->next = r->srv->reqs;
-  if (r->next)
-    r->next->prev = r;
-  r->srv->reqs = r;
-  const union MHD_ConnectionInfo *ci =
-      MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-  if (ci && ci->client_addr) {
-    const struct sockaddr *sa = ci->client_addr;
-    if (sa->sa_family == AF_INET)
-      inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, r->remote,
-                sizeof(r->remote));
-    else if (sa->sa_family == AF_INET6)
-      inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr,
-                r->remote, sizeof(r->remote));
-  }
-  return r;
-}
-
-static void req_free(struct http_req *r) {
-  if (r->prev)
-    r->prev->next = r->next;
-  else
-    r->srv->reqs = r->next;
-  if (r->next)
-    r->next->prev = r->prev;
-  free(r->raw_target);
-  free(r->path);
-  free(r->query_raw);
-  free(r->method);
-  free(r->content_type);
-  buf_release(&r->body);
-  buf_release(&r->resp);
-  buf_release(&r->pending);
-  for (int i = 0; i < r->nheaders; i++) {
-    free(r->headers[i].name);
-    free(r->headers[i].value);
-  }
-  free(r->headers);
-  for (int i = 0; i < r->nq; i++) {
-    free(r->qkeys[i]);
-    free(r->qvals[i]);
-  }
-  free(r->qkeys);
-  free(r->qvals);
-  free(r);
-}
-
-static void completed_cb(void *cls, struct MHD_Connection *c UNUSED,
-                         void **req_cls,
-                         enum MHD_RequestTerminationCode toe UNUSED) {
-  struct http_server *s = cls;
-  struct http_req *r = *req_cls;
-
-  if (!r)
-    return;
-  if (s->done)
-    s->done(r, s->data);
-  req_free(r);
-  *req_cls = NULL;
-}
-
-static ssize_t stream_reader(void *cls, uint64_t pos UNUSED, char *out,
-                             size_t max) {
-  struct http_req *r = cls;
-
-  if (r->pending.len > 0) {
-    size_t n = r->pending.len < max ? r->pending.len : max;
-    memcpy(out, r->pending.data, n);
-    memmove(r->pending.data, r->pending.data + n, r->pending.len - n);
-    r->pending.len -= n;
-    r->pending.data[r->pending.len] = '\0';
-    return (ssize_t)n;
-  }
-  if (r->stream_ended)
-    return MHD_CONTENT_READER_END_OF_STREAM;
-  r->stream_waiting = true;
-  r->suspended = true;
-  MHD_suspend_connection(r->conn);
-  return 0;
-}
-
-static enum MHD_Result queue_answer(struct http_req *r) {
-  struct MHD_Response *resp;
-  enum MHD_Result ret;
-
-  if (r->stream) {
-    resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384,
-                                             stream_reader, r, NULL);
-  } else if (r->resp.len > 0) {
-    size_t len;
-    char *body = buf_detach(&r->resp, &len);
-    resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
-  } else {
-    resp =
-        MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-  }
-  if (!resp)
-    return MHD_NO;
-  if (r->content_type)
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
-                            r->content_type);
-  for (int i = 0; i < r->nheaders; i++)
-    MHD_add_response_header(resp, r->headers[i].name, r->headers[i].value);
-  ret = MHD_queue_response(r->conn, r->status, resp);
-  MHD_destroy_response(resp);
-  r->answered = true;
-  return ret;
-}
-
-static enum MHD_Result access_cb(void *cls, struct MHD_Connection *c UNUSED,
-                                 const char *url UNUSED, const char *method,
-                                 const char *version UNUSED,
-                                 const char *upload_data,
-                                 size_t *upload_data_size, void **req_cls) {
-  struct http_server *s = cls;
-  struct http_req *r = *req_cls;
-
-  if (!r->started) {
-    r->started = true;
-    r->method = xstrdup(method);
-    r->max_body =
-        s->body_limit ? s->body_limit(method, r->path, s->data) : s->max_body;
-    const char *cl = MHD_lookup_connection_value(
-        c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-    if (cl && strtoull(cl, NULL, 10) > r->max_body)
-      r->body_too_large = true;
-    return MHD_YES;
-  }
-  if (*upload_data_size > 0) {
-    if (!r->body_too_large) {
-      if (r->body.len + *upload_data_size > r->max_body)
-        r->body_too_large = true;
-      else
-        buf_append(&r->body, upload_data, *upload_data_size);
-    }
-    *upload_data_size = 0;
-    return MHD_YES;
-  }
-  if (r->answered)
-    return MHD_YES;
-  if (!r->dispatched) {
-    r->dispatched = true;
-    s->dispatch(r, s->data);
-  }
-  if (r->suspended)
-    return MHD_YES;
-  if (r->status == 0)
-    http_reply(r, 500, "text/plain", "no answer\n", 10);
-  return queue_answer(r);
-}
-
-static void on_epoll(struct loop *l UNUSED, int fd UNUSED,
-                     uint32_t events UNUSED, void *data) {
-  struct http_server *s = data;
-  MHD_run(s->d);
-}
-
-static void on_prepare(struct loop *l UNUSED, int64_t *timeout_usec,
-                       void *data) {
-  struct http_server *s = data;
-  MHD_UNSIGNED_LONG_LONG ms;
-
-  /* In external-epoll mode a resume does not wake our epoll: MHD must
-   * be run once to pick resumed connections up. */
-  if (s->need_run) {
-    s->need_run = false;
-    MHD_run(s->d);
-  }
-  if (MHD_get_timeout(s->d, &ms) == MHD_YES) {
-    if (ms == 0)
-      MHD_run(s->d);
-    else if ((int64_t)ms * 1000 < *timeout_usec)
-      *timeout_usec = (int64_t)ms * 1000;
-  }
-}
-
-int http_server_start(struct loop *l, const struct http_server_opts *o,
-                      http_dispatch_fn dispatch, http_done_fn done, void *data,
-                      struct http_server **ret, struct tess_error **err) {
-  struct sockaddr_in sa;
-  int r;
-
-  r = netaddr_parse_listen(o->listen, &sa, err);
-  if (r < 0)
-    return r;
-  struct http_server *s = xcalloc(1, sizeof(*s));
-  s->loop = l;
-  s->max_body = o->max_body;
-  s->body_limit = o->body_limit;
-  s->dispatch = dispatch;
-  s->done = done;
-  s->abort = o->abort;
-  s->data = data;
-  s->d = MHD_start_daemon(
-      MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TURBO |
-          MHD_USE_ERROR_LOG,
-      0, NULL, NULL, access_cb, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-      MHD_OPTION_URI_LOG_CALLBACK, uri_log_cb, s, MHD_OPTION_NOTIFY_COMPLETED,
-      completed_cb, s, MHD_OPTION_CONNECTION_LIMIT,
-      o->max_conns ? o->max_conns : 4096, MHD_OPTION_CONNECTION_TIMEOUT,
-      o->conn_timeout_s ? o->conn_timeout_s : 120,
-      MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, MHD_OPTION_END);
-  if (!s->d) {
-    free(s);
-    return tess_err(err, EADDRINUSE, "cannot listen on '%s'", o->listen);
-  }
-  const union MHD_DaemonInfo *di =
-      MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_EPOLL_FD);
-  s->epfd = di->epoll_fd;
-  di = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
-  s->port = di ? di->port : 0;
-  r = loop_add_fd(l, s->epfd, 0x001 /* EPOLLIN */, on_epoll, s, err);
-  if (r < 0) {
-    MHD_stop_daemon(s->d);
-    free(s);
-    return r;
-  }
-  loop_set_prepare(l, on_prepare, s);
-  *ret = s;
-  return 0;
-}
-
-struct http_server *http_server_stop(struct http_server *s) {
-  if (!s)
-    return NULL;
-  /* MHD refuses to stop with suspended connections: end streams and
-   * answer parked requests, then let MHD flush them. */
-  for (int round = 0; round < 100; round++) {
-    bool any = false;
-    for (struct http_req *r = s->reqs; r; r = r->next) {
-      if (!r->suspended)
-        continue;
-      any = true;
-      if (r->stream) {
-        http_stream_end(r);
-      } else {
-        if (s->abort && round == 0) {
-          s->abort(r, s->data);
-          if (!r->suspended)
-            continue;
+int http_percent_decode(char *s, bool plus_is_space)
+{
+        char *w = s;
+        for (char *p = s; *p; p++) {
+                if (*p == '%') {
+                        if (!isxdigit((unsigned char)p[1]) || !isxdigit((unsigned char)p[2]))
+                                return -EINVAL;
+                        char hex[3] = { p[1], p[2], 0 };
+                        char c = (char)strtol(hex, NULL, 16);
+                        if (c == '\0')
+                                return -EINVAL;
+                        *w++ = c;
+                        p += 2;
+                } else if (*p == '+' && plus_is_space) {
+                        *w++ = ' ';
+                } else {
+                        *w++ = *p;
+                }
         }
-        static const char msg[] =
-            "{\"type\":\"https://api.backend.ai/probs/"
-            "service-unavailable\",\"title\":\"the manager is "
-            "shutting down\",\"status\":503}";
-        http_reply(r, 503, "application/problem+json", msg, sizeof(msg) - 1);
-        http_resume(r);
-      }
-    }
-    if (!any)
-      break;
-    MHD_run(s->d);
-  }
-  loop_del_fd(s->loop, s->epfd);
-  loop_set_prepare(s->loop, NULL, NULL);
-  MHD_stop_daemon(s->d);
-  free(s);
-  return NULL;
+        *w = '\0';
+        return 0;
 }
 
-uint16_t http_server_port(const struct http_server *s) { return s->port; }
+static void *uri_log_cb(void *cls, const char *uri, struct MHD_Connection *c)
+{
+        struct http_req *r = xcalloc(1, sizeof(*r));
+        const char *q;
 
-const char *http_method(const struct http_req *r) { return r->method; }
-
-const char *http_raw_target(const struct http_req *r) { return r->raw_target; }
-
-const char *http_path(const struct http_req *r) { return r->path; }
-
-const char *http_query_raw(const struct http_req *r) { return r->query_raw; }
-
-const char *http_header(const struct http_req *r, const char *name) {
-  return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
+        r->srv = cls;
+        r->conn = c;
+        r->raw_target = xstrdup(uri);
+        q = strchr(uri, '?');
+        r->path = q ? xstrndup(uri, (size_t)(q - uri)) : xstrdup(uri);
+        r->query_raw = xstrdup(q ? q + 1 : "");
+        r->body = (struct buf)BUF_INIT;
+        r->resp = (struct buf)BUF_INIT;
+        r->pending = (struct buf)BUF_INIT;
+        r->t_start = monotonic_usec();
+        r->next = r->srv->reqs;
+        if (r->next)
+                r->next->prev = r;
+        r->srv->reqs = r;
+        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        if (ci && ci->client_addr) {
+                const struct sockaddr *sa = ci->client_addr;
+                if (sa->sa_family == AF_INET)
+                        inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, r->remote, sizeof(r->remote));
+                else if (sa->sa_family == AF_INET6)
+                        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, r->remote,
+                                  sizeof(r->remote));
+        }
+        return r;
 }
 
-const char *http_remote_addr(const struct http_req *r) { return r->remote; }
-
-const struct buf *http_body(const struct http_req *r) { return &r->body; }
-
-size_t http_body_limit(const struct http_req *r) { return r->max_body; }
-
-bool http_body_too_large(const struct http_req *r) { return r->body_too_large; }
-
-int64_t http_start_usec(const struct http_req *r) { return r->t_start; }
-
-static void parse_query(struct http_req *r) {
-  _cleanup_free_ char *copy = xstrdup(r->query_raw);
-  char *save = NULL;
-
-  r->q_parsed = true;
-  for (char *part = strtok_r(copy, "&", &save); part;
-       part = strtok_r(NULL, "&", &save)) {
-    char *eq = strchr(part, '=');
-    char *k = eq ? xstrndup(part, (size_t)(eq - part)) : xstrdup(part);
-    char *v = xstrdup(eq ? eq + 1 : "");
-    if (http_percent_decode(k, true) < 0 || http_percent_decode(v, true) < 0 ||
-        r->nq >= 64) {
-      free(k);
-      free(v);
-      continue;
-    }
-    r->qkeys = xrealloc(r->qkeys, sizeof(char *) * (size_t)(r->nq + 1));
-    r->qvals = xrealloc(r->qvals, sizeof(char *) * (size_t)(r->nq + 1));
-    r->qkeys[r->nq] = k;
-    r->qvals[r->nq] = v;
-    r->nq++;
-  }
+static void req_free(struct http_req *r)
+{
+        if (r->prev)
+                r->prev->next = r->next;
+        else
+                r->srv->reqs = r->next;
+        if (r->next)
+                r->next->prev = r->prev;
+        free(r->raw_target);
+        free(r->path);
+        free(r->query_raw);
+        free(r->method);
+        free(r->content_type);
+        buf_release(&r->body);
+        buf_release(&r->resp);
+        buf_release(&r->pending);
+        for (int i = 0; i < r->nheaders; i++) {
+                free(r->headers[i].name);
+                free(r->headers[i].value);
+        }
+        free(r->headers);
+        for (int i = 0; i < r->nq; i++) {
+                free(r->qkeys[i]);
+                free(r->qvals[i]);
+        }
+        free(r->qkeys);
+        free(r->qvals);
+        free(r);
 }
 
-const char *http_query(struct http_req *r, const char *name) {
-  if (!r->q_parsed)
-    parse_query(r);
-  for (int i = 0; i < r->nq; i++)
-    if (streq(r->qkeys[i], name))
-      return r->qvals[i];
-  return NULL;
+static void completed_cb(void *cls, struct MHD_Connection *c UNUSED, void **req_cls,
+                         enum MHD_RequestTerminationCode toe UNUSED)
+{
+        struct http_server *s = cls;
+        struct http_req *r = *req_cls;
+
+        if (!r)
+                return;
+        if (s->done)
+                s->done(r, s->data);
+        req_free(r);
+        *req_cls = NULL;
 }
 
-void http_set_user(struct http_req *r, void *p) { r->user = p; }
+static ssize_t stream_reader(void *cls, uint64_t pos UNUSED, char *out, size_t max)
+{
+        struct http_req *r = cls;
 
-void *http_get_user(const struct http_req *r) { return r->user; }
-
-void http_add_header(struct http_req *r, const char *name, const char *value) {
-  r->headers =
-      xrealloc(r->headers, sizeof(*r->headers) * (size_t)(r->nheaders + 1));
-  r->headers[r->nheaders].name = xstrdup(name);
-  r->headers[r->nheaders].value = xstrdup(value);
-  r->nheaders++;
+        if (r->pending.len > 0) {
+                size_t n = r->pending.len < max ? r->pending.len : max;
+                memcpy(out, r->pending.data, n);
+                memmove(r->pending.data, r->pending.data + n, r->pending.len - n);
+                r->pending.len -= n;
+                r->pending.data[r->pending.len] = '\0';
+                return (ssize_t)n;
+        }
+        if (r->stream_ended)
+                return MHD_CONTENT_READER_END_OF_STREAM;
+        r->stream_waiting = true;
+        r->suspended = true;
+        MHD_suspend_connection(r->conn);
+        return 0;
 }
 
-void http_reply(struct http_req *r, unsigned status, const char *content_type,
-                const char *body, size_t len) {
-  r->status = status;
-  free(r->content_type);
-  r->content_type = content_type ? xstrdup(content_type) : NULL;
-  buf_reset(&r->resp);
-  buf_append(&r->resp, body, len);
+static enum MHD_Result queue_answer(struct http_req *r)
+{
+        struct MHD_Response *resp;
+        enum MHD_Result ret;
+
+        if (r->stream) {
+                resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, stream_reader, r, NULL);
+        } else if (r->resp.len > 0) {
+                size_t len;
+                char *body = buf_detach(&r->resp, &len);
+                resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+        } else {
+                resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+        }
+        if (!resp)
+                return MHD_NO;
+        if (r->content_type)
+                MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r->content_type);
+        for (int i = 0; i < r->nheaders; i++)
+                MHD_add_response_header(resp, r->headers[i].name, r->headers[i].value);
+        ret = MHD_queue_response(r->conn, r->status, resp);
+        MHD_destroy_response(resp);
+        r->answered = true;
+        return ret;
 }
 
-void http_reply_take(struct http_req *r, unsigned status,
-                     const char *content_type, char *body, size_t len) {
-  r->status = status;
-  free(r->content_type);
-  r->content_type = content_type ? xstrdup(content_type) : NULL;
-  buf_release(&r->resp);
-  r->resp = (struct buf){.data = body, .len = len, .cap = len + 1};
+static enum MHD_Result access_cb(void *cls, struct MHD_Connection *c UNUSED, const char *url UNUSED,
+                                 const char *method, const char *version UNUSED, const char *upload_data,
+                                 size_t *upload_data_size, void **req_cls)
+{
+        struct http_server *s = cls;
+        struct http_req *r = *req_cls;
+
+        if (!r->started) {
+                r->started = true;
+                r->method = xstrdup(method);
+                r->max_body = s->body_limit ? s->body_limit(method, r->path, s->data) : s->max_body;
+                const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+                if (cl && strtoull(cl, NULL, 10) > r->max_body)
+                        r->body_too_large = true;
+                return MHD_YES;
+        }
+        if (*upload_data_size > 0) {
+                if (!r->body_too_large) {
+                        if (r->body.len + *upload_data_size > r->max_body)
+                                r->body_too_large = true;
+                        else
+                                buf_append(&r->body, upload_data, *upload_data_size);
+                }
+                *upload_data_size = 0;
+                return MHD_YES;
+        }
+        if (r->answered)
+                return MHD_YES;
+        if (!r->dispatched) {
+                r->dispatched = true;
+                s->dispatch(r, s->data);
+        }
+        if (r->suspended)
+                return MHD_YES;
+        if (r->status == 0)
+                http_reply(r, 500, "text/plain", "no answer\n", 10);
+        return queue_answer(r);
 }
 
-unsigned http_reply_status(const struct http_req *r) { return r->status; }
-
-void http_suspend(struct http_req *r) {
-  if (r->suspended)
-    return;
-  r->suspended = true;
-  MHD_suspend_connection(r->conn);
+static void on_epoll(struct loop *l UNUSED, int fd UNUSED, uint32_t events UNUSED, void *data)
+{
+        struct http_server *s = data;
+        MHD_run(s->d);
 }
 
-void http_resume(struct http_req *r) {
-  if (!r->suspended)
-    return;
-  r->suspended = false;
-  r->stream_waiting = false;
-  MHD_resume_connection(r->conn);
-  r->srv->need_run = true;
+static void on_prepare(struct loop *l UNUSED, int64_t *timeout_usec, void *data)
+{
+        struct http_server *s = data;
+        MHD_UNSIGNED_LONG_LONG ms;
+
+        /* In external-epoll mode a resume does not wake our epoll: MHD must
+         * be run once to pick resumed connections up. */
+        if (s->need_run) {
+                s->need_run = false;
+                MHD_run(s->d);
+        }
+        if (MHD_get_timeout(s->d, &ms) == MHD_YES) {
+                if (ms == 0)
+                        MHD_run(s->d);
+                else if ((int64_t)ms * 1000 < *timeout_usec)
+                        *timeout_usec = (int64_t)ms * 1000;
+        }
 }
 
-void http_stream_start(struct http_req *r, unsigned status,
-                       const char *content_type) {
-  r->stream = true;
-  r->status = status;
-  free(r->content_type);
-  r->content_type = xstrdup(content_type);
+int http_server_start(struct loop *l, const struct http_server_opts *o, http_dispatch_fn dispatch,
+                      http_done_fn done, void *data, struct http_server **ret, struct tess_error **err)
+{
+        struct sockaddr_in sa;
+        int r;
+
+        r = netaddr_parse_listen(o->listen, &sa, err);
+        if (r < 0)
+                return r;
+        struct http_server *s = xcalloc(1, sizeof(*s));
+        s->loop = l;
+        s->max_body = o->max_body;
+        s->body_limit = o->body_limit;
+        s->dispatch = dispatch;
+        s->done = done;
+        s->abort = o->abort;
+        s->data = data;
+        s->d = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TURBO | MHD_USE_ERROR_LOG, 0,
+                                NULL, NULL, access_cb, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+                                MHD_OPTION_URI_LOG_CALLBACK, uri_log_cb, s, MHD_OPTION_NOTIFY_COMPLETED,
+                                completed_cb, s, MHD_OPTION_CONNECTION_LIMIT, o->max_conns ? o->max_conns : 4096,
+                                MHD_OPTION_CONNECTION_TIMEOUT, o->conn_timeout_s ? o->conn_timeout_s : 120,
+                                MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, MHD_OPTION_END);
+        if (!s->d) {
+                free(s);
+                return tess_err(err, EADDRINUSE, "cannot listen on '%s'", o->listen);
+        }
+        const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_EPOLL_FD);
+        s->epfd = di->epoll_fd;
+        di = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
+        s->port = di ? di->port : 0;
+        r = loop_add_fd(l, s->epfd, 0x001 /* EPOLLIN */, on_epoll, s, err);
+        if (r < 0) {
+                MHD_stop_daemon(s->d);
+                free(s);
+                return r;
+        }
+        loop_set_prepare(l, on_prepare, s);
+        *ret = s;
+        return 0;
 }
 
-void http_stream_write(struct http_req *r, const char *p, size_t n) {
-  buf_append(&r->pending, p, n);
-  if (r->stream_waiting)
-    http_resume(r);
+struct http_server *http_server_stop(struct http_server *s)
+{
+        if (!s)
+                return NULL;
+        /* MHD refuses to stop with suspended connections: end streams and
+         * answer parked requests, then let MHD flush them. */
+        for (int round = 0; round < 100; round++) {
+                bool any = false;
+                for (struct http_req *r = s->reqs; r; r = r->next) {
+                        if (!r->suspended)
+                                continue;
+                        any = true;
+                        if (r->stream) {
+                                http_stream_end(r);
+                        } else {
+                                if (s->abort && round == 0) {
+                                        s->abort(r, s->data);
+                                        if (!r->suspended)
+                                                continue;
+                                }
+                                static const char msg[] = "{\"type\":\"https://api.backend.ai/probs/"
+                                                          "service-unavailable\",\"title\":\"the manager is "
+                                                          "shutting down\",\"status\":503}";
+                                http_reply(r, 503, "application/problem+json", msg, sizeof(msg) - 1);
+                                http_resume(r);
+                        }
+                }
+                if (!any)
+                        break;
+                MHD_run(s->d);
+        }
+        loop_del_fd(s->loop, s->epfd);
+        loop_set_prepare(s->loop, NULL, NULL);
+        MHD_stop_daemon(s->d);
+        free(s);
+        return NULL;
 }
 
-void http_stream_end(struct http_req *r) {
-  r->stream_ended = true;
-  if (r->stream_waiting)
-    http_resume(r);
+uint16_t http_server_port(const struct http_server *s)
+{
+        return s->port;
+}
+
+const char *http_method(const struct http_req *r)
+{
+        return r->method;
+}
+
+const char *http_raw_target(const struct http_req *r)
+{
+        return r->raw_target;
+}
+
+const char *http_path(const struct http_req *r)
+{
+        return r->path;
+}
+
+const char *http_query_raw(const struct http_req *r)
+{
+        return r->query_raw;
+}
+
+const char *http_header(const struct http_req *r, const char *name)
+{
+        return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
+}
+
+const char *http_remote_addr(const struct http_req *r)
+{
+        return r->remote;
+}
+
+const struct buf *http_body(const struct http_req *r)
+{
+        return &r->body;
+}
+
+size_t http_body_limit(const struct http_req *r)
+{
+        return r->max_body;
+}
+
+bool http_body_too_large(const struct http_req *r)
+{
+        return r->body_too_large;
+}
+
+int64_t http_start_usec(const struct http_req *r)
+{
+        return r->t_start;
+}
+
+static void parse_query(struct http_req *r)
+{
+        _cleanup_free_ char *copy = xstrdup(r->query_raw);
+        char *save = NULL;
+
+        r->q_parsed = true;
+        for (char *part = strtok_r(copy, "&", &save); part; part = strtok_r(NULL, "&", &save)) {
+                char *eq = strchr(part, '=');
+                char *k = eq ? xstrndup(part, (size_t)(eq - part)) : xstrdup(part);
+                char *v = xstrdup(eq ? eq + 1 : "");
+                if (http_percent_decode(k, true) < 0 || http_percent_decode(v, true) < 0 || r->nq >= 64) {
+                        free(k);
+                        free(v);
+                        continue;
+                }
+                r->qkeys = xrealloc(r->qkeys, sizeof(char *) * (size_t)(r->nq + 1));
+                r->qvals = xrealloc(r->qvals, sizeof(char *) * (size_t)(r->nq + 1));
+                r->qkeys[r->nq] = k;
+                r->qvals[r->nq] = v;
+                r->nq++;
+        }
+}
+
+const char *http_query(struct http_req *r, const char *name)
+{
+        if (!r->q_parsed)
+                parse_query(r);
+        for (int i = 0; i < r->nq; i++)
+                if (streq(r->qkeys[i], name))
+                        return r->qvals[i];
+        return NULL;
+}
+
+void http_set_user(struct http_req *r, void *p)
+{
+        r->user = p;
+}
+
+void *http_get_user(const struct http_req *r)
+{
+        return r->user;
+}
+
+void http_add_header(struct http_req *r, const char *name, const char *value)
+{
+        r->headers = xrealloc(r->headers, sizeof(*r->headers) * (size_t)(r->nheaders + 1));
+        r->headers[r->nheaders].name = xstrdup(name);
+        r->headers[r->nheaders].value = xstrdup(value);
+        r->nheaders++;
+}
+
+void http_reply(struct http_req *r, unsigned status, const char *content_type, const char *body, size_t len)
+{
+        r->status = status;
+        free(r->content_type);
+        r->content_type = content_type ? xstrdup(content_type) : NULL;
+        buf_reset(&r->resp);
+        buf_append(&r->resp, body, len);
+}
+
+void http_reply_take(struct http_req *r, unsigned status, const char *content_type, char *body, size_t len)
+{
+        r->status = status;
+        free(r->content_type);
+        r->content_type = content_type ? xstrdup(content_type) : NULL;
+        buf_release(&r->resp);
+        r->resp = (struct buf){ .data = body, .len = len, .cap = len + 1 };
+}
+
+unsigned http_reply_status(const struct http_req *r)
+{
+        return r->status;
+}
+
+void http_suspend(struct http_req *r)
+{
+        if (r->suspended)
+                return;
+        r->suspended = true;
+        MHD_suspend_connection(r->conn);
+}
+
+void http_resume(struct http_req *r)
+{
+        if (!r->suspended)
+                return;
+        r->suspended = false;
+        r->stream_waiting = false;
+        MHD_resume_connection(r->conn);
+        r->srv->need_run = true;
+}
+
+void http_stream_start(struct http_req *r, unsigned status, const char *content_type)
+{
+        r->stream = true;
+        r->status = status;
+        free(r->content_type);
+        r->content_type = xstrdup(content_type);
+}
+
+void http_stream_write(struct http_req *r, const char *p, size_t n)
+{
+        buf_append(&r->pending, p, n);
+        if (r->stream_waiting)
+                http_resume(r);
+}
+
+void http_stream_end(struct http_req *r)
+{
+        r->stream_ended = true;
+        if (r->stream_waiting)
+                http_resume(r);
 }
 
 /* ---- multipart/form-data bodies (libmicrohttpd's post processor) ---- */
 
 struct form_state {
-  http_form_part_fn fn;
-  void *data;
-  struct tess_error **err;
-  char *field, *filename;
-  struct buf part;
-  bool open, failed;
-  size_t nparts;
+        http_form_part_fn fn;
+        void *data;
+        struct tess_error **err;
+        char *field, *filename;
+        struct buf part;
+        bool open, failed;
+        size_t nparts;
 };
 
-static void form_flush(struct form_state *st) {
-  if (st->open && !st->failed &&
-      st->fn(st->data, st->field ? st->field : "", st->filename, st->part.data,
-             st->part.len, st->err) < 0)
-    st->failed = true;
-  st->open = false;
-  free(st->field);
-  free(st->filename);
-  st->field = st->filename = NULL;
-  buf_reset(&st->part);
+static void form_flush(struct form_state *st)
+{
+        if (st->open && !st->failed &&
+            st->fn(st->data, st->field ? st->field : "", st->filename, st->part.data, st->part.len, st->err) < 0)
+                st->failed = true;
+        st->open = false;
+        free(st->field);
+        free(st->filename);
+        st->field = st->filename = NULL;
+        buf_reset(&st->part);
 }
 
-static enum MHD_Result form_iter(void *cls, enum MHD_ValueKind kind UNUSED,
-                                 const char *key, const char *filename,
-                                 const char *content_type UNUSED,
-                                 const char *transfer_encoding UNUSED,
-                                 const char *data, uint64_t off, size_t size) {
-  struct form_state *st = cls;
+static enum MHD_Result form_iter(void *cls, enum MHD_ValueKind kind UNUSED, const char *key, const char *filename,
+                                 const char *content_type UNUSED, const char *transfer_encoding UNUSED,
+                                 const char *data, uint64_t off, size_t size)
+{
+        struct form_state *st = cls;
 
-  if (st->failed)
-    return MHD_NO;
-  if (off == 0 || !st->open) {
-    form_flush(st);
-    if (st->failed)
-      return MHD_NO;
-    st->open = true;
-    st->nparts++;
-    st->field = key ? xstrdup(key) : NULL;
-    st->filename = filename ? xstrdup(filename) : NULL;
-  }
-  buf_append(&st->part, data, size);
-  return MHD_YES;
+        if (st->failed)
+                return MHD_NO;
+        if (off == 0 || !st->open) {
+                form_flush(st);
+                if (st->failed)
+                        return MHD_NO;
+                st->open = true;
+                st->nparts++;
+                st->field = key ? xstrdup(key) : NULL;
+                st->filename = filename ? xstrdup(filename) : NULL;
+        }
+        buf_append(&st->part, data, size);
+        return MHD_YES;
 }
 
-int http_form_parts(struct http_req *r, http_form_part_fn fn, void *data,
-                    struct tess_error **err) {
-  struct form_state st = {.fn = fn, .data = data, .err = err, .part = BUF_INIT};
-  const char *ct = http_header(r, "Content-Type");
+int http_form_parts(struct http_req *r, http_form_part_fn fn, void *data, struct tess_error **err)
+{
+        struct form_state st = { .fn = fn, .data = data, .err = err, .part = BUF_INIT };
+        const char *ct = http_header(r, "Content-Type");
 
-  if (!ct || strncasecmp(ct, "multipart/form-data", 19) != 0)
-    return tess_err(err, EINVAL, "the body must be multipart/form-data");
-  struct MHD_PostProcessor *pp =
-      MHD_create_post_processor(r->conn, 64 * 1024, form_iter, &st);
-  if (!pp)
-    return tess_err(err, EINVAL,
-                    "the multipart/form-data body has no usable boundary");
-  enum MHD_Result ok = MHD_post_process(pp, r->body.data, r->body.len);
-  if (MHD_destroy_post_processor(pp) != MHD_YES)
-    ok = MHD_NO;
-  form_flush(&st);
-  buf_release(&st.part);
-  if (st.failed)
-    return -EINVAL;
-  if (ok != MHD_YES)
-    return tess_err(err, EINVAL, "the multipart/form-data body is malformed");
-  return (int)st.nparts;
+        if (!ct || strncasecmp(ct, "multipart/form-data", 19) != 0)
+                return tess_err(err, EINVAL, "the body must be multipart/form-data");
+        struct MHD_PostProcessor *pp = MHD_create_post_processor(r->conn, 64 * 1024, form_iter, &st);
+        if (!pp)
+                return tess_err(err, EINVAL, "the multipart/form-data body has no usable boundary");
+        enum MHD_Result ok = MHD_post_process(pp, r->body.data, r->body.len);
+        if (MHD_destroy_post_processor(pp) != MHD_YES)
+                ok = MHD_NO;
+        form_flush(&st);
+        buf_release(&st.part);
+        if (st.failed)
+                return -EINVAL;
+        if (ok != MHD_YES)
+                return tess_err(err, EINVAL, "the multipart/form-data body is malformed");
+        return (int)st.nparts;
 }
