@@ -90,6 +90,12 @@ static const struct column ls_columns[] = {
         {},
 };
 
+static const struct cli_opt exec_opts[] = {
+        { "mode", 0, OPT_STR, DEST_LOCAL, "mode", 0, 0, "MODE",
+          "batch (default: a shell command) or query (Python, state kept between calls)" },
+        {},
+};
+
 /* "/session/<escaped name><suffix>?<query>" */
 static char *session_path(const char *name, const char *suffix, const json_t *query)
 {
@@ -176,6 +182,82 @@ static int session_rm(struct cli_call *call)
         return ret;
 }
 
+/* Print an execute answer's console: stdout and stderr to theirs. */
+static void print_console(const json_t *result)
+{
+        size_t i;
+        json_t *item;
+
+        json_array_foreach(json_object_get(result, "console"), i, item) {
+                const char *kind = json_string_value(json_array_get(item, 0));
+                const char *text = json_string_value(json_array_get(item, 1));
+                if (!text)
+                        continue;
+                FILE *f = kind && streq(kind, "stderr") ? stderr : stdout;
+                fputs(text, f);
+                fflush(f);
+        }
+}
+
+/* Run code in the session, following it with `continue` (and `input`
+ * from stdin when it waits for some) until it finishes; the exit code is
+ * the command's. */
+static int session_exec(struct cli_call *call)
+{
+        struct cli_args *a = &call->args;
+        const char *mode = cli_local_str(a, "mode");
+        _cleanup_free_ char *path = session_path(a->pos[0], "", a->query);
+        _cleanup_(buf_release) struct buf code = BUF_INIT;
+        struct tess_error *err = NULL;
+        json_t *body, *ans = NULL;
+        char run_id[80] = "";
+
+        if (!mode)
+                mode = "batch";
+        if (!streq(mode, "batch") && !streq(mode, "query"))
+                return cli_usage_error(call->prefix, "--mode must be batch or query");
+        for (int i = 1; i < a->npos; i++)
+                buf_printf(&code, "%s%s", i > 1 ? " " : "", a->pos[i]);
+        body = json_pack("{s:s, s:s}", "mode", mode, "code", code.data);
+        for (;;) {
+                int r = client_json("POST", path, body, CLIENT_SIGNED, &ans, &err);
+                json_decref(body);
+                if (r < 0)
+                        return cli_fail(err);
+                const json_t *res = json_object_get(ans, "result");
+                const char *status = json_string_value(json_object_get(res, "status"));
+                const char *rid = json_string_value(json_object_get(res, "runId"));
+                if (rid)
+                        snprintf(run_id, sizeof(run_id), "%s", rid);
+                if (arg_json) {
+                        json_dumpf(ans, stdout, JSON_COMPACT);
+                        fputc('\n', stdout);
+                } else {
+                        print_console(res);
+                }
+                bool more = status && streq(status, "continued"), input = status && streq(status, "waiting-input");
+                if (!more && !input) {
+                        json_int_t exit_code = json_integer_value(json_object_get(res, "exitCode"));
+                        r = !status || streq(status, "exec-timeout")
+                                    ? cli_error("the run ended with status %s", status ? status : "(none)")
+                            : exit_code < 0 || exit_code > 255 ? CLI_EXIT_ERROR
+                                                               : (int)exit_code;
+                        json_decref(ans);
+                        return r;
+                }
+                if (input) {
+                        char line[4096];
+                        if (!fgets(line, sizeof(line), stdin))
+                                line[0] = '\0';
+                        line[strcspn(line, "\n")] = '\0';
+                        body = json_pack("{s:s, s:s, s:s}", "mode", "input", "code", line, "runId", run_id);
+                } else {
+                        body = json_pack("{s:s, s:s, s:s}", "mode", "continue", "code", "", "runId", run_id);
+                }
+                json_decref(ans);
+        }
+}
+
 struct events_state {
         long long left; /* -1: unlimited */
 };
@@ -237,6 +319,8 @@ static const struct cli_leaf session_leaves[] = {
         { "rm", "destroy", session_rm, { rm_opts, owner_opts }, 0, 1, -1, "NAME...",
           "destroy sessions (a pending one is cancelled)" },
         { "logs", NULL, session_logs, { owner_opts }, 0, 1, 1, "NAME", "print a session's container logs" },
+        { "exec", NULL, session_exec, { exec_opts, owner_opts }, 0, 2, -1, "NAME CODE...",
+          "run a command (or Python code with --mode query) in a running session; exits with its code" },
         { "events", NULL, session_events, { events_opts }, 0, 0, 1, "[NAME]",
           "follow session events (all visible sessions without NAME)" },
         {},

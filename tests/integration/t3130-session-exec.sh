@@ -101,6 +101,14 @@ test_expect_success 'interrupt stops a running command' '
         test "$(jq .result.exitCode "$TMP/out")" != 0
 '
 
+test_expect_success 'tessera session exec streams the output and exits with the command'"'"'s code' '
+        "$TESSERA" session exec pysess "echo one; sleep 1.5; echo two >&2" >"$TMP/cli.out" 2>"$TMP/cli.err" &&
+        test "$(cat "$TMP/cli.out")" = one && test "$(cat "$TMP/cli.err")" = two &&
+        { "$TESSERA" session exec pysess "exit 5"; test $? = 5; } &&
+        "$TESSERA" session exec --mode query pysess "print(x + 1)" >"$TMP/cli.out" &&
+        test "$(cat "$TMP/cli.out")" = 43
+'
+
 test_expect_success 'bad execute requests get a 400 that says why' '
         api POST /session/pysess "{\"code\": \"1\"}" && test "$CODE" = 400 &&
         grep -q "mode is required" "$TMP/out" &&
