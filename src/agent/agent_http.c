@@ -36,7 +36,7 @@
 
 #define BODY_MAX         (AGENT_HTTP_FILE_MAX + 4096)
 #define DOWNLOAD_MAX     AGENT_HTTP_FILE_MAX
-#define LOGS_MAX         (16u << 20)
+#define LOGS_MAX         (1u << 20) /* the end of a live log */
 #define EXEC_WAIT_MS_MAX 30000
 
 struct agent_http {
@@ -263,18 +263,11 @@ static void do_list(const struct runner_client *rc, struct MHD_Connection *conn,
 
 static void do_logs(struct agent_http *h, const char *id, struct answer *a)
 {
-        struct container_config cfg = kernel_runtime_config(h->ctx);
-        struct tess_error *err = NULL;
-        int64_t next;
-
-        if (!container_id_valid(id))
-                return answer_error(a, EINVAL, "not a kernel id");
-        if (container_log_read(&cfg, id, 0, LOGS_MAX, &a->body, &next, &err) < 0) {
-                buf_reset(&a->body);
-                return answer_err(a, err);
-        }
-        a->status = 200;
-        a->type = "text/plain; charset=utf-8";
+        if (!container_id_valid(id) || !kernel_runtime_exists(h->ctx, id))
+                return answer_error(a, ENOENT, "no such kernel");
+        char *text = kernel_runtime_log(h->ctx, id, LOGS_MAX);
+        answer_json(a, 200, json_pack("{s:s}", "logs", text ? text : ""));
+        free(text);
 }
 
 /* "/v1/kernels/ID/ACTION" -> id, action; false if the path is not that. */

@@ -278,18 +278,17 @@ static size_t utf8_seq(const unsigned char *p, size_t n)
         return len;
 }
 
-/* The last KERNEL_LOG_TAIL bytes of the container's output, as UTF-8
- * (invalid bytes become U+FFFD) for the manager's JSON. */
-static char *log_tail(const struct container_config *cfg, const char *id)
+char *kernel_runtime_log(struct agent_ctx *ctx, const char *id, size_t max)
 {
+        struct container_config cfg = kernel_runtime_config(ctx);
         struct buf raw = BUF_INIT, out = BUF_INIT;
         int64_t next;
 
-        if (container_log_read(cfg, id, 0, SIZE_MAX / 2, &raw, &next, NULL) < 0) {
+        if (container_log_read(&cfg, id, 0, SIZE_MAX / 2, &raw, &next, NULL) < 0) {
                 buf_release(&raw);
                 return NULL;
         }
-        size_t start = raw.len > KERNEL_LOG_TAIL ? raw.len - KERNEL_LOG_TAIL : 0;
+        size_t start = raw.len > max ? raw.len - max : 0;
         const unsigned char *p = (const unsigned char *)raw.data;
         for (size_t i = start; i < raw.len;) {
                 size_t len = utf8_seq(p + i, raw.len - i);
@@ -305,12 +304,12 @@ static char *log_tail(const struct container_config *cfg, const char *id)
         return buf_detach(&out, NULL);
 }
 
-static void exit_of(const struct container_config *cfg, const char *id, const struct container_state *st,
+static void exit_of(struct agent_ctx *ctx, const char *id, const struct container_state *st,
                     struct kernel_exit *ret)
 {
         ret->code = st->exit_code;
         ret->oom = st->oom_killed;
-        ret->log = log_tail(cfg, id);
+        ret->log = kernel_runtime_log(ctx, id, KERNEL_LOG_TAIL);
 }
 
 int kernel_runtime_stop(struct agent_ctx *ctx, const char *id, struct kernel_exit *ret, struct tess_error **err)
@@ -328,7 +327,7 @@ int kernel_runtime_stop(struct agent_ctx *ctx, const char *id, struct kernel_exi
         if (r < 0)
                 return r;
         if (container_state(&cfg, id, &st, NULL) >= 0 && st.status == CONTAINER_EXITED)
-                exit_of(&cfg, id, &st, ret);
+                exit_of(ctx, id, &st, ret);
         return 0;
 }
 
@@ -339,7 +338,7 @@ bool kernel_runtime_exited(struct agent_ctx *ctx, const char *id, struct kernel_
 
         if (container_state(&cfg, id, &st, NULL) < 0 || st.status != CONTAINER_EXITED)
                 return false;
-        exit_of(&cfg, id, &st, ret);
+        exit_of(ctx, id, &st, ret);
         return true;
 }
 

@@ -41,6 +41,10 @@ struct kernel_usage {
 };
 bool kernel_runtime_usage(struct agent_ctx *ctx, const char *id, struct kernel_usage *ret);
 
+/* The last max bytes of the container's output as UTF-8 (invalid bytes
+ * become U+FFFD), for the manager's JSON; NULL if there is none. */
+char *kernel_runtime_log(struct agent_ctx *ctx, const char *id, size_t max);
+
 /* Has the container exited (its monitor recorded how)? */
 bool kernel_runtime_exited(struct agent_ctx *ctx, const char *id, struct kernel_exit *ret);
 /* Is there a container for this kernel (running or exited)? */

@@ -31,6 +31,8 @@ static void call_unref(struct agent_call *call)
                 return;
         if (call->data_free)
                 call->data_free(call->data);
+        if (call->user_free)
+                call->user_free(call->user);
         tess_error_free(call->err);
         buf_release(&call->answer);
         free(call->agent_id);
@@ -196,8 +198,10 @@ static int ensure_pipe(struct manager *m, struct tess_error **err)
         return loop_add_fd(m->loop, done_pipe[0], 0x001 /* EPOLLIN */, on_done, NULL, err);
 }
 
-void agent_call_start(struct api_ctx *c, const char *agent_id, const char *address, void (*work)(struct agent_call *),
-                      void (*done)(struct api_ctx *, struct agent_call *), void *data, void (*data_free)(void *))
+struct agent_call *agent_call_start(struct api_ctx *c, const char *agent_id, const char *address,
+                                    void (*work)(struct agent_call *),
+                                    void (*done)(struct api_ctx *, struct agent_call *), void *data,
+                                    void (*data_free)(void *))
 {
         struct tess_error *err = NULL;
         struct agent_call *call;
@@ -207,7 +211,8 @@ void agent_call_start(struct api_ctx *c, const char *agent_id, const char *addre
         if (ensure_pipe(c->m, &err) < 0) {
                 if (data_free)
                         data_free(data);
-                return api_fail(c, err);
+                api_fail(c, err);
+                return NULL;
         }
         call = xcalloc(1, sizeof(*call));
         call->agent_id = xstrdup(agent_id);
@@ -228,12 +233,14 @@ void agent_call_start(struct api_ctx *c, const char *agent_id, const char *addre
         if (r != 0) {
                 call->refs = 1;
                 call_unref(call);
-                return api_problem(c, 503, "unavailable", "cannot start a thread: %s", strerror(r));
+                api_problem(c, 503, "unavailable", "cannot start a thread: %s", strerror(r));
+                return NULL;
         }
         c->state = call;
         c->state_free = ctx_released;
         c->on_shutdown = on_shutdown;
         http_suspend(c->req);
+        return call;
 }
 
 struct one_request {
@@ -260,9 +267,9 @@ static void one_work(struct agent_call *call)
                            o->timeout_s);
 }
 
-void agent_call_one(struct api_ctx *c, const char *agent_id, const char *address, const char *method,
-                    const char *target, const void *body, size_t len, const char *content_type, long timeout_s,
-                    void (*done)(struct api_ctx *, struct agent_call *))
+struct agent_call *agent_call_one(struct api_ctx *c, const char *agent_id, const char *address, const char *method,
+                                  const char *target, const void *body, size_t len, const char *content_type,
+                                  long timeout_s, void (*done)(struct api_ctx *, struct agent_call *))
 {
         struct one_request *o = xcalloc(1, sizeof(*o));
 
@@ -275,7 +282,7 @@ void agent_call_one(struct api_ctx *c, const char *agent_id, const char *address
                 o->has_body = true;
         }
         o->timeout_s = timeout_s;
-        agent_call_start(c, agent_id, address, one_work, done, o, one_free);
+        return agent_call_start(c, agent_id, address, one_work, done, o, one_free);
 }
 
 void agent_calls_abort(void)

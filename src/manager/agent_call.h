@@ -21,8 +21,10 @@ struct manager;
 struct agent_call {
         /* what the request is for, set by agent_call_start */
         char *agent_id, *address;
-        void *data; /* the handler's own; freed with data_free */
+        void *data; /* what work needs; freed with data_free */
         void (*data_free)(void *data);
+        void *user; /* what done needs, set after the start; freed with user_free */
+        void (*user_free)(void *user);
         /* the last answer of agent_call_request */
         long status;       /* HTTP status; 0 when the agent was not reached */
         struct buf answer; /* its body */
@@ -44,13 +46,16 @@ int agent_call_request(struct agent_call *call, const char *method, const char *
                        const char *content_type, long timeout_s);
 
 /* Suspend c's request, run work(call) in a thread, then done(c, call) on
- * the loop (which must answer c).  work NULL: one request of method,
- * target and body (copied).  Ownership of data passes to the call. */
-void agent_call_start(struct api_ctx *c, const char *agent_id, const char *address, void (*work)(struct agent_call *),
-                      void (*done)(struct api_ctx *, struct agent_call *), void *data, void (*data_free)(void *));
-void agent_call_one(struct api_ctx *c, const char *agent_id, const char *address, const char *method,
-                    const char *target, const void *body, size_t len, const char *content_type, long timeout_s,
-                    void (*done)(struct api_ctx *, struct agent_call *));
+ * the loop (which must answer c).  Ownership of data passes to the call.
+ * Returns the call, or NULL when it could not start (c is answered). */
+struct agent_call *agent_call_start(struct api_ctx *c, const char *agent_id, const char *address,
+                                    void (*work)(struct agent_call *),
+                                    void (*done)(struct api_ctx *, struct agent_call *), void *data,
+                                    void (*data_free)(void *));
+/* agent_call_start for one request of method, target and body (copied). */
+struct agent_call *agent_call_one(struct api_ctx *c, const char *agent_id, const char *address, const char *method,
+                                  const char *target, const void *body, size_t len, const char *content_type,
+                                  long timeout_s, void (*done)(struct api_ctx *, struct agent_call *));
 
 /* The answer of a failed call, for the API client: the agent's 4xx as is,
  * an unreachable or failing agent as 502.  Frees call->err. */

@@ -16,6 +16,7 @@
 #include "../common/loop.h"
 #include "../common/slots.h"
 #include "../common/timeutil.h"
+#include "agent_call.h"
 #include "api.h"
 #include "auth.h"
 #include "db.h"
@@ -543,6 +544,17 @@ void api_session_destroy(struct api_ctx *c)
         api_json(c, 200, json_pack("{s:{}}", "stats"));
 }
 
+/* A live session's output comes from its agent; if the agent cannot be
+ * reached, or the session ended, what its agent sent at the end. */
+static void logs_done(struct api_ctx *c, struct agent_call *call)
+{
+        json_t *j = call->err ? NULL : json_loadb(call->answer.data, call->answer.len, 0, NULL);
+        const char *live = json_string_value(json_object_get(j, "logs"));
+
+        api_json(c, 200, json_pack("{s:{s:s}}", "result", "logs", live ? live : (const char *)call->user));
+        json_decref(j);
+}
+
 void api_session_logs(struct api_ctx *c)
 {
         _cleanup_rows_ struct db_rows *rows = NULL, *logs = NULL;
@@ -552,10 +564,23 @@ void api_session_logs(struct api_ctx *c)
                 return api_fail(c, err);
         api_owner_activity(c, rows);
         if (DBQ(c->m->db,
-                "SELECT container_log FROM kernels WHERE session_id = ? ORDER BY cluster_idx LIMIT 1", &logs, &err,
-                DB_TEXT(db_getn(rows, 0, "id"))) < 0)
+                "SELECT k.container_log, k.id, k.agent_id, a.address FROM kernels k LEFT JOIN agents a"
+                " ON a.id = k.agent_id WHERE k.session_id = ? ORDER BY k.cluster_idx LIMIT 1",
+                &logs, &err, DB_TEXT(db_getn(rows, 0, "id"))) < 0)
                 return api_fail(c, err);
         const char *text = logs->nrows ? db_get(logs, 0, 0) : NULL;
+        enum session_status st = session_status_from_string(db_getn(rows, 0, "status"));
+        const char *address = logs->nrows ? db_get(logs, 0, 3) : NULL;
+        if (!session_status_is_terminal(st) && address && *address) {
+                _cleanup_free_ char *target = xasprintf("/v1/kernels/%s/logs", db_get(logs, 0, 1));
+                struct agent_call *call =
+                        agent_call_one(c, db_get(logs, 0, 2), address, "GET", target, NULL, 0, NULL, 30, logs_done);
+                if (call) {
+                        call->user = xstrdup(text ? text : "");
+                        call->user_free = free;
+                }
+                return;
+        }
         api_json(c, 200, json_pack("{s:{s:s}}", "result", "logs", text ? text : ""));
 }
 

@@ -174,6 +174,19 @@ test_expect_success 'the agent refuses requests that the manager did not sign' '
         test "$code" = 403
 '
 
+test_expect_success 'the logs of a running session are read live from its agent' '
+        api POST /session "{\"name\": \"talker\", \"image\": \"python:3.11\", \"type\": \"batch\", \"enqueueOnly\": true, \"startupCommand\": \"echo live-line; sleep 120\", \"config\": {\"resources\": {\"cpu\": 1, \"mem\": \"256m\"}}}" &&
+        test "$CODE" = 201 &&
+        wait_status talker RUNNING &&
+        for _ in $(seq 1 50); do
+                OUT=$TMP/logs api GET /session/talker/logs
+                jq -r .result.logs "$TMP/logs" | grep -qx live-line && break
+                sleep 0.1
+        done &&
+        jq -r .result.logs "$TMP/logs" | grep -qx live-line &&
+        api DELETE /session/talker && test "$CODE" = 200
+'
+
 test_expect_success 'a session that is not running answers 409' '
         api DELETE /session/pysess && test "$CODE" = 200 &&
         wait_status pysess TERMINATED &&
