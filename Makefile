@@ -26,7 +26,7 @@ WARN     := -Wall -Wextra -Werror -Wformat=2 -Wformat-security -Wstrict-prototyp
 CFLAGS   ?= -O2 -g
 ALL_CFLAGS := -std=gnu17 $(WARN) $(CFLAGS) $(PKG_CFLAGS) -MMD -MP
 ALL_LDFLAGS := $(LDFLAGS)
-LIBS     := $(PKG_LIBS) -lm
+LIBS     := $(PKG_LIBS) -lwslay -lm
 
 ifneq ($(SANITIZE),)
 ALL_CFLAGS  += -fsanitize=$(SANITIZE) -fno-sanitize-recover=all -fno-omit-frame-pointer -O1

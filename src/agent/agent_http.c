@@ -22,6 +22,7 @@
 #include <limits.h>
 #include <microhttpd.h>
 #include <netdb.h>
+#include <strings.h>
 #include <sys/socket.h>
 
 #include "../common/buf.h"
@@ -29,7 +30,9 @@
 #include "../common/netaddr.h"
 #include "../common/sign.h"
 #include "../common/timeutil.h"
+#include "../common/ws.h"
 #include "agent_http.h"
+#include "agent_pty.h"
 #include "container.h"
 #include "kernel_runtime.h"
 #include "runner_client.h"
@@ -58,6 +61,8 @@ struct answer {
         unsigned status;
         const char *type;
         struct buf body;
+        struct agent_pty *pty; /* a terminal: answer 101 and relay it */
+        char accept[WS_ACCEPT_LEN + 1];
 };
 
 unsigned agent_http_status(int errnum)
@@ -270,6 +275,36 @@ static void do_logs(struct agent_http *h, const char *id, struct answer *a)
         free(text);
 }
 
+static unsigned dimension(struct MHD_Connection *conn, const char *key, unsigned def)
+{
+        const char *v = query(conn, key);
+        char *end;
+        unsigned long n = v ? strtoul(v, &end, 10) : 0;
+        return v && !*end && n >= 1 && n <= 1000 ? (unsigned)n : def;
+}
+
+static void do_pty(const struct runner_client *rc, struct MHD_Connection *conn, struct answer *a)
+{
+        const char *upgrade = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Upgrade");
+        const char *key = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Sec-WebSocket-Key");
+        struct tess_error *err = NULL;
+
+        if (!upgrade || strcasecmp(upgrade, "websocket") != 0 || !key)
+                return answer_error(a, EINVAL, "a terminal is a WebSocket: Upgrade and Sec-WebSocket-Key are missing");
+        struct agent_pty *t = xcalloc(1, sizeof(*t));
+        snprintf(t->socket_path, sizeof(t->socket_path), "%s", rc->socket_path);
+        t->runner_pid = rc->runner_pid;
+        t->rows = dimension(conn, "rows", 24);
+        t->cols = dimension(conn, "cols", 80);
+        if (agent_pty_open(t, &err) < 0) {
+                free(t);
+                return answer_err(a, err);
+        }
+        ws_accept_key(key, a->accept);
+        a->pty = t;
+        a->status = 101;
+}
+
 /* "/v1/kernels/ID/ACTION" -> id, action; false if the path is not that. */
 static bool split_path(const char *url, char *id, size_t idlen, const char **action)
 {
@@ -308,7 +343,7 @@ static void handle(struct agent_http *h, struct MHD_Connection *conn, const char
         bool known = (streq(action, "execute") && streq(method, "POST")) ||
                      (streq(action, "interrupt") && streq(method, "POST")) ||
                      (streq(action, "files") && (streq(method, "PUT") || streq(method, "GET"))) ||
-                     (streq(action, "list") && streq(method, "GET"));
+                     (streq(action, "list") && streq(method, "GET")) || (streq(action, "pty") && streq(method, "GET"));
         if (!known)
                 return answer_error(a, ENOENT, "no such route");
         if (kernel_runner(h, id, sock, sizeof(sock), &rc, &err) < 0)
@@ -321,6 +356,8 @@ static void handle(struct agent_http *h, struct MHD_Connection *conn, const char
                 do_upload(&rc, conn, rq, a);
         else if (streq(action, "files"))
                 do_download(&rc, conn, a);
+        else if (streq(action, "pty"))
+                do_pty(&rc, conn, a);
         else
                 do_list(&rc, conn, a);
 }
@@ -345,6 +382,36 @@ static void completed_cb(void *cls UNUSED, struct MHD_Connection *conn UNUSED, v
         *con_cls = NULL;
 }
 
+/* The connection became a WebSocket: relay the terminal in this thread
+ * (one per connection), then let libmicrohttpd close the socket. */
+static void on_upgraded(void *cls, struct MHD_Connection *conn UNUSED, void *con_cls UNUSED, const char *extra_in,
+                        size_t extra_in_size, MHD_socket sock, struct MHD_UpgradeResponseHandle *urh)
+{
+        struct agent_pty *t = cls;
+
+        agent_pty_run(t, sock, extra_in, extra_in_size);
+        agent_pty_close(t);
+        free(t);
+        MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
+}
+
+static enum MHD_Result answer_upgrade(struct MHD_Connection *conn, struct answer *a)
+{
+        struct MHD_Response *resp = MHD_create_response_for_upgrade(on_upgraded, a->pty);
+
+        if (!resp) {
+                agent_pty_close(a->pty);
+                free(a->pty);
+                return MHD_NO;
+        }
+        MHD_add_response_header(resp, "Upgrade", "websocket");
+        MHD_add_response_header(resp, "Connection", "Upgrade");
+        MHD_add_response_header(resp, "Sec-WebSocket-Accept", a->accept);
+        enum MHD_Result ret = MHD_queue_response(conn, MHD_HTTP_SWITCHING_PROTOCOLS, resp);
+        MHD_destroy_response(resp);
+        return ret;
+}
+
 static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
                                  const char *version UNUSED, const char *upload_data, size_t *upload_size,
                                  void **con_cls)
@@ -366,6 +433,10 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
         }
         struct answer a = { .body = BUF_INIT };
         handle(h, conn, url, method, rq, &a);
+        if (a.pty) {
+                buf_release(&a.body);
+                return answer_upgrade(conn, &a);
+        }
         struct MHD_Response *resp;
         if (a.body.len > 0) {
                 resp = MHD_create_response_from_buffer(a.body.len, a.body.data, MHD_RESPMEM_MUST_FREE);
@@ -393,12 +464,12 @@ int agent_http_start(struct agent_ctx *ctx, const char *secret, struct agent_htt
         h->ctx = ctx;
         h->secret = secret;
         snprintf(h->signer, sizeof(h->signer), "manager:%s", ctx->conf->id);
-        h->d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0,
-                                NULL, NULL, access_cb, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-                                MHD_OPTION_URI_LOG_CALLBACK, uri_cb, h, MHD_OPTION_NOTIFY_COMPLETED, completed_cb, h,
-                                MHD_OPTION_CONNECTION_LIMIT, 256, MHD_OPTION_CONNECTION_TIMEOUT, 300,
-                                MHD_OPTION_THREAD_STACK_SIZE, (size_t)256 << 10, MHD_OPTION_LISTENING_ADDRESS_REUSE, 1,
-                                MHD_OPTION_END);
+        h->d = MHD_start_daemon(
+                MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_ALLOW_UPGRADE,
+                0, NULL, NULL, access_cb, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_URI_LOG_CALLBACK,
+                uri_cb, h, MHD_OPTION_NOTIFY_COMPLETED, completed_cb, h, MHD_OPTION_CONNECTION_LIMIT, 256,
+                MHD_OPTION_CONNECTION_TIMEOUT, 300, MHD_OPTION_THREAD_STACK_SIZE, (size_t)256 << 10,
+                MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, MHD_OPTION_END);
         if (!h->d) {
                 free(h);
                 return tess_err(err, EADDRINUSE, "cannot listen on '%s'", ctx->conf->listen);

@@ -74,17 +74,16 @@ void generate_secret_key(char out[41])
         random_string(out, 40, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789");
 }
 
-static char *b64_encode(const unsigned char *p, size_t n)
+char *base64_encode(const void *data, size_t n)
 {
+        const unsigned char *p = data;
         char *out = xmalloc(4 * ((n + 2) / 3) + 1);
         EVP_EncodeBlock((unsigned char *)out, p, (int)n);
         return out;
 }
 
-/* Decode base64; returns length or -1. */
-static int b64_decode(const char *s, unsigned char *out, size_t cap)
+int base64_decode(const char *s, size_t len, unsigned char *out, size_t cap)
 {
-        size_t len = strlen(s);
         if (len % 4 || len / 4 * 3 > cap)
                 return -1;
         int n = EVP_DecodeBlock(out, (const unsigned char *)s, (int)len);
@@ -120,8 +119,8 @@ char *password_hash(const char *password)
         random_or_die(salt, sizeof(salt));
         if (scrypt(password, salt, sizeof(salt), SCRYPT_LOG_N, SCRYPT_R, SCRYPT_P, hash, sizeof(hash)) < 0)
                 abort();
-        s64 = b64_encode(salt, sizeof(salt));
-        h64 = b64_encode(hash, sizeof(hash));
+        s64 = base64_encode(salt, sizeof(salt));
+        h64 = base64_encode(hash, sizeof(hash));
         return xasprintf("scrypt$%d$%d$%d$%s$%s", SCRYPT_LOG_N, SCRYPT_R, SCRYPT_P, s64, h64);
 }
 
@@ -134,8 +133,8 @@ bool password_verify(const char *password, const char *stored)
 
         if (!stored || sscanf(stored, "scrypt$%u$%u$%u$%63[^$]$%63s", &logn, &r, &p, s64, h64) != 5)
                 return false;
-        sn = b64_decode(s64, salt, sizeof(salt));
-        hn = b64_decode(h64, want, sizeof(want));
+        sn = base64_decode(s64, strlen(s64), salt, sizeof(salt));
+        hn = base64_decode(h64, strlen(h64), want, sizeof(want));
         if (sn <= 0 || hn <= 0)
                 return false;
         if (scrypt(password, salt, (size_t)sn, logn, r, p, got, (size_t)hn) < 0)
@@ -157,7 +156,7 @@ char *secret_seal(const unsigned char key[MASTER_KEY_LEN], const char *plain)
             !EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_GET_TAG, 16, blob + 12 + n))
                 abort();
         EVP_CIPHER_CTX_free(c);
-        _cleanup_free_ char *b64 = b64_encode(blob, 12 + n + 16);
+        _cleanup_free_ char *b64 = base64_encode(blob, 12 + n + 16);
         free(blob);
         return xasprintf("v1:%s", b64);
 }
@@ -170,7 +169,7 @@ int secret_open(const unsigned char key[MASTER_KEY_LEN], const char *sealed, cha
 
         if (!sealed || strncmp(sealed, "v1:", 3) != 0)
                 return tess_err(err, EINVAL, "sealed secret has an unknown format");
-        n = b64_decode(sealed + 3, blob, sizeof(blob));
+        n = base64_decode(sealed + 3, strlen(sealed + 3), blob, sizeof(blob));
         if (n < 12 + 16)
                 return tess_err(err, EINVAL, "sealed secret is malformed");
         size_t len = (size_t)n - 28;

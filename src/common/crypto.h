@@ -34,6 +34,12 @@ char *secret_seal(const unsigned char key[MASTER_KEY_LEN], const char *plain);
 /* Decrypt; -EINVAL if tampered or not ours. *ret is malloc'd. */
 int secret_open(const unsigned char key[MASTER_KEY_LEN], const char *sealed, char **ret, struct tess_error **err);
 
+/* Standard base64 with padding; caller frees. */
+char *base64_encode(const void *data, size_t n);
+/* Decode len characters of padded base64 into out (cap bytes); the
+ * decoded length, or -1 for bad input or too little room. */
+int base64_decode(const char *s, size_t len, unsigned char *out, size_t cap);
+
 /* Hex SHA-256 of data into out[65]. */
 void sha256_hex(const void *data, size_t n, char out[65]);
 

@@ -10,6 +10,7 @@
 #ifndef TESS_MANAGER_AGENT_CALL_H
 #define TESS_MANAGER_AGENT_CALL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "../common/buf.h"
@@ -60,6 +61,15 @@ struct agent_call *agent_call_one(struct api_ctx *c, const char *agent_id, const
 /* The answer of a failed call, for the API client: the agent's 4xx as is,
  * an unreachable or failing agent as 502.  Frees call->err. */
 void agent_call_fail(struct api_ctx *c, struct agent_call *call);
+
+/* Where a running session's main kernel is. */
+struct session_target {
+        char session[40], kernel[64], agent[128], address[128];
+};
+/* The running session c->param[0] (of owner_ak, for admins) and its main
+ * kernel's agent; counts as the owner's activity.  Answers c (404, 409)
+ * and returns false when there is none.  (api_session_exec.c) */
+bool api_session_target(struct api_ctx *c, const char *owner_ak, struct session_target *t);
 
 /* Abandon requests in flight (manager stopping). */
 void agent_calls_abort(void);

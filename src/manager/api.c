@@ -49,6 +49,8 @@ const struct route api_routes[] = {
         { "GET", "/session/{name}/download_single", api_session_download_single, 0,
           "Download one file of a session", "session" },
         { "GET", "/session/{name}/files", api_session_files, 0, "List a directory of a session", "session" },
+        { "GET", "/stream/session/{name}/pty", api_stream_pty, 0, "A terminal in a running session (WebSocket)",
+          "session" },
         { "GET", "/events/session", api_events_session, ROUTE_READ, "Session events (server-sent events)",
           "session" },
         { "GET", "/resource/presets", api_resource_presets, ROUTE_READ, "Resource presets", "resource" },

@@ -33,13 +33,7 @@
 
 static const char *const exec_modes[] = { "query", "batch", "input", "continue", "complete", NULL };
 
-struct target {
-        char kernel[64], agent[128], address[128];
-};
-
-/* The running session c->param[0] and its main kernel's agent; answers c
- * and returns false when there is none. */
-static bool find_target(struct api_ctx *c, const char *owner_ak, struct target *t)
+bool api_session_target(struct api_ctx *c, const char *owner_ak, struct session_target *t)
 {
         _cleanup_rows_ struct db_rows *rows = NULL, *k = NULL;
         struct tess_error *err = NULL;
@@ -49,6 +43,7 @@ static bool find_target(struct api_ctx *c, const char *owner_ak, struct target *
                 return false;
         }
         api_owner_activity(c, rows);
+        snprintf(t->session, sizeof(t->session), "%s", db_getn(rows, 0, "id"));
         const char *status = db_getn(rows, 0, "status");
         if (!streq(status, "RUNNING")) {
                 api_problem(c, 409, "session-not-running", "session '%s' is %s, not RUNNING", c->param[0], status);
@@ -80,7 +75,7 @@ static const char *owner_param(struct api_ctx *c)
 }
 
 /* "/v1/kernels/<id>/<action>[?path=<p>]" */
-static char *kernel_target(const struct target *t, const char *action, const char *path)
+static char *kernel_target(const struct session_target *t, const char *action, const char *path)
 {
         struct buf b = BUF_INIT;
         buf_printf(&b, "/v1/kernels/%s/%s", t->kernel, action);
@@ -108,7 +103,7 @@ void api_session_execute(struct api_ctx *c)
         struct tess_error *err = NULL;
         const char *mode = NULL, *code = NULL, *run_id = NULL;
         json_t *options = c->body ? json_object_get(c->body, "options") : NULL;
-        struct target t;
+        struct session_target t;
 
         if (!c->body)
                 return api_problem(c, 400, "invalid-api-params", "execute needs a JSON body {mode, code, runId?}");
@@ -130,7 +125,7 @@ void api_session_execute(struct api_ctx *c)
                 return api_problem(c, 400, "invalid-api-params", "runId is required for mode '%s'", mode);
         if (options && !json_is_object(options) && !json_is_null(options))
                 return api_problem(c, 400, "invalid-api-params", "options must be an object");
-        if (!find_target(c, owner_param(c), &t))
+        if (!api_session_target(c, owner_param(c), &t))
                 return;
         json_t *fwd = json_pack("{s:s, s:s}", "mode", mode, "code", code ? code : "");
         if (run_id)
@@ -148,11 +143,11 @@ void api_session_interrupt(struct api_ctx *c)
 {
         struct tess_error *err = NULL;
         const char *run_id = NULL;
-        struct target t;
+        struct session_target t;
 
         if (c->body && api_get_string(c->body, NAMES("runId", "run_id"), 64, &run_id, &err) < 0)
                 return api_fail(c, err);
-        if (!find_target(c, owner_param(c), &t))
+        if (!api_session_target(c, owner_param(c), &t))
                 return;
         json_t *fwd = run_id ? json_pack("{s:s}", "runId", run_id) : json_object();
         _cleanup_free_ char *text = json_dumps(fwd, JSON_COMPACT);
@@ -187,7 +182,7 @@ struct upload_file {
 };
 
 struct upload {
-        struct target t;
+        struct session_target t;
         struct upload_file *files;
         size_t n;
 };
@@ -256,7 +251,7 @@ void api_session_upload(struct api_ctx *c)
                 upload_free(u);
                 return api_problem(c, 400, "invalid-api-params", "the upload holds no file part (with a filename)");
         }
-        if (!find_target(c, http_query(c->req, "owner_access_key"), &u->t)) {
+        if (!api_session_target(c, http_query(c->req, "owner_access_key"), &u->t)) {
                 upload_free(u);
                 return;
         }
@@ -285,19 +280,19 @@ static void download_done(struct api_ctx *c, struct agent_call *call)
 void api_session_download_single(struct api_ctx *c)
 {
         const char *file = param(c, "file");
-        struct target t;
+        struct session_target t;
 
         if (!valid_session_path(file))
                 return api_problem(c, 400, "invalid-api-params",
                                    "file must be a path relative to the home directory, without '..'");
-        if (!find_target(c, owner_param(c), &t))
+        if (!api_session_target(c, owner_param(c), &t))
                 return;
         _cleanup_free_ char *target = kernel_target(&t, "files", file);
         agent_call_one(c, t.agent, t.address, "GET", target, NULL, 0, NULL, FILES_TIMEOUT_S, download_done);
 }
 
 struct listing {
-        struct target t;
+        struct session_target t;
         char *path; /* "" for the home directory */
 };
 
@@ -358,7 +353,7 @@ void api_session_files(struct api_ctx *c)
                 return api_problem(c, 400, "invalid-api-params",
                                    "path must be relative to the home directory, without '..'");
         l = xcalloc(1, sizeof(*l));
-        if (!find_target(c, owner_param(c), &l->t)) {
+        if (!api_session_target(c, owner_param(c), &l->t)) {
                 free(l);
                 return;
         }

@@ -12,6 +12,12 @@
 #include "../common/timeutil.h"
 #include "http.h"
 
+struct http_upgrade {
+        http_upgrade_fn fn;
+        void *data;
+        void (*data_free)(void *data); /* when the upgrade never happens */
+};
+
 struct http_header_kv {
         char *name, *value;
 };
@@ -35,6 +41,8 @@ struct http_req {
         bool q_parsed;
         /* streaming */
         bool stream, stream_ended, stream_waiting;
+        /* an upgrade (WebSocket): handed over once the 101 is sent */
+        struct http_upgrade *upgrade;
         struct buf pending;
         void *user;
         int64_t t_start;
@@ -123,6 +131,11 @@ static void req_free(struct http_req *r)
         free(r->query_raw);
         free(r->method);
         free(r->content_type);
+        if (r->upgrade) { /* never sent */
+                if (r->upgrade->data_free)
+                        r->upgrade->data_free(r->upgrade->data);
+                free(r->upgrade);
+        }
         buf_release(&r->body);
         buf_release(&r->resp);
         buf_release(&r->pending);
@@ -174,12 +187,46 @@ static ssize_t stream_reader(void *cls, uint64_t pos UNUSED, char *out, size_t m
         return 0;
 }
 
+struct http_upgraded {
+        struct MHD_UpgradeResponseHandle *urh;
+};
+
+static void upgraded_cb(void *cls, struct MHD_Connection *c UNUSED, void *req_cls UNUSED, const char *extra_in,
+                        size_t extra_in_size, MHD_socket sock, struct MHD_UpgradeResponseHandle *urh)
+{
+        struct http_upgrade *up = cls;
+        struct http_upgraded *u = xcalloc(1, sizeof(*u));
+
+        u->urh = urh;
+        up->fn(up->data, sock, extra_in, extra_in_size, u);
+        free(up);
+}
+
+void http_upgrade(struct http_req *r, http_upgrade_fn fn, void *data, void (*data_free)(void *data))
+{
+        r->upgrade = xcalloc(1, sizeof(*r->upgrade));
+        r->upgrade->fn = fn;
+        r->upgrade->data = data;
+        r->upgrade->data_free = data_free;
+        r->status = MHD_HTTP_SWITCHING_PROTOCOLS;
+}
+
+void http_upgraded_close(struct http_upgraded *u)
+{
+        MHD_upgrade_action(u->urh, MHD_UPGRADE_ACTION_CLOSE);
+        free(u);
+}
+
 static enum MHD_Result queue_answer(struct http_req *r)
 {
         struct MHD_Response *resp;
         enum MHD_Result ret;
 
-        if (r->stream) {
+        if (r->upgrade) {
+                resp = MHD_create_response_for_upgrade(upgraded_cb, r->upgrade);
+                if (resp)
+                        r->upgrade = NULL; /* upgraded_cb frees it */
+        } else if (r->stream) {
                 resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, stream_reader, r, NULL);
         } else if (r->resp.len > 0) {
                 size_t len;
@@ -281,7 +328,9 @@ int http_server_start(struct loop *l, const struct http_server_opts *o, http_dis
         s->done = done;
         s->abort = o->abort;
         s->data = data;
-        s->d = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TURBO | MHD_USE_ERROR_LOG, 0,
+        s->d = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_ALLOW_UPGRADE | MHD_USE_TURBO |
+                                        MHD_USE_ERROR_LOG,
+                                0,
                                 NULL, NULL, access_cb, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
                                 MHD_OPTION_URI_LOG_CALLBACK, uri_log_cb, s, MHD_OPTION_NOTIFY_COMPLETED,
                                 completed_cb, s, MHD_OPTION_CONNECTION_LIMIT, o->max_conns ? o->max_conns : 4096,

@@ -82,6 +82,16 @@ void http_stream_end(struct http_req *r);
 /* Percent-decode in place; returns -EINVAL on a bad escape or a NUL byte. */
 int http_percent_decode(char *s, bool plus_is_space);
 
+/* Protocol upgrades (WebSocket): answer 101 with the headers added so far;
+ * once it is sent, fn gets the socket (and bytes already read from it) on
+ * the loop, and data is fn's; if it never is, data_free(data) is called.
+ * The connection stays open until http_upgraded_close(), which must also
+ * run on the loop; never close fd directly. */
+struct http_upgraded;
+typedef void (*http_upgrade_fn)(void *data, int fd, const char *extra, size_t extra_len, struct http_upgraded *u);
+void http_upgrade(struct http_req *r, http_upgrade_fn fn, void *data, void (*data_free)(void *data));
+void http_upgraded_close(struct http_upgraded *u);
+
 /* The parts of a multipart/form-data body, each whole: fn(data, field,
  * filename or NULL, bytes, len, err) in order; fn < 0 stops (its *err
  * stands).  Returns the number of parts or -errno. */

@@ -60,6 +60,26 @@ upload() {
                 "$BACKEND_ENDPOINT/session/$1/upload") || true
 }
 
+# pty TARGET STEP...: tests/lib/ws-pty.py against the manager, signed as the caller
+pty() {
+        local target=$1 h=() l
+        shift
+        while IFS= read -r l; do h+=(-H "$l"); done < <("$BUILD/test-tool" sign GET "$target" \
+                "${BACKEND_ENDPOINT#http://}" "$BACKEND_ACCESS_KEY" "$BACKEND_SECRET_KEY")
+        timeout 60 python3 "$TEST_ROOT/tests/lib/ws-pty.py" "ws://${BACKEND_ENDPOINT#http://}$target" "${h[@]}" "$@"
+}
+
+# other_user: act as a second, ordinary user (created on first use)
+other_user() {
+        if [ ! -s "$TMP/other.keys" ]; then
+                OUT=$TMP/other api POST /admin/users "{\"email\": \"other@t.test\", \"password\": \"other-pass\"}" &&
+                test "$CODE" = 201 &&
+                jq -r ".keypair.access_key, .keypair.secret_key" "$TMP/other" >"$TMP/other.keys" || return 1
+        fi
+        BACKEND_ACCESS_KEY=$(sed -n 1p "$TMP/other.keys")
+        BACKEND_SECRET_KEY=$(sed -n 2p "$TMP/other.keys")
+}
+
 test_expect_success 'a python session runs on the dev agent' '
         registry_start && registry_push python python:3.11 &&
         WITH_AGENT="--agent-network none" start_manager &&
@@ -109,6 +129,27 @@ test_expect_success 'tessera session exec streams the output and exits with the 
         test "$(cat "$TMP/cli.out")" = 43
 '
 
+test_expect_success 'a terminal over a WebSocket: a shell that runs commands, resizes and exits' '
+        pty "/stream/session/pysess/pty?rows=30&cols=100" \
+                "send:echo \$((6 * 7))-ok\n" expect:42-ok \
+                "send:stty size\n" "expect:30 100" \
+                resize:40:120 "send:stty size\n" "expect:40 120" \
+                "send:id -un; pwd\n" expect:/home/work \
+                "send:exit\n" expect-close >"$TMP/pty.out" ||
+        { cat "$TMP/pty.out"; false; }
+'
+
+test_expect_success 'terminal errors: bad messages are answered, other users and plain requests are refused' '
+        pty /stream/session/pysess/pty "raw:not json" "expect-error:messages are JSON" \
+                "raw:{\"type\": \"stdin\", \"chars\": \"%%%\"}" "expect-error:base64" close expect-close &&
+        api GET /stream/session/pysess/pty && test "$CODE" = 400 &&
+        (
+                other_user &&
+                test_must_fail pty /stream/session/pysess/pty "send:id\n" 2>"$TMP/pty.err" &&
+                grep -q 404 "$TMP/pty.err"
+        )
+'
+
 test_expect_success 'bad execute requests get a 400 that says why' '
         api POST /session/pysess "{\"code\": \"1\"}" && test "$CODE" = 400 &&
         grep -q "mode is required" "$TMP/out" &&
@@ -151,11 +192,8 @@ test_expect_success 'paths cannot leave the home directory' '
 '
 
 test_expect_success 'another user cannot execute in, or read from, the session' '
-        api POST /admin/users "{\"email\": \"other@t.test\", \"password\": \"other-pass\"}" &&
-        test "$CODE" = 201 &&
-        OAK=$(jq -r .keypair.access_key "$TMP/out") && OSK=$(jq -r .keypair.secret_key "$TMP/out") &&
         (
-                BACKEND_ACCESS_KEY=$OAK BACKEND_SECRET_KEY=$OSK &&
+                other_user &&
                 exec_ pysess query "1" && test "$CODE" = 404 &&
                 api GET "/session/pysess/download_single?file=made.txt" && test "$CODE" = 404
         )

@@ -1,0 +1,267 @@
+/* ws.c - see ws.h.  wslay does the framing (masking, fragments, control
+ * frames, the closing handshake); this file feeds it a socket. */
+#include "compat.h"
+
+#include <fcntl.h>
+#include <openssl/sha.h>
+#include <poll.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <wslay/wslay.h>
+
+#include "crypto.h"
+#include "timeutil.h"
+#include "ws.h"
+
+#define WS_GUID  "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+#define HEAD_MAX 8192
+
+struct ws {
+        wslay_event_context_ptr ctx;
+        int fd;
+        struct buf prefix; /* read before the connection was handed over */
+        size_t prefix_off;
+        ws_message_fn fn;
+        void *data;
+        bool failed;
+};
+
+static ssize_t on_recv(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, int flags UNUSED, void *user)
+{
+        struct ws *w = user;
+
+        if (w->prefix_off < w->prefix.len) {
+                size_t n = w->prefix.len - w->prefix_off;
+                if (n > len)
+                        n = len;
+                memcpy(buf, w->prefix.data + w->prefix_off, n);
+                w->prefix_off += n;
+                return (ssize_t)n;
+        }
+        ssize_t n = recv(w->fd, buf, len, 0);
+        if (n > 0)
+                return n;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+                wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
+        else
+                wslay_event_set_error(ctx, WSLAY_ERR_CALLBACK_FAILURE); /* EOF or a reset */
+        return -1;
+}
+
+static ssize_t on_send(wslay_event_context_ptr ctx, const uint8_t *data, size_t len, int flags UNUSED, void *user)
+{
+        struct ws *w = user;
+        ssize_t n = send(w->fd, data, len, MSG_NOSIGNAL);
+
+        if (n >= 0)
+                return n;
+        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+                wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
+        else
+                wslay_event_set_error(ctx, WSLAY_ERR_CALLBACK_FAILURE);
+        return -1;
+}
+
+static int on_genmask(wslay_event_context_ptr ctx UNUSED, uint8_t *buf, size_t len, void *user UNUSED)
+{
+        return random_bytes(buf, len, NULL) < 0 ? -1 : 0;
+}
+
+static void on_msg(wslay_event_context_ptr ctx, const struct wslay_event_on_msg_recv_arg *arg, void *user)
+{
+        struct ws *w = user;
+
+        if (arg->opcode != WSLAY_TEXT_FRAME && arg->opcode != WSLAY_BINARY_FRAME)
+                return; /* ping, pong and close are wslay's */
+        if (w->fn(w, arg->opcode, arg->msg, arg->msg_length, w->data) < 0) {
+                w->failed = true;
+                wslay_event_queue_close(ctx, 1011, NULL, 0);
+        }
+}
+
+struct ws *ws_new(int fd, bool server, const void *prefix, size_t prefix_len, ws_message_fn fn, void *data)
+{
+        const struct wslay_event_callbacks cb = {
+                .recv_callback = on_recv,
+                .send_callback = on_send,
+                .genmask_callback = on_genmask,
+                .on_msg_recv_callback = on_msg,
+        };
+        struct ws *w = xcalloc(1, sizeof(*w));
+        int r;
+
+        w->fd = fd;
+        w->fn = fn;
+        w->data = data;
+        w->prefix = (struct buf)BUF_INIT;
+        if (prefix_len)
+                buf_append(&w->prefix, prefix, prefix_len);
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+        r = server ? wslay_event_context_server_init(&w->ctx, &cb, w)
+                   : wslay_event_context_client_init(&w->ctx, &cb, w);
+        if (r != 0) {
+                buf_release(&w->prefix);
+                free(w);
+                return NULL;
+        }
+        wslay_event_config_set_max_recv_msg_length(w->ctx, WS_MESSAGE_MAX);
+        return w;
+}
+
+void ws_free(struct ws *w)
+{
+        if (!w)
+                return;
+        wslay_event_context_free(w->ctx);
+        buf_release(&w->prefix);
+        free(w);
+}
+
+int ws_send(struct ws *w, int opcode, const void *msg, size_t len)
+{
+        struct wslay_event_msg m = { .opcode = (uint8_t)opcode, .msg = msg, .msg_length = len };
+        return wslay_event_queue_msg(w->ctx, &m) == 0 ? 0 : -EPIPE;
+}
+
+void ws_close(struct ws *w, uint16_t code, const char *reason)
+{
+        wslay_event_queue_close(w->ctx, code, (const uint8_t *)reason, reason ? strlen(reason) : 0);
+}
+
+short ws_poll_events(struct ws *w)
+{
+        short ev = 0;
+        if (w->failed)
+                return 0;
+        if (wslay_event_want_read(w->ctx))
+                ev |= POLLIN;
+        if (wslay_event_want_write(w->ctx))
+                ev |= POLLOUT;
+        return ev;
+}
+
+int ws_pump(struct ws *w, short revents)
+{
+        if ((revents & (POLLIN | POLLHUP | POLLERR)) || w->prefix_off < w->prefix.len) {
+                if (wslay_event_recv(w->ctx) != 0)
+                        w->failed = true;
+        }
+        if (!w->failed && (revents & POLLOUT) && wslay_event_send(w->ctx) != 0)
+                w->failed = true;
+        return w->failed ? -EPIPE : 0;
+}
+
+bool ws_done(struct ws *w)
+{
+        return w->failed || (!wslay_event_want_read(w->ctx) && !wslay_event_want_write(w->ctx));
+}
+
+int ws_fd(const struct ws *w)
+{
+        return w->fd;
+}
+
+void ws_accept_key(const char *key, char out[WS_ACCEPT_LEN + 1])
+{
+        unsigned char digest[SHA_DIGEST_LENGTH];
+        _cleanup_free_ char *text = xasprintf("%s%s", key, WS_GUID);
+
+        SHA1((const unsigned char *)text, strlen(text), digest);
+        _cleanup_free_ char *b64 = base64_encode(digest, SHA_DIGEST_LENGTH);
+        snprintf(out, WS_ACCEPT_LEN + 1, "%s", b64);
+}
+
+void ws_client_key(char out[25])
+{
+        unsigned char raw[16] = { 0 };
+        random_bytes(raw, sizeof(raw), NULL);
+        _cleanup_free_ char *b64 = base64_encode(raw, sizeof(raw));
+        snprintf(out, 25, "%s", b64);
+}
+
+/* The value of header `name` in an answer's head (case-insensitive), or NULL. */
+static char *head_value(const char *head, const char *name)
+{
+        size_t n = strlen(name);
+        for (const char *l = strstr(head, "\r\n"); l && l[2]; l = strstr(l + 2, "\r\n")) {
+                const char *p = l + 2;
+                if (strncasecmp(p, name, n) == 0 && p[n] == ':') {
+                        p += n + 1;
+                        while (*p == ' ' || *p == '\t')
+                                p++;
+                        return xstrndup(p, strcspn(p, "\r\n"));
+                }
+        }
+        return NULL;
+}
+
+/* Read up to the end of an answer's head; *ret_head_len covers "\r\n\r\n". */
+static int read_head(int fd, int64_t deadline, struct buf *in, size_t *ret_head_len, struct tess_error **err)
+{
+        const char *end;
+
+        while (!(end = in->len ? strstr(in->data, "\r\n\r\n") : NULL)) {
+                int64_t left = deadline - monotonic_usec();
+                struct pollfd p = { .fd = fd, .events = POLLIN };
+                char chunk[2048];
+
+                if (in->len > HEAD_MAX || left <= 0)
+                        return tess_err(err, ETIMEDOUT, "no WebSocket handshake answer");
+                if (poll(&p, 1, (int)(left / USEC_PER_MSEC) + 1) <= 0)
+                        continue;
+                ssize_t n = recv(fd, chunk, sizeof(chunk), 0);
+                if (n < 0 && (errno == EINTR || errno == EAGAIN))
+                        continue;
+                if (n <= 0)
+                        return tess_err(err, ECONNRESET, "the connection closed during the WebSocket handshake");
+                buf_append(in, chunk, (size_t)n);
+        }
+        *ret_head_len = (size_t)(end - in->data) + 4;
+        return 0;
+}
+
+static int check_answer(const struct buf *in, size_t head_len, const char *want, struct tess_error **err)
+{
+        _cleanup_free_ char *head = xstrndup(in->data, head_len);
+
+        if (strncmp(head, "HTTP/1.1 101", 12) != 0)
+                return tess_err(err, EPROTO, "%.*s: %.200s", (int)strcspn(head, "\r"), head, in->data + head_len);
+        _cleanup_free_ char *accept = head_value(head, "Sec-WebSocket-Accept");
+        if (!accept || !streq(accept, want))
+                return tess_err(err, EPROTO, "the WebSocket handshake answer has a wrong Sec-WebSocket-Accept");
+        return 0;
+}
+
+int ws_client_handshake(int fd, const char *host, const char *target, const char *const *headers, int timeout_ms,
+                        struct buf *leftover, struct tess_error **err)
+{
+        _cleanup_(buf_release) struct buf req = BUF_INIT;
+        _cleanup_(buf_release) struct buf in = BUF_INIT;
+        char key[25], want[WS_ACCEPT_LEN + 1];
+        int64_t deadline = monotonic_usec() + (int64_t)timeout_ms * USEC_PER_MSEC;
+        size_t head_len;
+
+        ws_client_key(key);
+        ws_accept_key(key, want);
+        buf_printf(&req,
+                   "GET %s HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                   "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n",
+                   target, host, key);
+        for (; headers && *headers; headers++)
+                buf_printf(&req, "%s\r\n", *headers);
+        buf_puts(&req, "\r\n");
+        for (size_t off = 0; off < req.len;) {
+                ssize_t n = send(fd, req.data + off, req.len - off, MSG_NOSIGNAL);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return tess_err(err, errno, "sending the WebSocket handshake: %s", strerror(errno));
+                off += (size_t)n;
+        }
+        int r = read_head(fd, deadline, &in, &head_len, err);
+        if (r >= 0)
+                r = check_answer(&in, head_len, want, err);
+        if (r >= 0)
+                buf_append(leftover, in.data + head_len, in.len - head_len);
+        return r;
+}
