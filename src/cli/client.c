@@ -236,10 +236,9 @@ static struct curl_slist *add_header(struct curl_slist *list, const char *fmt, .
 }
 
 /* The headers of one request, signed when auth asks for it. */
-static int request_headers(const char *method, const char *signed_path, bool has_body, enum client_auth auth,
+static int request_headers(const char *method, const char *signed_path, const char *ctype, enum client_auth auth,
                            struct curl_slist **ret, struct tess_error **err)
 {
-        const char *ctype = has_body ? "application/json" : "text/plain";
         char date[48], ymd[9], sig[SIGN_HEX_MAX];
         struct curl_slist *h = NULL;
         bool sign = auth == CLIENT_SIGNED || (auth == CLIENT_IF_KEYS && client.access_key);
@@ -274,7 +273,7 @@ typedef size_t (*curl_write_fn)(char *, size_t, size_t, void *);
 
 /* Set up the handle for one request; the caller runs curl_easy_perform. */
 static int request_prepare(const char *method, const char *path_query, const char *body, size_t body_len,
-                           enum client_auth auth, curl_write_fn on_data, void *data_arg,
+                           const char *ctype, enum client_auth auth, curl_write_fn on_data, void *data_arg,
                            struct client_response *resp, struct curl_slist **ret_headers, struct tess_error **err)
 {
         _cleanup_(buf_release) struct buf target = BUF_INIT;
@@ -288,7 +287,9 @@ static int request_prepare(const char *method, const char *path_query, const cha
                 return tess_err(err, ENOMEM, "cannot initialise libcurl");
         buf_puts(&target, client.prefix);
         request_target(&target, path_query);
-        r = request_headers(method, target.data, body != NULL, auth, ret_headers, err);
+        if (!ctype)
+                ctype = body ? "application/json" : "text/plain";
+        r = request_headers(method, target.data, ctype, auth, ret_headers, err);
         if (r < 0)
                 return r;
         url = xasprintf("%.*s%s", (int)(strlen(client.endpoint) - strlen(client.prefix)), client.endpoint,
@@ -338,12 +339,43 @@ int client_send(const char *method, const char *path_query, const char *body, si
         struct curl_slist *headers = NULL;
         int r;
 
-        r = request_prepare(method, path_query, body, body_len, auth, on_body, ret, ret, &headers, err);
+        r = request_prepare(method, path_query, body, body_len, NULL, auth, on_body, ret, ret, &headers, err);
         if (r < 0)
                 return r;
         CURLcode rc = curl_easy_perform(client.curl);
         curl_slist_free_all(headers);
         if (rc == CURLE_WRITE_ERROR) /* only on_body refuses data: too large */
+                return tess_err(err, EFBIG, "the answer is larger than %u bytes", MAX_ANSWER);
+        return request_finish(rc, ret, err);
+}
+
+int client_upload(const char *path_query, const char *const *local, const char *const *remote, size_t n,
+                  struct client_response *ret, struct tess_error **err)
+{
+        struct curl_slist *headers = NULL;
+        int r;
+
+        r = request_prepare("POST", path_query, NULL, 0, "multipart/form-data", CLIENT_SIGNED, on_body, ret, ret,
+                            &headers, err);
+        if (r < 0)
+                return r;
+        curl_mime *mime = curl_mime_init(client.curl);
+        for (size_t i = 0; i < n; i++) {
+                curl_mimepart *part = curl_mime_addpart(mime);
+                curl_mime_name(part, "src");
+                if (curl_mime_filedata(part, local[i]) != CURLE_OK) {
+                        curl_mime_free(mime);
+                        curl_slist_free_all(headers);
+                        return tess_err(err, ENOENT, "cannot read '%s'", local[i]);
+                }
+                curl_mime_filename(part, remote[i]);
+                curl_mime_type(part, "application/octet-stream");
+        }
+        curl_easy_setopt(client.curl, CURLOPT_MIMEPOST, mime);
+        CURLcode rc = curl_easy_perform(client.curl);
+        curl_mime_free(mime);
+        curl_slist_free_all(headers);
+        if (rc == CURLE_WRITE_ERROR)
                 return tess_err(err, EFBIG, "the answer is larger than %u bytes", MAX_ANSWER);
         return request_finish(rc, ret, err);
 }
@@ -485,7 +517,7 @@ int client_events(const char *path_query, client_event_fn fn, void *userdata, st
         struct curl_slist *headers = NULL;
         int r;
 
-        r = request_prepare("GET", path_query, NULL, 0, CLIENT_SIGNED, on_sse, &s, &resp, &headers, err);
+        r = request_prepare("GET", path_query, NULL, 0, NULL, CLIENT_SIGNED, on_sse, &s, &resp, &headers, err);
         if (r >= 0) {
                 CURLcode rc = curl_easy_perform(client.curl);
                 if (s.stopped && s.fn_result < 0) {

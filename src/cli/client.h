@@ -74,6 +74,11 @@ void client_close(void);
 int client_send(const char *method, const char *path_query, const char *body, size_t body_len,
                 enum client_auth auth, struct client_response *ret, struct tess_error **err);
 
+/* POST files as multipart/form-data, as Backend.AI's client uploads into
+ * a session: part "src" with filename remote[i] holds local[i]'s bytes. */
+int client_upload(const char *path_query, const char *const *local, const char *const *remote, size_t n,
+                  struct client_response *ret, struct tess_error **err);
+
 /* A JSON call: body may be NULL; a non-2xx answer is an error "<problem
  * title> (HTTP <status>)"; *ret (if ret is non-NULL) gets the parsed answer
  * (JSON null for an empty one). */

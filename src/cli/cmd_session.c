@@ -1,10 +1,15 @@
-/* cmd_session.c - `tessera session create|ls|info|rm|logs|events`: the
- * Backend.AI session routes (POST /session, GET /sessions, GET|DELETE
- * /session/{name}, GET /session/{name}/logs, GET /events/session). */
+/* cmd_session.c - `tessera session create|ls|info|rm|logs|events|exec|
+ * upload|download|ls-files`: the Backend.AI session routes (POST /session,
+ * GET /sessions, GET|DELETE /session/{name}, GET /session/{name}/logs,
+ * GET /events/session, POST /session/{name} execute, /upload,
+ * /download_single, GET /session/{name}/files). */
 #include "../common/compat.h"
+
+#include <time.h>
 
 #include "../common/buf.h"
 #include "../common/crypto.h"
+#include "../common/fs.h"
 #include "cli-internal.h"
 #include "client.h"
 #include "output.h"
@@ -93,6 +98,17 @@ static const struct column ls_columns[] = {
 static const struct cli_opt exec_opts[] = {
         { "mode", 0, OPT_STR, DEST_LOCAL, "mode", 0, 0, "MODE",
           "batch (default: a shell command) or query (Python, state kept between calls)" },
+        {},
+};
+
+static const struct cli_opt upload_opts[] = {
+        { "dest", 'd', OPT_STR, DEST_LOCAL, "dest", 0, 0, "DIR", "directory under /home/work to put the files in" },
+        {},
+};
+
+static const struct cli_opt download_opts[] = {
+        { "output", 'o', OPT_STR, DEST_LOCAL, "output", 0, 0, "FILE",
+          "where to write it (default: its name, here; '-': standard output)" },
         {},
 };
 
@@ -258,6 +274,97 @@ static int session_exec(struct cli_call *call)
         }
 }
 
+static int session_upload(struct cli_call *call)
+{
+        struct cli_args *a = &call->args;
+        const char *dest = cli_local_str(a, "dest");
+        _cleanup_free_ char *path = session_path(a->pos[0], "/upload", a->query);
+        struct client_response resp = CLIENT_RESPONSE_INIT;
+        struct tess_error *err = NULL;
+        size_t n = (size_t)a->npos - 1;
+        const char **local = xcalloc(n, sizeof(*local));
+        char **remote = xcalloc(n, sizeof(*remote));
+        int r;
+
+        for (size_t i = 0; i < n; i++) {
+                local[i] = a->pos[i + 1];
+                const char *base = strrchr(local[i], '/') ? strrchr(local[i], '/') + 1 : local[i];
+                remote[i] = dest && *dest ? xasprintf("%s/%s", dest, base) : xstrdup(base);
+        }
+        r = client_upload(path, local, (const char *const *)remote, n, &resp, &err);
+        if (r >= 0 && (resp.status < 200 || resp.status > 299))
+                r = client_status_error(&resp, &err);
+        for (size_t i = 0; i < n; i++)
+                free(remote[i]);
+        free(remote);
+        free(local);
+        client_response_release(&resp);
+        if (r < 0)
+                return cli_fail(err);
+        if (!arg_json)
+                printf("uploaded %zu file%s\n", n, n == 1 ? "" : "s");
+        return CLI_EXIT_OK;
+}
+
+static int session_download(struct cli_call *call)
+{
+        struct cli_args *a = &call->args;
+        const char *file = a->pos[1], *out = cli_local_str(a, "output");
+        json_t *query = json_pack("{s:s}", "file", file);
+        struct client_response resp = CLIENT_RESPONSE_INIT;
+        struct tess_error *err = NULL;
+
+        json_object_update(query, a->query);
+        _cleanup_free_ char *path = session_path(a->pos[0], "/download_single", query);
+        json_decref(query);
+        if (!out)
+                out = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
+        int r = client_send("GET", path, NULL, 0, CLIENT_SIGNED, &resp, &err);
+        if (r >= 0 && (resp.status < 200 || resp.status > 299))
+                r = client_status_error(&resp, &err);
+        if (r >= 0 && streq(out, "-")) {
+                if (fwrite(resp.body.data, 1, resp.body.len, stdout) != resp.body.len)
+                        r = tess_err(&err, EIO, "writing to standard output: %s", strerror(errno));
+        } else if (r >= 0) {
+                r = fs_write_file_atomic(out, resp.body.data, resp.body.len, 0644, &err);
+                if (r >= 0 && !arg_json)
+                        printf("%s: %zu bytes\n", out, resp.body.len);
+        }
+        client_response_release(&resp);
+        return r < 0 ? cli_fail(err) : CLI_EXIT_OK;
+}
+
+static void print_files(const json_t *answer, const void *arg UNUSED)
+{
+        json_t *files = json_loads(json_string_value(json_object_get(answer, "files")) ?: "[]", 0, NULL);
+        size_t i;
+        json_t *f;
+
+        json_array_foreach(files, i, f) {
+                char when[32] = "-";
+                double mtime = json_number_value(json_object_get(f, "mtime"));
+                if (mtime > 0) {
+                        time_t t = (time_t)mtime;
+                        struct tm tm;
+                        strftime(when, sizeof(when), "%Y-%m-%d %H:%M", localtime_r(&t, &tm));
+                }
+                printf("%s %12" JSON_INTEGER_FORMAT " %s %s\n", json_string_value(json_object_get(f, "mode")) ?: "?",
+                       json_integer_value(json_object_get(f, "size")), when,
+                       json_string_value(json_object_get(f, "filename")) ?: "?");
+        }
+        json_decref(files);
+}
+
+static int session_ls_files(struct cli_call *call)
+{
+        struct cli_args *a = &call->args;
+        json_t *query = json_pack("{s:s}", "path", a->npos > 1 ? a->pos[1] : ".");
+        json_object_update(query, a->query);
+        _cleanup_free_ char *path = session_path(a->pos[0], "/files", query);
+        json_decref(query);
+        return cli_request("GET", path, NULL, print_files, NULL);
+}
+
 struct events_state {
         long long left; /* -1: unlimited */
 };
@@ -319,6 +426,12 @@ static const struct cli_leaf session_leaves[] = {
         { "rm", "destroy", session_rm, { rm_opts, owner_opts }, 0, 1, -1, "NAME...",
           "destroy sessions (a pending one is cancelled)" },
         { "logs", NULL, session_logs, { owner_opts }, 0, 1, 1, "NAME", "print a session's container logs" },
+        { "upload", NULL, session_upload, { upload_opts, owner_opts }, 0, 2, -1, "NAME FILE...",
+          "copy files into a running session's home directory" },
+        { "download", NULL, session_download, { download_opts, owner_opts }, 0, 2, 2, "NAME PATH",
+          "copy a file out of a running session (PATH relative to its home directory)" },
+        { "ls-files", NULL, session_ls_files, { owner_opts }, 0, 1, 2, "NAME [PATH]",
+          "list a directory of a running session" },
         { "exec", NULL, session_exec, { exec_opts, owner_opts }, 0, 2, -1, "NAME CODE...",
           "run a command (or Python code with --mode query) in a running session; exits with its code" },
         { "events", NULL, session_events, { events_opts }, 0, 0, 1, "[NAME]",

@@ -150,6 +150,19 @@ test_expect_success 'terminal errors: bad messages are answered, other users and
         )
 '
 
+test_expect_success 'tessera session upload, ls-files and download move files in and out' '
+        head -c 70000 /dev/urandom >"$TMP/up.bin" && echo "some text" >"$TMP/note.txt" &&
+        "$TESSERA" session upload -d cli pysess "$TMP/up.bin" "$TMP/note.txt" >"$TMP/cli.out" &&
+        grep -q "uploaded 2 files" "$TMP/cli.out" &&
+        "$TESSERA" session ls-files pysess cli >"$TMP/cli.out" &&
+        grep -q " 70000 .* up.bin$" "$TMP/cli.out" && grep -q "note.txt$" "$TMP/cli.out" &&
+        (cd "$TMP" && "$TESSERA" session download pysess cli/up.bin -o back.bin) &&
+        cmp "$TMP/up.bin" "$TMP/back.bin" &&
+        test "$("$TESSERA" session download pysess cli/note.txt -o -)" = "some text" &&
+        test_must_fail "$TESSERA" session download pysess cli/missing -o "$TMP/x" 2>"$TMP/cli.err" &&
+        test ! -e "$TMP/x"
+'
+
 test_expect_success 'bad execute requests get a 400 that says why' '
         api POST /session/pysess "{\"code\": \"1\"}" && test "$CODE" = 400 &&
         grep -q "mode is required" "$TMP/out" &&
