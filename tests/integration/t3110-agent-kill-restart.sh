@@ -73,21 +73,6 @@ unchanged() {
         done
 }
 
-# destroy_all NAME...: each destroyed through the API, TERMINATED
-# (user-requested), its container and processes gone
-destroy_all() {
-        local s
-        for s in "$@"; do
-                api DELETE /session/$s && test "$CODE" = 200 || { echo "DELETE $s: $CODE"; return 1; }
-        done
-        for s in "$@"; do
-                wait_status $s TERMINATED && test "$(field $s statusInfo)" = user-requested || return 1
-                for _ in $(seq 1 100); do container_running "${KID[$s]}" || break; sleep 0.1; done
-                ! container_running "${KID[$s]}" || { echo "$s still runs"; return 1; }
-                process_gone "${KPID[$s]}" || { echo "$s: process ${KPID[$s]} still there"; return 1; }
-        done
-}
-
 # wait_agent_slot SLOT AMOUNT: until the agent occupies AMOUNT of SLOT (10 s)
 wait_agent_slot() {
         for _ in $(seq 1 100); do
@@ -146,7 +131,7 @@ test_expect_success 'the agent occupies exactly the slots of the ten' '
 '
 
 test_expect_success 'the restarted agent owns the ten again: each one destroyed stops, its slots freed' '
-        destroy_all $SURVIVORS &&
+        destroy_sessions $SURVIVORS &&
         wait_agent_slot cpu 0 && wait_agent_slot mem 0
 '
 

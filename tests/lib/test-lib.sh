@@ -505,6 +505,26 @@ container_pid() {
         runc --root "$RUNC_ROOT" state "$1" 2>/dev/null | jq -r ".pid // empty"
 }
 
+# destroy_sessions NAME...: destroy each through the API; each must end
+# TERMINATED (user-requested), its container and process 1 gone
+destroy_sessions() {
+        local s k pid
+        declare -A ks pids
+        for s in "$@"; do
+                k=$(kernel_id $s)
+                ks[$s]=$k
+                pids[$s]=$(container_pid "$k")
+                api DELETE /session/$s && test "$CODE" = 200 || { echo "DELETE $s: $CODE $(cat "$TMP/out")"; return 1; }
+        done
+        for s in "$@"; do
+                wait_status $s TERMINATED && test "$(field $s statusInfo)" = user-requested || return 1
+                for _ in $(seq 1 100); do container_running "${ks[$s]}" || break; sleep 0.1; done
+                ! container_running "${ks[$s]}" || { echo "$s: container ${ks[$s]} still runs"; return 1; }
+                pid=${pids[$s]}
+                [ -z "$pid" ] || process_gone "$pid" || { echo "$s: process $pid still there"; return 1; }
+        done
+}
+
 # agent_pid CONF: the agent running with that configuration file
 agent_pid() {
         pgrep -f "tessera agent --config $1\$" | head -n 1
