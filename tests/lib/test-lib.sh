@@ -567,7 +567,7 @@ stop_agent_and_containers() {
                 sleep 0.1
         done
         for c in $(ls "$state/containers" 2>/dev/null); do
-                ${ns:+nsenter --net=/run/netns/$ns} "$BUILD/container-tool" --state "$state" destroy 1 "$c"
+                ${ns:+nsenter --net=/run/netns/$ns} "$BUILD/container-tool" --state "$state" destroy "$c" 1
                 ${ns:+nsenter --net=/run/netns/$ns} "$BUILD/container-tool" --state "$state" remove "$c"
         done
 }
