@@ -31,8 +31,10 @@
 #include "agent.h"
 #include "image.h"
 #include "kernels.h"
+#include "netns.h"
 
 #define SYNC_WAIT_MAX_SEC 30
+#define AGENT_BRIDGE_LOCK_DIR "/run/tessera/bridges"
 
 struct agent {
         struct agent_ctx ctx;
@@ -46,6 +48,7 @@ struct agent {
         bool reporter_wake, reconcile_wake;
         json_t *desired; /* a new desired list for the reconciler, or NULL */
         int lock_fd;     /* state_dir/agent.lock, flock()ed while the agent runs */
+        int bridge_fd;   /* its claim on the bridge (netns_bridge_claim) */
 };
 
 static volatile sig_atomic_t stopping;
@@ -300,6 +303,11 @@ static int agent_start(struct agent *a, struct tess_error **err)
         r = lock_state_dir(a, err);
         if (r < 0)
                 return r;
+        if (!streq(a->conf.network, "none")) {
+                a->bridge_fd = netns_bridge_claim(AGENT_BRIDGE_LOCK_DIR, a->conf.bridge, a->conf.state_dir, err);
+                if (a->bridge_fd < 0)
+                        return a->bridge_fd;
+        }
         _cleanup_free_ char *outbox_dir = xasprintf("%s/outbox", a->conf.state_dir);
         _cleanup_free_ char *kernels_dir = xasprintf("%s/kernels", a->conf.state_dir);
         _cleanup_free_ char *images_dir = xasprintf("%s/images", a->conf.state_dir);
@@ -326,6 +334,8 @@ static void agent_release(struct agent *a)
         conf_release(agent_conf_opts, &a->conf);
         if (a->lock_fd >= 0)
                 close(a->lock_fd);
+        if (a->bridge_fd >= 0)
+                close(a->bridge_fd);
 }
 
 static void usage(FILE *f)
@@ -339,7 +349,7 @@ static void usage(FILE *f)
 
 int agent_main(int argc, char **argv)
 {
-        struct agent a = { .lock_fd = -1 };
+        struct agent a = { .lock_fd = -1, .bridge_fd = -1 };
         struct tess_error *err = NULL;
         const char *config = NULL;
         bool print = false;

@@ -46,6 +46,8 @@ plug() {
 network_down() {
         local n
         for n in $AGENTS; do
+                # the agents' claims on their bridges there (netns_bridge_claim)
+                rm -f /run/tessera/bridges/"$(stat -L -c %i "/run/netns/$(ns $n)")"-*.lock
                 ip netns del "$(ns $n)"
         done
         ip link del "$BR"
@@ -206,6 +208,18 @@ test_expect_success 'six sessions of one core fill the three agents, two on each
 
 test_expect_success 'the agents share nothing: each container in its agent'"'"'s state, namespace and bridge' '
         own_pieces "${!WHERE[@]}"
+'
+
+test_expect_success 'a second agent on the bridge of another in its namespace is refused; on its own bridge it runs' '
+        agent_conf 4 &&
+        test_at_exit "stop_agent_and_containers $TMP/agent-4 $TMP/agent-4.conf $(ns 1)" &&
+        test_must_fail timeout 20 nsenter --net=/run/netns/$(ns 1) "$TESSERA" agent --config "$TMP/agent-4.conf" \
+                >"$TMP/agent-4.log" 2>&1 &&
+        grep "bridge .tessera0. of this network namespace is the agent.s of state_dir .$TMP/agent-1." "$TMP/agent-4.log" &&
+        printf "bridge = \"tessera1\"\nbridge_cidr = \"10.89.0.1/16\"\n" >>"$TMP/agent-4.conf" &&
+        start_agent "$TMP/agent-4.conf" "$TMP/agent-4.log" "$(ns 1)" &&
+        alive 4 &&
+        kill -9 "$(agent_pid "$TMP/agent-4.conf")"
 '
 
 test_expect_success 'kill -9 and restart of one agent touches no other agent'"'"'s containers' '
