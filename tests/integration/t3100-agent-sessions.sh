@@ -3,17 +3,10 @@ test_description='sessions end to end: tessera dev with its agent pulls a busybo
 . "$(dirname "$0")/../lib/test-lib.sh"
 . "$(dirname "$0")/../lib/registry.sh"
 
-[ "$(id -u)" = 0 ] || skip_all 'needs root (containers through runc)'
-command -v runc >/dev/null || skip_all 'needs runc'
-
-WAIT_TENTHS=300 # pulls and container starts under ASan on a loaded machine
-test_at_exit 'stop_agent_and_containers "$MANAGER_STATE/agent" "$MANAGER_STATE/agent.conf"'
+test_with_containers
 
 test_expect_success 'a busybox image is pushed to a registry on loopback and registered' '
-        registry_start && registry_push busybox busybox:latest &&
-        WITH_AGENT="--mock-gpus 1 --fgpu-per-gpu 2 --agent-network none" start_manager &&
-        api POST /admin/images "{\"name\": \"busybox\", \"tag\": \"latest\", \"registry\": \"$REGISTRY\"}" &&
-        test "$CODE" = 201
+        start_dev_with_busybox "--mock-gpus 1 --fgpu-per-gpu 2 --agent-network none"
 '
 
 test_expect_success 'the dev agent registers with its cores, memory and mock GPU' '

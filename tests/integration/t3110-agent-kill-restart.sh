@@ -3,16 +3,11 @@ test_description='kill -9 of the agent with ten running sessions: they live on, 
 . "$(dirname "$0")/../lib/test-lib.sh"
 . "$(dirname "$0")/../lib/registry.sh"
 
-[ "$(id -u)" = 0 ] || skip_all 'needs root (containers through runc)'
-command -v runc >/dev/null || skip_all 'needs runc'
-
-WAIT_TENTHS=300 # container starts under ASan on a loaded machine
+test_with_containers
 CONF=$MANAGER_STATE/agent.conf
-test_at_exit 'stop_agent_and_containers "$MANAGER_STATE/agent" "$CONF"'
 
 N=10
 SURVIVORS=$(seq -f 'live%g' 1 $N)
-declare -A KID KPID
 
 # agent_slot SLOT: the dev agent's occupied SLOT (admin agent info)
 agent_slot() {
@@ -37,7 +32,7 @@ slots_equal() {
 
 # start_sessions: the ten survivors (0.1 core and 33..42 MiB each) and
 # "ender", a batch session that exits with 7 once /tmp/go exists; all
-# RUNNING, their container ids and processes in KID and KPID
+# RUNNING, their containers remembered
 start_sessions() {
         local s i=0
         for s in $SURVIVORS; do
@@ -46,31 +41,7 @@ start_sessions() {
         done
         SESSION_RESOURCES="{\"cpu\": 0.2, \"mem\": \"64m\"}" \
                 create_session ender batch "while [ ! -e /tmp/go ]; do sleep 0.1; done; echo ending; exit 7" || return 1
-        for s in $SURVIVORS ender; do
-                wait_status $s RUNNING || return 1
-                KID[$s]=$(kernel_id $s)
-                KPID[$s]=$(container_pid "${KID[$s]}")
-                test -n "${KID[$s]}" && test -n "${KPID[$s]}" && container_running "${KID[$s]}" ||
-                        { echo "$s: container '${KID[$s]}' pid '${KPID[$s]}'"; return 1; }
-        done
-}
-
-# all_running NAME...: each container still runs
-all_running() {
-        local s
-        for s in "$@"; do
-                container_running "${KID[$s]}" || { echo "$s: container ${KID[$s]} is not running"; return 1; }
-        done
-}
-
-# unchanged NAME...: each session RUNNING in the container and process it had
-unchanged() {
-        local s
-        for s in "$@"; do
-                test "$(field $s status)" = RUNNING && test "$(kernel_id $s)" = "${KID[$s]}" &&
-                        container_running "${KID[$s]}" && test "$(container_pid "${KID[$s]}")" = "${KPID[$s]}" ||
-                        { echo "$s: $(field $s status) $(kernel_id $s) pid $(container_pid "${KID[$s]}") (was ${KPID[$s]})"; return 1; }
-        done
+        remember_containers $SURVIVORS ender
 }
 
 # wait_agent_slot SLOT AMOUNT: until the agent occupies AMOUNT of SLOT (10 s)
@@ -83,10 +54,7 @@ wait_agent_slot() {
 }
 
 test_expect_success 'ten interactive sessions and a batch session that waits for a signal run' '
-        registry_start && registry_push busybox busybox:latest &&
-        WITH_AGENT="--agent-network none" start_manager &&
-        api POST /admin/images "{\"name\": \"busybox\", \"tag\": \"latest\", \"registry\": \"$REGISTRY\"}" &&
-        test "$CODE" = 201 &&
+        start_dev_with_busybox &&
         start_sessions &&
         slots_equal "$(agent_slot cpu)" 1.2 &&
         slots_equal "$(agent_slot mem)" "$(sessions_slot mem $SURVIVORS ender)"
@@ -97,13 +65,13 @@ test_expect_success 'kill -9 of the agent leaves every container running' '
         kill -9 "$PID" &&
         for _ in $(seq 1 50); do process_gone "$PID" && break; sleep 0.1; done &&
         process_gone "$PID" &&
-        all_running $SURVIVORS ender
+        containers_running $SURVIVORS ender
 '
 
 test_expect_success 'while the agent is down the batch session ends with exit code 7' '
-        runc --root "$RUNC_ROOT" exec "${KID[ender]}" /bin/touch /tmp/go &&
-        for _ in $(seq 1 100); do container_running "${KID[ender]}" || break; sleep 0.1; done &&
-        test_must_fail container_running "${KID[ender]}" &&
+        runc --root "$RUNC_ROOT" exec "${CONTAINER[ender]}" /bin/touch /tmp/go &&
+        for _ in $(seq 1 100); do container_running "${CONTAINER[ender]}" || break; sleep 0.1; done &&
+        test_must_fail container_running "${CONTAINER[ender]}" &&
         test "$(field ender status)" = RUNNING
 '
 
@@ -118,7 +86,7 @@ test_expect_success 'the restarted agent reports that session ended: FAILURE, ex
 '
 
 test_expect_success 'the ten run on in the same containers with the same processes, nothing re-created' '
-        unchanged $SURVIVORS &&
+        same_containers $SURVIVORS &&
         test "$(ls "$MANAGER_STATE/agent/containers" | wc -l)" = $N &&
         OUT=$TMP/agents api GET /admin/agents &&
         jq -e "(.items | length) == 1 and .items[0].status == \"ALIVE\"" "$TMP/agents"

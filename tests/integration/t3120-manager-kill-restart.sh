@@ -3,60 +3,38 @@ test_description='kill -9 of the manager (tessera dev) with running sessions: th
 . "$(dirname "$0")/../lib/test-lib.sh"
 . "$(dirname "$0")/../lib/registry.sh"
 
-[ "$(id -u)" = 0 ] || skip_all 'needs root (containers through runc)'
-command -v runc >/dev/null || skip_all 'needs runc'
-
-WAIT_TENTHS=300 # container starts under ASan on a loaded machine
+test_with_containers
 CONF=$MANAGER_STATE/agent.conf
-test_at_exit 'stop_agent_and_containers "$MANAGER_STATE/agent" "$CONF"'
 
 SESSIONS="inter1 inter2 worker"
-declare -A KID KPID HIST
+declare -A HIST
 
-# snapshot NAME...: each RUNNING; its container, process and status history
-# into KID, KPID and HIST
-snapshot() {
+# remember NAME...: their containers and status histories
+remember() {
         local s
+        remember_containers "$@" || return 1
         for s in "$@"; do
-                wait_status $s RUNNING || return 1
-                KID[$s]=$(kernel_id $s)
-                KPID[$s]=$(container_pid "${KID[$s]}")
                 HIST[$s]=$(field $s statusHistory | jq -cS .)
-                test -n "${KID[$s]}" && test -n "${KPID[$s]}" ||
-                        { echo "$s: container '${KID[$s]}' pid '${KPID[$s]}'"; return 1; }
         done
 }
 
-# all_running NAME...: each container still runs
-all_running() {
-        local s
-        for s in "$@"; do
-                container_running "${KID[$s]}" || { echo "$s: container ${KID[$s]} is not running"; return 1; }
-        done
-}
-
-# unchanged NAME...: RUNNING in the same container and process, the same
-# status history
+# unchanged NAME...: RUNNING in the same container and process, with the
+# same status history
 unchanged() {
         local s
+        same_containers "$@" || return 1
         for s in "$@"; do
-                test "$(field $s status)" = RUNNING && test "$(kernel_id $s)" = "${KID[$s]}" &&
-                        container_running "${KID[$s]}" && test "$(container_pid "${KID[$s]}")" = "${KPID[$s]}" &&
-                        test "$(field $s statusHistory | jq -cS .)" = "${HIST[$s]}" ||
-                        { echo "$s: $(field $s status) $(kernel_id $s) pid $(container_pid "${KID[$s]}") (was ${KPID[$s]})"
-                          echo "history $(field $s statusHistory | jq -cS .), was ${HIST[$s]}"; return 1; }
+                test "$(field $s statusHistory | jq -cS .)" = "${HIST[$s]}" ||
+                        { echo "$s: history $(field $s statusHistory | jq -cS .), was ${HIST[$s]}"; return 1; }
         done
 }
 
 test_expect_success 'three sessions run under tessera dev' '
-        registry_start && registry_push busybox busybox:latest &&
-        WITH_AGENT="--agent-network none" start_manager &&
-        api POST /admin/images "{\"name\": \"busybox\", \"tag\": \"latest\", \"registry\": \"$REGISTRY\"}" &&
-        test "$CODE" = 201 &&
+        start_dev_with_busybox &&
         SESSION_RESOURCES="{\"cpu\": 0.2, \"mem\": \"64m\"}" create_session inter1 interactive &&
         SESSION_RESOURCES="{\"cpu\": 0.2, \"mem\": \"64m\"}" create_session inter2 interactive &&
         SESSION_RESOURCES="{\"cpu\": 0.2, \"mem\": \"64m\"}" create_session worker batch "sleep 3600" &&
-        snapshot $SESSIONS &&
+        remember $SESSIONS &&
         ls "$MANAGER_STATE/agent/containers" >"$TMP/containers.before" &&
         test "$(wc -l <"$TMP/containers.before")" = 3
 '
@@ -71,7 +49,7 @@ test_expect_success 'kill -9 of the manager: its agent stops with it, the contai
         for _ in $(seq 1 100); do test -z "$(agent_pid "$CONF")" && break; sleep 0.1; done &&
         test -z "$(agent_pid "$CONF")" &&
         grep -q "stopping; its containers keep running" "$MANAGER_LOG" &&
-        all_running $SESSIONS
+        containers_running $SESSIONS
 '
 
 test_expect_success 'restarted on its port and database, the sessions are RUNNING as they were' '

@@ -3,11 +3,8 @@ test_description='three agents in network namespaces of this machine with one ma
 . "$(dirname "$0")/../lib/test-lib.sh"
 . "$(dirname "$0")/../lib/registry.sh"
 
-[ "$(id -u)" = 0 ] || skip_all 'needs root (network namespaces, containers through runc)'
-command -v runc >/dev/null || skip_all 'needs runc'
+test_with_containers
 command -v nsenter >/dev/null || skip_all 'needs nsenter (util-linux)'
-
-WAIT_TENTHS=300 # container starts under ASan on a loaded machine
 AGENTS="1 2 3"
 # names of this run: bridge, namespaces and host ends of the veths
 BR=tbr$$
@@ -21,7 +18,7 @@ for i in $(seq 0 20); do
 done
 [ -n "$NET" ] || skip_all 'no free 10.x.y.0/24 here'
 
-declare -A KID KPID WHERE
+declare -A WHERE
 
 # network_up: the bridge on the host (NET.1) and, for each agent, a
 # namespace whose up0 (NET.1N) is a veth on the bridge
@@ -65,20 +62,17 @@ log_level = "debug"
 EOF
 }
 
-# place NAME...: WHERE[NAME] = the agent whose state holds the session's
-# container; KID, KPID its container and process 1
+# place NAME...: remember their containers; WHERE[NAME] = the agent whose
+# state holds the session's container
 place() {
         local s n
+        remember_containers "$@" || return 1
         for s in "$@"; do
-                wait_status $s RUNNING || return 1
-                KID[$s]=$(kernel_id $s)
-                KPID[$s]=$(container_pid "${KID[$s]}")
                 WHERE[$s]=
                 for n in $AGENTS; do
-                        [ -d "$TMP/agent-$n/containers/${KID[$s]}" ] && WHERE[$s]="${WHERE[$s]}$n"
+                        [ -d "$TMP/agent-$n/containers/${CONTAINER[$s]}" ] && WHERE[$s]="${WHERE[$s]}$n"
                 done
-                test -n "${KPID[$s]}" && test "${#WHERE[$s]}" = 1 ||
-                        { echo "$s: container ${KID[$s]} pid ${KPID[$s]} on agent(s) '${WHERE[$s]}'"; return 1; }
+                test "${#WHERE[$s]}" = 1 || { echo "$s: container ${CONTAINER[$s]} on agent(s) '${WHERE[$s]}'"; return 1; }
         done
 }
 
@@ -88,16 +82,6 @@ on() {
         for s in "${!WHERE[@]}"; do
                 [ "${WHERE[$s]}" = "$1" ] && echo "$s"
         done | sort
-}
-
-# unchanged NAME...: RUNNING in the same container and process
-unchanged() {
-        local s
-        for s in "$@"; do
-                test "$(field $s status)" = RUNNING && container_running "${KID[$s]}" &&
-                        test "$(container_pid "${KID[$s]}")" = "${KPID[$s]}" ||
-                        { echo "$s: $(field $s status), pid $(container_pid "${KID[$s]}") (was ${KPID[$s]})"; return 1; }
-        done
 }
 
 # reach_all: every namespace reaches the manager
@@ -148,10 +132,10 @@ own_pieces() {
         for s in "$@"; do
                 n=${WHERE[$s]}
                 for m in $AGENTS; do
-                        [ $m = $n ] || [ ! -e "$TMP/agent-$m/kernels/${KID[$s]}.json" ] ||
+                        [ $m = $n ] || [ ! -e "$TMP/agent-$m/kernels/${CONTAINER[$s]}.json" ] ||
                                 { echo "$s: agent $m has a record of it too"; return 1; }
                 done
-                veth=$(jq -r .veth "$TMP/agent-$n/containers/${KID[$s]}/container.json")
+                veth=$(jq -r .veth "$TMP/agent-$n/containers/${CONTAINER[$s]}/container.json")
                 test -n "$veth" && test "$veth" != null || { echo "$s: no veth"; return 1; }
                 nsenter --net=/run/netns/$(ns $n) ip link show "$veth" | grep -q "master tessera0" ||
                         { echo "$s: $veth is not on tessera0 in $(ns $n)"; return 1; }
@@ -173,8 +157,8 @@ ended_lost() {
 stopped() {
         local s
         for s in "$@"; do
-                for _ in $(seq 1 150); do container_running "${KID[$s]}" || break; sleep 0.1; done
-                ! container_running "${KID[$s]}" || { echo "$s still runs"; return 1; }
+                for _ in $(seq 1 150); do container_running "${CONTAINER[$s]}" || break; sleep 0.1; done
+                ! container_running "${CONTAINER[$s]}" || { echo "$s still runs"; return 1; }
         done
 }
 
@@ -227,7 +211,7 @@ test_expect_success 'kill -9 and restart of one agent touches no other agent'"'"
         for _ in $(seq 1 50); do process_gone "$PID" && break; sleep 0.1; done &&
         start_agent "$TMP/agent-1.conf" "$TMP/agent-1.log" "$(ns 1)" &&
         sleep 3 &&
-        unchanged $(on 1) $(on 2) $(on 3) &&
+        same_containers $(on 1) $(on 2) $(on 3) &&
         test "$(agent_status 1)" = ALIVE
 '
 
@@ -243,13 +227,13 @@ test_expect_success 'one namespace cut off: its agent goes LOST, its sessions en
 
 test_expect_success 'the other agents and their sessions are untouched' '
         test "$(agent_status 1)" = ALIVE && test "$(agent_status 3)" = ALIVE &&
-        unchanged $(on 1) $(on 3)
+        same_containers $(on 1) $(on 3)
 '
 
 test_expect_success 'reconnected, the lost agent stops the containers of its ended sessions, and only those' '
         plug 2 && alive 3 &&
         stopped $(on 2) &&
-        unchanged $(on 1) $(on 3)
+        same_containers $(on 1) $(on 3)
 '
 
 test_expect_success 'the sessions on the others end normally' '

@@ -479,6 +479,16 @@ gpus() {
 
 RUNC_ROOT=/run/tessera/runc
 
+# test_with_containers: skip the script unless it can run containers (root,
+# runc); wait 30 s for a status (container starts under ASan on a loaded
+# machine); at exit stop the dev agent and remove its containers.
+test_with_containers() {
+        [ "$(id -u)" = 0 ] || skip_all 'needs root (containers through runc)'
+        command -v runc >/dev/null || skip_all 'needs runc'
+        WAIT_TENTHS=${WAIT_TENTHS:-300}
+        test_at_exit 'stop_agent_and_containers "$MANAGER_STATE/agent" "$MANAGER_STATE/agent.conf"'
+}
+
 # create_session NAME TYPE [STARTUP_COMMAND]: enqueue a busybox:latest session
 # of $SESSION_RESOURCES (default: 1 core, 256 MiB).
 create_session() {
@@ -503,6 +513,42 @@ container_running() {
 # container_pid ID: its process 1 as runc knows it (host pid namespace)
 container_pid() {
         runc --root "$RUNC_ROOT" state "$1" 2>/dev/null | jq -r ".pid // empty"
+}
+
+# remember_containers NAME...: wait until each session is RUNNING; its
+# container id and process 1 into CONTAINER[NAME] and CONTAINER_PID[NAME]
+declare -A CONTAINER CONTAINER_PID
+remember_containers() {
+        local s
+        for s in "$@"; do
+                wait_status $s RUNNING || return 1
+                CONTAINER[$s]=$(kernel_id $s)
+                CONTAINER_PID[$s]=$(container_pid "${CONTAINER[$s]}")
+                test -n "${CONTAINER[$s]}" && test -n "${CONTAINER_PID[$s]}" ||
+                        { echo "$s: container '${CONTAINER[$s]}' pid '${CONTAINER_PID[$s]}'"; return 1; }
+        done
+}
+
+# containers_running NAME...: each remembered container still runs (the
+# manager need not be up)
+containers_running() {
+        local s
+        for s in "$@"; do
+                container_running "${CONTAINER[$s]}" || { echo "$s: ${CONTAINER[$s]} is not running"; return 1; }
+        done
+}
+
+# same_containers NAME...: each session RUNNING in the container and
+# process 1 remembered
+same_containers() {
+        local s
+        for s in "$@"; do
+                test "$(field $s status)" = RUNNING && test "$(kernel_id $s)" = "${CONTAINER[$s]}" &&
+                        container_running "${CONTAINER[$s]}" &&
+                        test "$(container_pid "${CONTAINER[$s]}")" = "${CONTAINER_PID[$s]}" ||
+                        { echo "$s: $(field $s status) in '$(kernel_id $s)' pid $(container_pid "${CONTAINER[$s]}")" \
+                                "(was ${CONTAINER[$s]} pid ${CONTAINER_PID[$s]})"; return 1; }
+        done
 }
 
 # destroy_sessions NAME...: destroy each through the API; each must end
