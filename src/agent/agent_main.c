@@ -15,8 +15,10 @@
 #include "../common/compat.h"
 
 #include <ctype.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -30,8 +32,10 @@
 #include "agent_http.h"
 #include "image.h"
 #include "kernels.h"
+#include "netns.h"
 
 #define SYNC_WAIT_MAX_SEC 30
+#define AGENT_BRIDGE_LOCK_DIR "/run/tessera/bridges"
 
 struct agent {
         struct agent_ctx ctx;
@@ -46,6 +50,8 @@ struct agent {
         pthread_cond_t reporter_cond, reconcile_cond;
         bool reporter_wake, reconcile_wake;
         json_t *desired; /* a new desired list for the reconciler, or NULL */
+        int lock_fd;     /* state_dir/agent.lock, flock()ed while the agent runs */
+        int bridge_fd;   /* its claim on the bridge (netns_bridge_claim) */
 };
 
 static volatile sig_atomic_t stopping;
@@ -232,6 +238,42 @@ static void reconcile_loop(struct agent *a)
         }
 }
 
+/* One agent per state_dir: a second one (the child of a restarted `tessera
+ * dev` while the old one still stops, a unit started twice) would adopt
+ * and report the same kernels and race on their files.  It waits until the
+ * first has exited. */
+static int lock_state_dir(struct agent *a, struct tess_error **err)
+{
+        _cleanup_free_ char *path = xasprintf("%s/agent.lock", a->conf.state_dir);
+        char pid[32];
+        bool told = false;
+        int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+
+        if (fd < 0)
+                return tess_err(err, errno, "opening '%s': %s", path, strerror(errno));
+        while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+                if ((errno != EWOULDBLOCK && errno != EINTR) || stopping) {
+                        int e = stopping ? EINTR : errno;
+                        close(fd);
+                        return tess_err(err, e, "locking '%s': %s", path, strerror(e));
+                }
+                if (!told) {
+                        ssize_t n = pread(fd, pid, sizeof(pid) - 1, 0);
+                        pid[n > 0 ? n : 0] = '\0';
+                        pid[strcspn(pid, "\n")] = '\0';
+                        log_warn("state_dir %s is another agent's (pid %s); waiting for it to exit", a->conf.state_dir,
+                                 *pid ? pid : "?");
+                        told = true;
+                }
+                usleep(200 * 1000);
+        }
+        int n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+        if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, (size_t)n, 0) != n)
+                log_warn("writing %s: %s", path, strerror(errno));
+        a->lock_fd = fd;
+        return 0;
+}
+
 static int agent_start(struct agent *a, struct tess_error **err)
 {
         struct utsname u;
@@ -261,6 +303,14 @@ static int agent_start(struct agent *a, struct tess_error **err)
                 return tess_err(err, errno, "state_dir '%s': %s", a->conf.state_dir, strerror(errno));
         free(a->conf.state_dir);
         a->conf.state_dir = abs;
+        r = lock_state_dir(a, err);
+        if (r < 0)
+                return r;
+        if (!streq(a->conf.network, "none")) {
+                a->bridge_fd = netns_bridge_claim(AGENT_BRIDGE_LOCK_DIR, a->conf.bridge, a->conf.state_dir, err);
+                if (a->bridge_fd < 0)
+                        return a->bridge_fd;
+        }
         _cleanup_free_ char *outbox_dir = xasprintf("%s/outbox", a->conf.state_dir);
         _cleanup_free_ char *kernels_dir = xasprintf("%s/kernels", a->conf.state_dir);
         _cleanup_free_ char *images_dir = xasprintf("%s/images", a->conf.state_dir);
@@ -291,6 +341,10 @@ static void agent_release(struct agent *a)
         json_decref(a->desired);
         agent_devices_release(&a->devices);
         conf_release(agent_conf_opts, &a->conf);
+        if (a->lock_fd >= 0)
+                close(a->lock_fd);
+        if (a->bridge_fd >= 0)
+                close(a->bridge_fd);
 }
 
 static void usage(FILE *f)
@@ -304,7 +358,7 @@ static void usage(FILE *f)
 
 int agent_main(int argc, char **argv)
 {
-        struct agent a = { 0 };
+        struct agent a = { .lock_fd = -1, .bridge_fd = -1 };
         struct tess_error *err = NULL;
         const char *config = NULL;
         bool print = false;

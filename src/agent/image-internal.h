@@ -16,6 +16,7 @@
 #ifndef TESSERA_AGENT_IMAGE_INTERNAL_H
 #define TESSERA_AGENT_IMAGE_INTERNAL_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -46,6 +47,7 @@ struct layer_policy {
 
 struct image_store {
         char *dir;
+        pthread_mutex_t lock; /* the store lock between threads (flock is per open file) */
         int dirfd;    /* the store directory; flock()ed by mutations */
         int tmpfd;    /* tmp/ */
         int layersfd; /* layers/sha256/ */
@@ -56,8 +58,9 @@ struct image_store {
 
 /* "<store>/<fmt...>"; caller frees. */
 char *image_store_path(const struct image_store *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Exclusive lock of the store (flock on its directory) for index.json
- * updates and gc; between processes only, it does not nest. */
+/* Exclusive lock of the store (a mutex, then flock on its directory) for
+ * index.json updates and gc, between threads and processes; it does not
+ * nest. */
 int image_store_lock(struct image_store *st, struct tess_error **err);
 void image_store_unlock(struct image_store *st);
 /* A fresh path "<store>/tmp/<pid>-<kind>-XXXXXX" for mkostemp/mkdtemp; the

@@ -28,9 +28,12 @@ char *image_store_path(const struct image_store *st, const char *fmt, ...)
 
 int image_store_lock(struct image_store *st, struct tess_error **err)
 {
+        pthread_mutex_lock(&st->lock);
         while (flock(st->dirfd, LOCK_EX) < 0) {
-                if (errno != EINTR)
+                if (errno != EINTR) {
+                        pthread_mutex_unlock(&st->lock);
                         return tess_err(err, errno, "locking image store '%s': %s", st->dir, strerror(errno));
+                }
         }
         return 0;
 }
@@ -38,6 +41,7 @@ int image_store_lock(struct image_store *st, struct tess_error **err)
 void image_store_unlock(struct image_store *st)
 {
         flock(st->dirfd, LOCK_UN);
+        pthread_mutex_unlock(&st->lock);
 }
 
 char *image_store_tmp_template(const struct image_store *st, const char *kind)
@@ -153,6 +157,7 @@ int image_store_open(const char *dir, struct image_store **ret, struct tess_erro
         int r;
 
         st->dir = xstrdup(dir);
+        pthread_mutex_init(&st->lock, NULL);
         st->dirfd = st->tmpfd = st->layersfd = -1;
         st->policy = (struct layer_policy){
                 .allow_setuid = true,
@@ -178,6 +183,7 @@ struct image_store *image_store_close(struct image_store *st)
                 close(st->tmpfd);
         if (st->layersfd >= 0)
                 close(st->layersfd);
+        pthread_mutex_destroy(&st->lock);
         free(st->dir);
         free(st);
         return NULL;

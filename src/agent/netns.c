@@ -6,7 +6,9 @@
 #include <libgen.h>
 #include <net/if.h>
 #include <sched.h>
+#include <sys/file.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 
 #include "../common/buf.h"
 #include "../common/fs.h"
@@ -73,6 +75,45 @@ int netns_bridge_ensure(const char *bridge, const char *gw_cidr, struct tess_err
         if (r < 0)
                 return tess_err_wrap(err, "creating the bridge '%s'", bridge);
         return 0;
+}
+
+int netns_bridge_claim(const char *dir, const char *bridge, const char *owner, struct tess_error **err)
+{
+        _cleanup_free_ char *path = NULL, *line = xasprintf("%s\n", owner);
+        char other[4096];
+        struct stat st;
+        int fd, r;
+
+        if (stat("/proc/self/ns/net", &st) < 0)
+                return tess_err(err, errno, "/proc/self/ns/net: %s", strerror(errno));
+        r = fs_mkdir_p(dir, 0755, err);
+        if (r < 0)
+                return r;
+        path = xasprintf("%s/%llu-%s.lock", dir, (unsigned long long)st.st_ino, bridge);
+        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        if (fd < 0)
+                return tess_err(err, errno, "opening '%s': %s", path, strerror(errno));
+        while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+                if (errno == EINTR)
+                        continue;
+                int e = errno;
+                ssize_t n = e == EWOULDBLOCK ? pread(fd, other, sizeof(other) - 1, 0) : -1;
+                close(fd);
+                if (e != EWOULDBLOCK)
+                        return tess_err(err, e, "locking '%s': %s", path, strerror(e));
+                other[n > 0 ? n : 0] = '\0';
+                other[strcspn(other, "\n")] = '\0';
+                return tess_err(err, EBUSY,
+                                "the bridge '%s' of this network namespace is the agent's of state_dir '%s': give "
+                                "each agent on a host its own bridge and bridge_cidr",
+                                bridge, *other ? other : "?");
+        }
+        if (ftruncate(fd, 0) < 0 || pwrite(fd, line, strlen(line), 0) != (ssize_t)strlen(line)) {
+                r = tess_err(err, errno, "writing '%s': %s", path, strerror(errno));
+                close(fd);
+                return r;
+        }
+        return fd;
 }
 
 int netns_attach(const char *path, const char *bridge, const char *host_if, const char *ip, int prefix,

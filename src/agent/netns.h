@@ -26,6 +26,14 @@ int netns_remove(const char *path, struct tess_error **err);
  * up, unless a link of that name exists (which is then used as it is). */
 int netns_bridge_ensure(const char *bridge, const char *gw_cidr, struct tess_error **err);
 
+/* An agent's claim on `bridge` in the network namespace it runs in, held
+ * while the returned fd (close-on-exec) stays open: flock on
+ * <dir>/<namespace inode>-<bridge>.lock, the agent's state_dir written in.
+ * Two agents on one bridge would hand out the same addresses (each has its
+ * own address claims, in its state_dir): EBUSY names the other one's
+ * state_dir. */
+int netns_bridge_claim(const char *dir, const char *bridge, const char *owner, struct tess_error **err);
+
 /* Connect the namespace at `path` to the bridge: veth `host_if` on the
  * bridge, eth0 inside with ip/prefix, a default route via gw, lo up. */
 int netns_attach(const char *path, const char *bridge, const char *host_if, const char *ip, int prefix,

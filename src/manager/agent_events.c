@@ -20,7 +20,9 @@
  *   running                        the kernel's container id is stored;
  *                                  when all kernels run: RUNNING
  *   exited                         the kernel's exit code and the end of
- *                                  its output (`log`) are stored; a
+ *                                  its output (`log`) are stored (the
+ *                                  main kernel's code also as the
+ *                                  session's statusData.kernel.exit_code); a
  *                                  TERMINATING session whose kernels all
  *                                  exited is TERMINATED (reason kept); the
  *                                  main kernel ending by itself ends the
@@ -138,14 +140,36 @@ static int on_running(struct manager *m, const struct agent_event *ev, const cha
         return advance(m, session, waiting == 0 ? SESSION_RUNNING : SESSION_CREATING, err);
 }
 
-static int store_error(struct manager *m, const char *session, const char *name, const char *msg,
-                       struct tess_error **err)
+/* Set status_data.<key> = value (a reference taken), keeping the rest. */
+static int merge_status_data(struct manager *m, const char *session, const char *key, json_t *value,
+                             struct tess_error **err)
 {
-        json_t *data = json_pack("{s:{s:s, s:s, s:s}}", "error", "src", "agent", "name", name, "repr", msg ? msg : "");
+        _cleanup_rows_ struct db_rows *rows = NULL;
+        int r = DBQ(m->db, "SELECT status_data FROM sessions WHERE id = ?", &rows, err, DB_TEXT(session));
+
+        if (r < 0) {
+                json_decref(value);
+                return r;
+        }
+        const char *old = rows->nrows ? db_getn(rows, 0, "status_data") : NULL;
+        json_t *data = old ? json_loads(old, 0, NULL) : NULL;
+        if (!json_is_object(data)) {
+                json_decref(data);
+                data = json_object();
+        }
+        json_object_set_new(data, key, value);
         _cleanup_free_ char *text = json_dumps(data, JSON_COMPACT);
         json_decref(data);
         return DBQ(m->db, "UPDATE sessions SET status_data = ? WHERE id = ?", NULL, err, DB_TEXT(text),
                    DB_TEXT(session));
+}
+
+static int store_error(struct manager *m, const char *session, const char *name, const char *msg,
+                       struct tess_error **err)
+{
+        return merge_status_data(m, session, "error",
+                                 json_pack("{s:s, s:s, s:s}", "src", "agent", "name", name, "repr", msg ? msg : ""),
+                                 err);
 }
 
 /* The kernel's container is gone (exited, or never created: failed). */
@@ -159,6 +183,10 @@ static int on_ended(struct manager *m, const struct agent_event *ev, const char 
                     " WHERE id = ?",
                     NULL, err, DB_INT(ev->exit_code), DB_INT(now_usec()), DB_TEXT(ev->log), DB_TEXT(ev->kernel));
 
+        /* the main kernel's exit code, where Backend.AI keeps it: statusData.kernel.exit_code */
+        if (r >= 0 && main_kernel && ev->kind == AGENT_EV_EXITED && ev->exit_code >= 0)
+                r = merge_status_data(m, session, "kernel", json_pack("{s:I}", "exit_code", (json_int_t)ev->exit_code),
+                                      err);
         if (r >= 0)
                 r = load_session(m, session, &rows, err);
         if (r >= 0)

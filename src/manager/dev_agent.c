@@ -6,11 +6,13 @@
  * mock GPUs asked for with --mock-gpus, --mock-gpu-memory and
  * --fgpu-per-gpu, the network of --agent-network) and runs `tessera agent
  * --config` on it as a child process.  The manager knows the agent only by that command line, as it
- * would know one on another node.  At exit the agent is stopped (SIGTERM);
- * its containers keep running, and the next `tessera dev` finds them. */
+ * would know one on another node.  At exit the agent is stopped (SIGTERM,
+ * also when the manager is killed: PR_SET_PDEATHSIG); its containers keep
+ * running, and the next `tessera dev` finds them. */
 #include "../common/compat.h"
 
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -48,6 +50,15 @@ int dev_agent_start(struct manager *m, struct tess_error **err)
         if (pid < 0)
                 return tess_err(err, errno, "starting the agent: %s", strerror(errno));
         if (pid == 0) {
+                /* the manager blocks the signals its loop reads: the
+                 * agent would never see SIGTERM; and it stops with its
+                 * manager, even one killed with -9 (its containers keep
+                 * running; the next agent adopts them) */
+                sigset_t none;
+                sigemptyset(&none);
+                sigprocmask(SIG_SETMASK, &none, NULL);
+                if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() == 1)
+                        _exit(1);
                 execl("/proc/self/exe", "tessera", "agent", "--config", path, (char *)NULL);
                 fprintf(stderr, "tessera dev: cannot run the agent: %s\n", strerror(errno));
                 _exit(127);

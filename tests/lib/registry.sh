@@ -7,6 +7,7 @@
 #     registry_push busybox busybox:latest  build (cached) and push a test image
 #     ... $REGISTRY/busybox:latest ...
 #     registry_stop
+#     start_dev_with_busybox                tessera dev + agent, busybox registered
 #
 # registry_start [--htpasswd USER:PASSWORD] [--token [USER:PASSWORD]] [--access-token-only]
 #     starts Debian's docker-registry on 127.0.0.1 on a free port with its
@@ -195,6 +196,16 @@ fake_registry_start() {
         FAKE_REGISTRY=127.0.0.1:$(cat "$dir/port")
         FAKE_REGISTRY_LOG=$dir/requests.log
         export FAKE_REGISTRY FAKE_REGISTRY_LOG
+}
+
+# start_dev_with_busybox [DEV_AGENT_OPTIONS]: a registry with the busybox
+# test image, tessera dev with its agent (WITH_AGENT=DEV_AGENT_OPTIONS,
+# default "--agent-network none"), busybox:latest registered from the registry
+start_dev_with_busybox() {
+        registry_start && registry_push busybox busybox:latest &&
+                WITH_AGENT="${1:---agent-network none}" start_manager || return 1
+        api POST /admin/images "{\"name\": \"busybox\", \"tag\": \"latest\", \"registry\": \"$REGISTRY\"}"
+        test "$CODE" = 201 || { echo "registering busybox: $CODE $(cat "$TMP/out")"; return 1; }
 }
 
 registry_cleanup_() {

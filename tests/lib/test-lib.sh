@@ -176,10 +176,10 @@ test_done() {
         exit 1
 }
 
-# Sanitizer reports in any manager's log are a failure of their own.
+# Sanitizer reports in any manager's or agent's log are a failure of their own.
 test_manager_logs_clean_() {
         local f bad=
-        for f in "$TMP"/manager*.log; do
+        for f in "$TMP"/manager*.log "$TMP"/agent*.log; do
                 [ -f "$f" ] || continue
                 if grep -qE 'ERROR: [A-Za-z]+Sanitizer|runtime error:' "$f"; then
                         bad="$bad $f"
@@ -188,7 +188,7 @@ test_manager_logs_clean_() {
         [ -z "$bad" ] && return 0
         test_count=$((test_count + 1))
         test_failed=$((test_failed + 1))
-        say "not ok $test_count - sanitizer report in manager log"
+        say "not ok $test_count - sanitizer report in a daemon's log"
         for f in $bad; do
                 grep -m1 -A20 -E 'ERROR: [A-Za-z]+Sanitizer|runtime error:' "$f" | sed 's/^/#   /'
         done
@@ -268,7 +268,8 @@ test_database_url() {
 }
 
 # start_manager [--no-admin-env] [tessera dev options...]
-# Starts `$TESSERA dev` on a free port with state in $MANAGER_STATE (and,
+# Starts `$TESSERA dev` on $MANAGER_HOST (default 127.0.0.1) and a free
+# port (or $MANAGER_LISTEN_PORT) with state in $MANAGER_STATE (and,
 # for PostgreSQL, the database named by $MANAGER_DB), waits
 # until GET / answers, and exports BACKEND_ENDPOINT, BACKEND_ACCESS_KEY and
 # BACKEND_SECRET_KEY.  With --no-admin-env the superadmin credentials are
@@ -278,7 +279,7 @@ test_database_url() {
 # options (e.g. WITH_AGENT="--mock-gpus 1 --fgpu-per-gpu 2", or
 # WITH_AGENT="--mock-gpus 0" for none).
 start_manager() {
-        local admin_env=1 db
+        local admin_env=1 db host=${MANAGER_HOST:-127.0.0.1}
         if [ "${1:-}" = --no-admin-env ]; then
                 admin_env=
                 shift
@@ -290,7 +291,7 @@ start_manager() {
         test_database_url || return 1
         db=$TEST_DB_URL
         for _ in 1 2 3; do
-                MANAGER_PORT=$(test_free_port) || return 1
+                MANAGER_PORT=${MANAGER_LISTEN_PORT:-$(test_free_port)} || return 1
                 test_manager_runs=$((test_manager_runs + 1))
                 MANAGER_EXIT_FILE=$TMP/manager-exit.$test_manager_runs
                 # Run the manager detached from this shell (so that a test's
@@ -305,7 +306,7 @@ start_manager() {
                                 else
                                         unset TESSERA_ADMIN_ACCESS_KEY TESSERA_ADMIN_SECRET_KEY TESSERA_ADMIN_PASSWORD
                                 fi
-                                "$TESSERA" dev --state-dir "$MANAGER_STATE" --listen "127.0.0.1:$MANAGER_PORT" \
+                                "$TESSERA" dev --state-dir "$MANAGER_STATE" --listen "$host:$MANAGER_PORT" \
                                         ${db:+--database "$db"} ${WITH_AGENT:---no-agent} "$@" </dev/null &
                                 echo $! >"$MANAGER_EXIT_FILE.pid"
                                 wait $!
@@ -322,7 +323,7 @@ start_manager() {
                         echo "start_manager: the manager did not start" >&2
                         return 1
                 fi
-                export BACKEND_ENDPOINT=http://127.0.0.1:$MANAGER_PORT
+                export BACKEND_ENDPOINT=http://$host:$MANAGER_PORT
                 for _ in $(seq 1 300); do
                         if curl -sf -o /dev/null "$BACKEND_ENDPOINT/"; then
                                 break
@@ -381,8 +382,19 @@ restart_manager() {
         stop_manager && start_manager "$@"
 }
 
+# test_at_exit COMMAND: eval COMMAND at exit (the latest first), before the
+# manager is stopped; for what a test must undo even when it fails.
+test_at_exit_cmds_=()
+test_at_exit() {
+        test_at_exit_cmds_=("$1" "${test_at_exit_cmds_[@]}")
+}
+
 test_cleanup_() {
-        local rc=$? db
+        local rc=$? db cmd
+        for cmd in "${test_at_exit_cmds_[@]}"; do
+                eval "$cmd" >/dev/null 2>&1
+        done
+        test_at_exit_cmds_=()
         stop_manager >/dev/null 2>&1
         for db in "${TEST_PG_DBS[@]:-}"; do
                 [ -n "$db" ] || continue
@@ -457,4 +469,151 @@ gpus() {
                 out="$out${out:+, }{\"id\": \"$i\", \"slot\": \"${3:-cuda.shares}\", \"capacity\": \"$2\", \"model\": \"mock\"}"
         done
         echo "[$out]"
+}
+
+# ---- real agents and their containers (runc) ----
+#
+# The dev agent of start_manager (WITH_AGENT) has its configuration in
+# $MANAGER_STATE/agent.conf and its state in $MANAGER_STATE/agent; start_agent
+# runs others.  Containers are runc's under $RUNC_ROOT (the agent's default).
+
+RUNC_ROOT=/run/tessera/runc
+
+# test_with_containers: skip the script unless it can run containers (root,
+# runc); wait 30 s for a status (container starts under ASan on a loaded
+# machine); at exit stop the dev agent and remove its containers.
+test_with_containers() {
+        [ "$(id -u)" = 0 ] || skip_all 'needs root (containers through runc)'
+        command -v runc >/dev/null || skip_all 'needs runc'
+        WAIT_TENTHS=${WAIT_TENTHS:-300}
+        test_at_exit 'stop_agent_and_containers "$MANAGER_STATE/agent" "$MANAGER_STATE/agent.conf"'
+}
+
+# create_session NAME TYPE [STARTUP_COMMAND]: enqueue a busybox:latest session
+# of $SESSION_RESOURCES (default: 1 core, 256 MiB).
+create_session() {
+        local res=${SESSION_RESOURCES:-}
+        [ -n "$res" ] || res='{"cpu": 1, "mem": "256m"}'
+        api POST /session "{\"name\": \"$1\", \"image\": \"busybox:latest\", \"enqueueOnly\": true, \"type\": \"$2\"${3:+, \"startupCommand\": \"$3\"}, \"config\": {\"resources\": $res}}"
+        test "$CODE" = 201 || { echo "create_session $1: $CODE $(cat "$TMP/out")"; return 1; }
+}
+
+# kernel_id NAME: the container (= main kernel) id of a session, from the API
+kernel_id() {
+        OUT=$TMP/k api GET "/sessions?name=$1"
+        jq -r ".items[0].containerId // empty" "$TMP/k"
+}
+
+# container_running ID: does runc report the container running?
+container_running() {
+        local st
+        st=$(runc --root "$RUNC_ROOT" state "$1" 2>/dev/null) && echo "$st" | jq -e ".status == \"running\"" >/dev/null
+}
+
+# container_pid ID: its process 1 as runc knows it (host pid namespace)
+container_pid() {
+        runc --root "$RUNC_ROOT" state "$1" 2>/dev/null | jq -r ".pid // empty"
+}
+
+# remember_containers NAME...: wait until each session is RUNNING; its
+# container id and process 1 into CONTAINER[NAME] and CONTAINER_PID[NAME]
+declare -A CONTAINER CONTAINER_PID
+remember_containers() {
+        local s
+        for s in "$@"; do
+                wait_status $s RUNNING || return 1
+                CONTAINER[$s]=$(kernel_id $s)
+                CONTAINER_PID[$s]=$(container_pid "${CONTAINER[$s]}")
+                test -n "${CONTAINER[$s]}" && test -n "${CONTAINER_PID[$s]}" ||
+                        { echo "$s: container '${CONTAINER[$s]}' pid '${CONTAINER_PID[$s]}'"; return 1; }
+        done
+}
+
+# containers_running NAME...: each remembered container still runs (the
+# manager need not be up)
+containers_running() {
+        local s
+        for s in "$@"; do
+                container_running "${CONTAINER[$s]}" || { echo "$s: ${CONTAINER[$s]} is not running"; return 1; }
+        done
+}
+
+# same_containers NAME...: each session RUNNING in the container and
+# process 1 remembered
+same_containers() {
+        local s
+        for s in "$@"; do
+                test "$(field $s status)" = RUNNING && test "$(kernel_id $s)" = "${CONTAINER[$s]}" &&
+                        container_running "${CONTAINER[$s]}" &&
+                        test "$(container_pid "${CONTAINER[$s]}")" = "${CONTAINER_PID[$s]}" ||
+                        { echo "$s: $(field $s status) in '$(kernel_id $s)' pid $(container_pid "${CONTAINER[$s]}")" \
+                                "(was ${CONTAINER[$s]} pid ${CONTAINER_PID[$s]})"; return 1; }
+        done
+}
+
+# destroy_sessions NAME...: destroy each through the API; each must end
+# TERMINATED (user-requested), its container and process 1 gone
+destroy_sessions() {
+        local s k pid
+        declare -A ks pids
+        for s in "$@"; do
+                k=$(kernel_id $s)
+                ks[$s]=$k
+                pids[$s]=$(container_pid "$k")
+                api DELETE /session/$s && test "$CODE" = 200 || { echo "DELETE $s: $CODE $(cat "$TMP/out")"; return 1; }
+        done
+        for s in "$@"; do
+                wait_status $s TERMINATED && test "$(field $s statusInfo)" = user-requested || return 1
+                for _ in $(seq 1 100); do container_running "${ks[$s]}" || break; sleep 0.1; done
+                ! container_running "${ks[$s]}" || { echo "$s: container ${ks[$s]} still runs"; return 1; }
+                pid=${pids[$s]}
+                [ -z "$pid" ] || process_gone "$pid" || { echo "$s: process $pid still there"; return 1; }
+        done
+}
+
+# agent_pid CONF: the agent running with that configuration file
+agent_pid() {
+        pgrep -f "tessera agent --config $1\$" | head -n 1
+}
+
+# process_gone PID: no such process, or only its zombie (the dev agent's
+# parent reaps it at exit)
+process_gone() {
+        ! kill -0 "$1" 2>/dev/null || [ "$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)" = Z ]
+}
+
+# start_agent CONF LOG [NETNS]: run `tessera agent --config CONF` detached,
+# in the network namespace NETNS (ip netns) if given, its output to LOG
+# (name it $TMP/agent*.log: sanitizer reports there fail the script);
+# waits until it runs.  Kill it with kill -9 "$(agent_pid CONF)".
+start_agent() {
+        local conf=$1 log=$2 ns=${3:-}
+        (
+                cd / && exec ${ns:+nsenter --net=/run/netns/$ns} "$TESSERA" agent --config "$conf" \
+                        </dev/null >>"$log" 2>&1 &
+        )
+        for _ in $(seq 1 50); do
+                [ -n "$(agent_pid "$conf")" ] && return 0
+                sleep 0.1
+        done
+        echo "start_agent: no agent with $conf; its log:" >&2
+        tail -n 20 "$log" >&2
+        return 1
+}
+
+# stop_agent_and_containers STATE_DIR CONF [NETNS]: kill the agent of CONF,
+# then destroy and remove every container of STATE_DIR (their network
+# pieces live in NETNS).  For test_at_exit.
+stop_agent_and_containers() {
+        local state=$1 conf=$2 ns=${3:-} pid c
+        for _ in $(seq 1 20); do
+                pid=$(agent_pid "$conf")
+                [ -n "$pid" ] || break
+                kill -9 "$pid"
+                sleep 0.1
+        done
+        for c in $(ls "$state/containers" 2>/dev/null); do
+                ${ns:+nsenter --net=/run/netns/$ns} "$BUILD/container-tool" --state "$state" destroy "$c" 1
+                ${ns:+nsenter --net=/run/netns/$ns} "$BUILD/container-tool" --state "$state" remove "$c"
+        done
 }
