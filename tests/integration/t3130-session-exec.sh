@@ -3,26 +3,8 @@ test_description='inside a running session through the API: execute (query and b
 . "$(dirname "$0")/../lib/test-lib.sh"
 . "$(dirname "$0")/../lib/registry.sh"
 
-[ "$(id -u)" = 0 ] || skip_all 'needs root (containers through runc)'
-command -v runc >/dev/null || skip_all 'needs runc'
-
-AGENT_STATE=$MANAGER_STATE/agent
-RUNC_ROOT=/run/tessera/runc
+test_with_containers
 WAIT_TENTHS=600 # a Debian image: pulls and starts under ASan on a loaded machine
-
-test_cleanup_exec_() {
-        local pid c
-        pid=$(pgrep -f "tessera agent --config $MANAGER_STATE/agent.conf" | head -n 1)
-        [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
-        for c in $(ls "$AGENT_STATE/containers" 2>/dev/null); do
-                runc --root "$RUNC_ROOT" kill "$c" KILL 2>/dev/null
-                sleep 0.2
-                runc --root "$RUNC_ROOT" delete -f "$c" 2>/dev/null
-                umount "$AGENT_STATE/containers/$c/bundle/rootfs" 2>/dev/null
-        done
-        registry_stop
-}
-trap 'test_cleanup_exec_; test_cleanup_' EXIT
 
 # exec NAME MODE CODE [RUNID]: POST /session/NAME, answer in $TMP/out
 exec_() {
