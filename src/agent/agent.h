@@ -36,6 +36,8 @@ struct agent_conf {
         int64_t heartbeat_interval; /* usec */
         uint64_t reserved_cpu;      /* cores kept for the host */
         uint64_t reserved_mem;      /* bytes kept for the host */
+        char *gpu_plugin;           /* auto, cuda, mock or none */
+        char *nvml_library;         /* the cuda plugin's NVML */
         uint64_t mock_gpus;         /* fake GPUs (the mock accelerator) */
         uint64_t mock_gpu_memory;
         uint64_t mock_gpu_sm;
@@ -81,7 +83,10 @@ struct agent_devices {
         int ncores;
         int cores[1024];   /* usable CPU numbers (allowed cpuset minus the reserve) */
         uint64_t mem;      /* bytes offered */
-        json_t *gpus;      /* [{"id", "slot", "capacity", "model", "memory", "sm"}] */
+        struct gpu_info *gpu; /* the GPUs, by plugin ordinal */
+        size_t ngpu;
+        const char *gpu_plugin; /* "cuda", "mock" or "none" */
+        json_t *gpus;      /* as reported: [{"id", "slot", "capacity", "model", "memory", "sm", "plugin", "index"}] */
         json_t *slots;     /* {"cpu": "8", "mem": "...", "cuda.shares": "2"} */
 };
 

@@ -351,6 +351,7 @@ static void usage(FILE *f)
 {
         fputs("usage: tessera agent --config FILE\n"
               "       tessera agent --print-config [--config FILE]\n"
+              "       tessera agent --print-devices [--config FILE]\n"
               "\nRuns this node's agent: registers with the manager, runs the kernels it\n"
               "places here as containers, and reports them.  See docs/agent.md.\n",
               f);
@@ -361,7 +362,7 @@ int agent_main(int argc, char **argv)
         struct agent a = { .lock_fd = -1, .bridge_fd = -1 };
         struct tess_error *err = NULL;
         const char *config = NULL;
-        bool print = false;
+        bool print = false, print_devices = false;
         pthread_t sync_t, reporter_t;
         int r;
 
@@ -370,6 +371,8 @@ int agent_main(int argc, char **argv)
                         config = argv[++i];
                 else if (streq(argv[i], "--print-config"))
                         print = true;
+                else if (streq(argv[i], "--print-devices"))
+                        print_devices = true;
                 else if (streq(argv[i], "--help") || streq(argv[i], "-h")) {
                         usage(stdout);
                         return 0;
@@ -394,6 +397,21 @@ int agent_main(int argc, char **argv)
                 buf_release(&b);
                 conf_release(agent_conf_opts, &a.conf);
                 return 0;
+        }
+        if (print_devices) {
+                r = agent_devices_probe(&a.conf, &a.devices, &err);
+                if (r < 0) {
+                        fprintf(stderr, "tessera agent: %s\n", err->msg);
+                        tess_error_free(err);
+                } else {
+                        json_t *j = json_pack("{s:O, s:O}", "slots", a.devices.slots, "gpus", a.devices.gpus);
+                        json_dumpf(j, stdout, JSON_INDENT(2));
+                        fputc('\n', stdout);
+                        json_decref(j);
+                }
+                agent_devices_release(&a.devices);
+                conf_release(agent_conf_opts, &a.conf);
+                return r < 0 ? 1 : 0;
         }
         int level = log_level_from_string(a.conf.log_level);
         if (level < 0) {

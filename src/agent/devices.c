@@ -1,11 +1,12 @@
 /* devices.c - what this node offers: CPU cores (the agent's allowed cpuset
  * minus `reserved_cpu`), memory (MemTotal minus `reserved_mem`) and GPUs.
  *
- * GPUs come from the `mock` accelerator for now: `mock_gpus` fake devices
- * with the configured memory, SM count and model, clearly named as mock in
- * every report.  Each GPU is worth `fgpu_per_gpu` of cuda.shares (the
- * fractional slot), or one cuda.device when fgpu_per_gpu is 0.  The real
- * `cuda` plugin (NVML through dlopen) reports the same shape. */
+ * GPUs come from one plugin (`gpu_plugin`): `cuda`, NVIDIA's GPUs through
+ * NVML (gpu_nvml.c; no driver is no GPUs, not an error), or `mock`,
+ * `mock_gpus` fake devices with the configured memory, SM count and model,
+ * clearly named as mock in every report; `auto` is mock when mock_gpus is
+ * set, else cuda.  Each GPU is worth `fgpu_per_gpu` of cuda.shares (the
+ * fractional slot), or one cuda.device when fgpu_per_gpu is 0. */
 #include "../common/compat.h"
 
 #include <sched.h>
@@ -13,6 +14,7 @@
 #include "../common/fs.h"
 #include "../common/slots.h"
 #include "agent.h"
+#include "gpu.h"
 
 static uint64_t mem_total(void)
 {
@@ -29,21 +31,55 @@ static uint64_t mem_total(void)
         return (uint64_t)kib * 1024;
 }
 
-static json_t *mock_gpus(const struct agent_conf *conf, const char *slot, int64_t capacity)
+static void mock_gpus(const struct agent_conf *conf, struct agent_devices *d)
+{
+        d->ngpu = conf->mock_gpus;
+        d->gpu = d->ngpu ? xcalloc(d->ngpu, sizeof(*d->gpu)) : NULL;
+        for (size_t i = 0; i < d->ngpu; i++) {
+                struct gpu_info *g = &d->gpu[i];
+                g->index = g->minor = (int)i;
+                g->memory = conf->mock_gpu_memory;
+                g->sm = (unsigned)conf->mock_gpu_sm;
+                snprintf(g->model, sizeof(g->model), "%s", conf->mock_gpu_model);
+                snprintf(g->uuid, sizeof(g->uuid), "mock%zu", i);
+        }
+}
+
+static json_t *gpus_json(const struct agent_devices *d, const char *slot, int64_t capacity)
 {
         json_t *gpus = json_array();
         char cap[48], mem[48];
 
         slot_format(slot, capacity, cap, sizeof(cap));
-        snprintf(mem, sizeof(mem), "%llu", (unsigned long long)conf->mock_gpu_memory);
-        for (uint64_t i = 0; i < conf->mock_gpus; i++) {
-                char id[32];
-                snprintf(id, sizeof(id), "mock%llu", (unsigned long long)i);
-                json_array_append_new(gpus, json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:s}", "id", id, "slot", slot,
-                                                      "capacity", cap, "model", conf->mock_gpu_model, "memory", mem,
-                                                      "sm", (json_int_t)conf->mock_gpu_sm, "plugin", "mock"));
+        for (size_t i = 0; i < d->ngpu; i++) {
+                const struct gpu_info *g = &d->gpu[i];
+                snprintf(mem, sizeof(mem), "%llu", (unsigned long long)g->memory);
+                json_array_append_new(gpus, json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:i}", "id", g->uuid,
+                                                      "slot", slot, "capacity", cap, "model", g->model, "memory", mem,
+                                                      "sm", (json_int_t)g->sm, "plugin", d->gpu_plugin, "index",
+                                                      g->index));
         }
         return gpus;
+}
+
+static int probe_gpus(const struct agent_conf *conf, struct agent_devices *d, struct tess_error **err)
+{
+        const char *plugin = conf->gpu_plugin;
+
+        if (streq(plugin, "auto"))
+                plugin = conf->mock_gpus > 0 ? "mock" : "cuda";
+        if (streq(plugin, "mock")) {
+                d->gpu_plugin = "mock";
+                mock_gpus(conf, d);
+        } else if (streq(plugin, "cuda")) {
+                d->gpu_plugin = "cuda";
+                gpu_nvml_probe(conf->nvml_library, &d->gpu, &d->ngpu);
+        } else if (streq(plugin, "none")) {
+                d->gpu_plugin = "none";
+        } else {
+                return tess_err(err, EINVAL, "gpu_plugin must be auto, cuda, mock or none, not '%s'", plugin);
+        }
+        return 0;
 }
 
 int agent_devices_probe(const struct agent_conf *conf, struct agent_devices *ret, struct tess_error **err)
@@ -73,14 +109,16 @@ int agent_devices_probe(const struct agent_conf *conf, struct agent_devices *ret
         int64_t capacity = fgpu;
         if (fgpu == 0 && slot_parse_string("cuda.device", "1", &capacity, err) < 0)
                 return -EINVAL;
-        ret->gpus = mock_gpus(conf, gpu_slot, capacity);
+        if (probe_gpus(conf, ret, err) < 0)
+                return -EINVAL;
+        ret->gpus = gpus_json(ret, gpu_slot, capacity);
         ret->slots = json_object();
         snprintf(text, sizeof(text), "%d", ret->ncores);
         json_object_set_new(ret->slots, "cpu", json_string(text));
         snprintf(text, sizeof(text), "%llu", (unsigned long long)ret->mem);
         json_object_set_new(ret->slots, "mem", json_string(text));
-        if (conf->mock_gpus > 0) {
-                slot_format(gpu_slot, capacity * (int64_t)conf->mock_gpus, text, sizeof(text));
+        if (ret->ngpu > 0) {
+                slot_format(gpu_slot, capacity * (int64_t)ret->ngpu, text, sizeof(text));
                 json_object_set_new(ret->slots, gpu_slot, json_string(text));
         }
         return 0;
@@ -90,5 +128,6 @@ void agent_devices_release(struct agent_devices *d)
 {
         json_decref(d->gpus);
         json_decref(d->slots);
+        free(d->gpu);
         *d = (struct agent_devices){ 0 };
 }
