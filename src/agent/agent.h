@@ -38,6 +38,10 @@ struct agent_conf {
         uint64_t reserved_mem;      /* bytes kept for the host */
         char *gpu_plugin;           /* auto, cuda, mock or none */
         char *nvml_library;         /* the cuda plugin's NVML */
+        uint64_t reserved_gpu_mem;  /* bytes of each GPU kept out of fGPU shares */
+        char *fgpu_library;         /* libtessera-fgpu.so; NULL: beside tessera */
+        char *mock_cuda_library;    /* the mock GPUs' driver and NVML; NULL: beside tessera */
+        char *mock_nvml_library;
         uint64_t mock_gpus;         /* fake GPUs (the mock accelerator) */
         uint64_t mock_gpu_memory;
         uint64_t mock_gpu_sm;
@@ -86,6 +90,8 @@ struct agent_devices {
         struct gpu_info *gpu; /* the GPUs, by plugin ordinal */
         size_t ngpu;
         const char *gpu_plugin; /* "cuda", "mock" or "none" */
+        const char *gpu_slot;   /* "cuda.shares" or "cuda.device" */
+        int64_t gpu_per_device; /* quanta of gpu_slot one GPU holds */
         json_t *gpus;      /* as reported: [{"id", "slot", "capacity", "model", "memory", "sm", "plugin", "index"}] */
         json_t *slots;     /* {"cpu": "8", "mem": "...", "cuda.shares": "2"} */
 };

@@ -163,23 +163,6 @@ int container_teardown(const struct container_record *rec, struct tess_error **e
         return first;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-        (void)st;
-        (void)ftw;
-        if (type == FTW_DP)
-                return rmdir(path) < 0 && errno != ENOENT ? -1 : 0;
-        return unlink(path) < 0 && errno != ENOENT ? -1 : 0;
-}
-
-/* rm -rf, never crossing into a mount (a rootfs left mounted) */
-static int remove_tree(const char *dir, struct tess_error **err)
-{
-        if (nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT) < 0 && errno != ENOENT)
-                return tess_err(err, errno, "removing '%s': %s", dir, strerror(errno));
-        return 0;
-}
-
 /* ---- create ---- */
 
 /* Fill type/major/minor of devices given by path only; OUT ret - caller frees. */
@@ -422,7 +405,7 @@ int container_create(const struct container_config *config, const struct contain
         if (r < 0) {
                 container_teardown(&rec, NULL);
                 if (!rootfs_is_mounted(rec.rootfs))
-                        remove_tree(dir, NULL);
+                        fs_remove_tree(dir, NULL);
                 r = tess_err_wrap(err, "creating container '%s'", spec->id);
         }
         container_record_release(&rec);
@@ -636,7 +619,7 @@ int container_remove(const struct container_config *config, const char *id, stru
                 tess_error_free(e);
                 dir = container_dir(&cfg, id);
         }
-        return remove_tree(dir, err);
+        return fs_remove_tree(dir, err);
 }
 
 /* ---- list, stats ---- */

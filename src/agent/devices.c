@@ -111,6 +111,8 @@ int agent_devices_probe(const struct agent_conf *conf, struct agent_devices *ret
                 return -EINVAL;
         if (probe_gpus(conf, ret, err) < 0)
                 return -EINVAL;
+        ret->gpu_slot = gpu_slot;
+        ret->gpu_per_device = capacity;
         ret->gpus = gpus_json(ret, gpu_slot, capacity);
         ret->slots = json_object();
         snprintf(text, sizeof(text), "%d", ret->ncores);

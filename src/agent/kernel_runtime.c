@@ -7,10 +7,9 @@
  * "registry/name:tag" (or "name:tag" without a registry, e.g. imported
  * with `tessera agent image import`) and pulls it when missing.
  *
- * Cores: a kernel asking c cores (fractions round up) gets the ceil(c)
- * least used of the node's offered cores as its cpuset, and c as its CFS
- * quota.  The choice is kept in state_dir/alloc/<kernel>.json, so that a
- * restarted agent rebuilds the map of used cores from its own files.
+ * Devices: a kernel asking c cores (fractions round up) gets ceil(c) of the
+ * node's cores as its cpuset (alloc.c) and c as its CFS quota; GPU slots
+ * become GPUs, whole or shared (alloc.c, gpu_wiring.c).
  *
  * The container runs the runner (src/runner) as process 1: interactive
  * sessions stay up until stopped; batch sessions run the startup command
@@ -26,14 +25,14 @@
 #include "../common/log.h"
 #include "../common/slots.h"
 #include "../common/timeutil.h"
+#include "alloc.h"
 #include "container.h"
+#include "gpu_wiring.h"
 #include "image.h"
 #include "kernel_runtime.h"
 #include "registry.h"
 
 #define STOP_GRACE_USEC (10 * USEC_PER_SEC)
-
-static pthread_mutex_t alloc_lock = PTHREAD_MUTEX_INITIALIZER;
 
 struct container_config kernel_runtime_config(const struct agent_ctx *ctx)
 {
@@ -44,77 +43,6 @@ struct container_config kernel_runtime_config(const struct agent_ctx *ctx)
                 .bridge = c->bridge,
                 .bridge_cidr = c->bridge_cidr,
         };
-}
-
-static char *alloc_path(const struct agent_ctx *ctx, const char *id)
-{
-        return xasprintf("%s/alloc/%s.json", ctx->conf->state_dir, id);
-}
-
-/* How many kernels use each offered core, from the alloc files (lock held). */
-static void core_usage(const struct agent_ctx *ctx, int *used, int ncores)
-{
-        _cleanup_free_ char *dir = xasprintf("%s/alloc", ctx->conf->state_dir);
-        DIR *d = opendir(dir);
-
-        memset(used, 0, sizeof(*used) * (size_t)ncores);
-        if (!d)
-                return;
-        for (struct dirent *e; (e = readdir(d));) {
-                if (e->d_name[0] == '.')
-                        continue;
-                _cleanup_free_ char *path = xasprintf("%s/%s", dir, e->d_name);
-                json_t *rec = json_load_file(path, 0, NULL), *c;
-                size_t i;
-                json_array_foreach(json_object_get(rec, "cores"), i, c) {
-                        for (int k = 0; k < ncores; k++)
-                                if (ctx->devices->cores[k] == json_integer_value(c))
-                                        used[k]++;
-                }
-                json_decref(rec);
-        }
-        closedir(d);
-}
-
-/* Choose `want` cores for kernel id and record them; returns how many. */
-static int allocate_cores(const struct agent_ctx *ctx, const char *id, int want, int *cores,
-                          struct tess_error **err)
-{
-        int n = ctx->devices->ncores, used[1024];
-        _cleanup_free_ char *path = alloc_path(ctx, id);
-        _cleanup_free_ char *dir = xasprintf("%s/alloc", ctx->conf->state_dir);
-
-        if (want > n)
-                want = n;
-        pthread_mutex_lock(&alloc_lock);
-        json_t *rec = json_load_file(path, 0, NULL); /* a start interrupted by a restart: same cores */
-        if (json_array_size(json_object_get(rec, "cores")) == (size_t)want) {
-                for (int i = 0; i < want; i++)
-                        cores[i] = (int)json_integer_value(json_array_get(json_object_get(rec, "cores"), (size_t)i));
-                json_decref(rec);
-                pthread_mutex_unlock(&alloc_lock);
-                return want;
-        }
-        json_decref(rec);
-        core_usage(ctx, used, n);
-        json_t *list = json_array();
-        for (int i = 0; i < want; i++) {
-                int best = -1;
-                for (int k = 0; k < n; k++)
-                        if (used[k] >= 0 && (best < 0 || used[k] < used[best]))
-                                best = k;
-                cores[i] = ctx->devices->cores[best];
-                used[best] = -1; /* not twice for one kernel */
-                json_array_append_new(list, json_integer(cores[i]));
-        }
-        rec = json_pack("{s:o}", "cores", list);
-        _cleanup_free_ char *text = json_dumps(rec, JSON_COMPACT);
-        json_decref(rec);
-        int r = fs_mkdir_p(dir, 0700, err);
-        if (r >= 0)
-                r = fs_write_file_atomic(path, text, strlen(text), 0600, err);
-        pthread_mutex_unlock(&alloc_lock);
-        return r < 0 ? r : want;
 }
 
 static int64_t slot_of(const json_t *slots, const char *name)
@@ -152,9 +80,34 @@ static int ensure_image(struct agent_ctx *ctx, const json_t *spec, void (*progre
 
 /* KEY=VALUE strings for the container: the image's, then Tessera's and
  * the Backend.AI names images expect, then the session's own. */
-static char **kernel_env(const json_t *spec, const struct image_info *img, int ncores)
+/* Add extra "KEY=VALUE"s to env (n used); path-like keys the image also
+ * sets are joined, ours first. */
+static size_t merge_env(char **env, size_t n, char *const *extra, size_t nextra)
 {
-        size_t n = 0, cap = 32;
+        for (size_t i = 0; i < nextra; i++) {
+                size_t klen = strcspn(extra[i], "=");
+                bool joined = false;
+                for (size_t k = 0; k < n && !joined; k++) {
+                        if (strncmp(env[k], extra[i], klen + 1) != 0)
+                                continue;
+                        bool path = strncmp(extra[i], "LD_LIBRARY_PATH=", klen + 1) == 0 ||
+                                    strncmp(extra[i], "LD_PRELOAD=", klen + 1) == 0;
+                        char *v = path ? xasprintf("%s:%s", extra[i], env[k] + klen + 1) : xstrdup(extra[i]);
+                        free(env[k]);
+                        env[k] = v;
+                        joined = true;
+                }
+                if (!joined)
+                        env[n++] = xstrdup(extra[i]);
+        }
+        env[n] = NULL;
+        return n;
+}
+
+static char **kernel_env(const json_t *spec, const struct image_info *img, int ncores, char *const *extra,
+                         size_t nextra)
+{
+        size_t n = 0, cap = 32 + nextra;
         char **env = xmalloc(cap * sizeof(*env));
         const char *key;
         json_t *v;
@@ -190,7 +143,9 @@ static char **kernel_env(const json_t *spec, const struct image_info *img, int n
                 if (json_is_string(v) && !strchr(key, '='))
                         PUSH("%s=%s", key, json_string_value(v));
 #undef PUSH
-        env[n] = NULL;
+        if (n + nextra + 1 > cap)
+                env = xrealloc(env, (n + nextra + 1) * sizeof(*env));
+        merge_env(env, n, extra, nextra);
         return env;
 }
 
@@ -216,23 +171,29 @@ int kernel_runtime_start(struct agent_ctx *ctx, const char *id, const json_t *sp
         struct image_info img = { 0 };
         const json_t *slots = json_object_get(spec, "slots");
         bool batch = streq(json_string_value(json_object_get(spec, "session_type")), "batch");
-        int cores[1024];
+        struct kernel_alloc *alloc = xcalloc(1, sizeof(*alloc));
+        struct gpu_wiring gw = { 0 };
         int r;
 
         progress(data, "preparing");
         r = ensure_image(ctx, spec, progress, data, &img, err);
-        if (r < 0)
+        if (r < 0) {
+                free(alloc);
                 return r;
+        }
         progress(data, "creating");
         int64_t cpu = slot_of(slots, "cpu"); /* 1/1000 core */
         int want = (int)((cpu + 999) / 1000);
-        r = allocate_cores(ctx, id, want > 0 ? want : 1, cores, err);
+        const char *gpu_slot = ctx->devices->gpu_slot;
+        r = alloc_kernel(ctx, id, want > 0 ? want : 1, gpu_slot ? slot_of(slots, gpu_slot) : 0, alloc, err);
+        if (r >= 0)
+                r = gpu_wiring_prepare(ctx, id, alloc, &gw, err);
         if (r < 0) {
                 image_info_free(&img);
+                free(alloc);
                 return r;
         }
-        int ncores = r;
-        char **env = kernel_env(spec, &img, ncores);
+        char **env = kernel_env(spec, &img, alloc->ncores, gw.env, gw.nenv);
         _cleanup_free_ char *runner = runner_path(ctx);
         const char *const interactive_args[] = { CONTAINER_RUNNER_PATH, NULL };
         const char *const batch_args[] = { CONTAINER_RUNNER_PATH, "--batch", NULL };
@@ -244,10 +205,14 @@ int kernel_runtime_start(struct agent_ctx *ctx, const char *id, const json_t *sp
                 .cwd = "/home/work",
                 .hostname = json_string_value(json_object_get(spec, "cluster_hostname")),
                 .cpu = cpu,
-                .cores = cores,
-                .n_cores = (size_t)ncores,
+                .cores = alloc->cores,
+                .n_cores = (size_t)alloc->ncores,
                 .memory = slot_of(slots, "mem"),
                 .runner_path = runner,
+                .mounts = gw.mounts,
+                .n_mounts = gw.nmounts,
+                .devices = gw.devices,
+                .n_devices = gw.ndevices,
                 .network = streq(ctx->conf->network, "none") ? CONTAINER_NET_NONE : CONTAINER_NET_BRIDGE,
         };
         r = container_create(&cfg, &cs, err);
@@ -259,6 +224,8 @@ int kernel_runtime_start(struct agent_ctx *ctx, const char *id, const json_t *sp
                 free(*e);
         free(env);
         image_info_free(&img);
+        gpu_wiring_release(&gw);
+        free(alloc);
         if (r < 0)
                 return r;
         snprintf(container_id, len, "%s", id);
@@ -372,7 +339,6 @@ void kernel_runtime_remove(struct agent_ctx *ctx, const char *id)
 {
         struct container_config cfg = kernel_runtime_config(ctx);
         struct tess_error *err = NULL;
-        _cleanup_free_ char *path = alloc_path(ctx, id);
 
         if (container_destroy(&cfg, id, STOP_GRACE_USEC, &err) < 0 && err->code != ENOENT)
                 log_warn("kernel %s: %s", id, err->msg);
@@ -380,7 +346,6 @@ void kernel_runtime_remove(struct agent_ctx *ctx, const char *id)
         if (container_remove(&cfg, id, &err) < 0 && err->code != ENOENT)
                 log_warn("kernel %s: removing its container: %s", id, err->msg);
         tess_error_free(err);
-        pthread_mutex_lock(&alloc_lock);
-        unlink(path);
-        pthread_mutex_unlock(&alloc_lock);
+        alloc_release(ctx, id);
+        gpu_wiring_remove(ctx, id);
 }

@@ -2,6 +2,7 @@
 #include "compat.h"
 
 #include <fcntl.h>
+#include <ftw.h>
 #include <libgen.h>
 #include <sys/stat.h>
 
@@ -104,5 +105,19 @@ int fs_mkdir_p(const char *path, mode_t mode, struct tess_error **err)
         }
         if (mkdir(p, mode) < 0 && errno != EEXIST)
                 return tess_err(err, errno, "creating directory '%s': %s", p, strerror(errno));
+        return 0;
+}
+
+static int remove_entry(const char *path, const struct stat *st UNUSED, int type, struct FTW *ftw UNUSED)
+{
+        if (type == FTW_DP)
+                return rmdir(path) < 0 && errno != ENOENT ? -1 : 0;
+        return unlink(path) < 0 && errno != ENOENT ? -1 : 0;
+}
+
+int fs_remove_tree(const char *dir, struct tess_error **err)
+{
+        if (nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT) < 0 && errno != ENOENT)
+                return tess_err(err, errno, "removing '%s': %s", dir, strerror(errno));
         return 0;
 }

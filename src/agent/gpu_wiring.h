@@ -1,0 +1,43 @@
+/* gpu_wiring.h - what a container needs for the GPUs its kernel holds
+ * (gpu_wiring.c): device nodes, driver libraries, and for GPU fractions
+ * the fGPU hook (libtessera-fgpu.so), its configuration and its shared
+ * region. */
+#ifndef TESS_AGENT_GPU_WIRING_H
+#define TESS_AGENT_GPU_WIRING_H
+
+#include <stddef.h>
+
+#include "alloc.h"
+#include "container.h"
+
+#define GPU_LIB_DIR  "/opt/tessera/nvidia/lib" /* driver libraries, real or mock */
+#define FGPU_DIR     "/opt/tessera/fgpu"       /* the hook, read-only */
+#define FGPU_RUN_DIR "/opt/tessera/fgpu/run"   /* the shared region, read-write */
+#define FGPU_CONFIG  "/etc/tessera/fgpu.conf"  /* the hook's configuration, read-only */
+
+struct gpu_wiring {
+        struct container_mount mounts[12];
+        size_t nmounts;
+        struct container_device devices[24];
+        size_t ndevices;
+        char *env[16]; /* "KEY=VALUE" */
+        size_t nenv;
+        char *owned[32]; /* strings the arrays point to */
+        size_t nowned;
+};
+
+/* What kernel id's container needs for the GPUs in a (nothing when it
+ * holds none).  Writes state_dir/fgpu/<id>/ for GPU fractions. */
+int gpu_wiring_prepare(const struct agent_ctx *ctx, const char *id, const struct kernel_alloc *a,
+                       struct gpu_wiring *ret, struct tess_error **err);
+void gpu_wiring_release(struct gpu_wiring *w);
+/* Remove state_dir/fgpu/<id>/. */
+void gpu_wiring_remove(const struct agent_ctx *ctx, const char *id);
+
+/* The fraction of GPU memory and SM time a share gives (fgpu.md's
+ * mapping): floor((memory - reserved) x f) aligned down to 1 MiB, and
+ * 100 x f percent (at least 1). */
+uint64_t gpu_share_memory(uint64_t memory, uint64_t reserved, int64_t share, int64_t per_gpu);
+unsigned gpu_share_sm(int64_t share, int64_t per_gpu);
+
+#endif
