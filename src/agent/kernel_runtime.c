@@ -163,9 +163,28 @@ static char *runner_path(const struct agent_ctx *ctx)
         return xasprintf("%s/tessera-runner", dirname(exe));
 }
 
+/* What the manager's image registry learns of an image: its digest,
+ * size and labels (Backend.AI's ai.backend.* among them). */
+static json_t *image_json(const struct image_info *img)
+{
+        json_t *labels = json_object();
+
+        for (char **l = img->labels; l && *l; l++) {
+                const char *eq = strchr(*l, '=');
+                if (!eq)
+                        continue;
+                _cleanup_free_ char *key = xstrndup(*l, (size_t)(eq - *l));
+                json_t *v = json_string(eq + 1);
+                if (v)
+                        json_object_set_new(labels, key, v);
+        }
+        return json_pack("{s:s?, s:I, s:o}", "digest", img->manifest_digest, "size", (json_int_t)img->size, "labels",
+                         labels);
+}
+
 int kernel_runtime_start(struct agent_ctx *ctx, const char *id, const json_t *spec,
                          void (*progress)(void *data, const char *kind), void *data, char *container_id, size_t len,
-                         struct tess_error **err)
+                         json_t **ret_image, struct tess_error **err)
 {
         struct container_config cfg = kernel_runtime_config(ctx);
         struct image_info img = { 0 };
@@ -223,11 +242,14 @@ int kernel_runtime_start(struct agent_ctx *ctx, const char *id, const json_t *sp
         for (char **e = env; *e; e++)
                 free(*e);
         free(env);
-        image_info_free(&img);
         gpu_wiring_release(&gw);
         free(alloc);
-        if (r < 0)
+        if (r < 0) {
+                image_info_free(&img);
                 return r;
+        }
+        *ret_image = image_json(&img);
+        image_info_free(&img);
         snprintf(container_id, len, "%s", id);
         return 0;
 }

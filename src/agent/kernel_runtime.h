@@ -26,10 +26,11 @@ struct container_config kernel_runtime_config(const struct agent_ctx *ctx);
 
 /* Make the kernel's image available and run its container; `progress`
  * is told "preparing", "pulling" (only when the image must be fetched)
- * and "creating" as it goes.  *container_id is set on success. */
+ * and "creating" as it goes.  *container_id is set on success, and
+ * *ret_image to {"digest", "size", "labels"} of the image (caller owns). */
 int kernel_runtime_start(struct agent_ctx *ctx, const char *id, const json_t *spec,
                          void (*progress)(void *data, const char *kind), void *data, char *container_id,
-                         size_t len, struct tess_error **err);
+                         size_t len, json_t **ret_image, struct tess_error **err);
 /* Stop the container (SIGTERM, then SIGKILL after a grace period) and
  * wait for it; its exit in *ret.  A container that is not there gives
  * code -1 and success. */

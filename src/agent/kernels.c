@@ -173,10 +173,11 @@ static void *run_job(void *data)
         struct tess_error *err = NULL;
         struct kernel_exit x = { .code = -1 };
         char container_id[128] = "";
+        json_t *image = NULL;
 
         if (j->start) {
                 int r = kernel_runtime_start(ks->ctx, k->id, k->spec, progress, j, container_id,
-                                             sizeof(container_id), &err);
+                                             sizeof(container_id), &image, &err);
                 pthread_mutex_lock(&ks->lock);
                 if (r < 0) {
                         log_warn("kernel %s: %s", k->id, err->msg);
@@ -184,7 +185,8 @@ static void *run_job(void *data)
                         err = tess_error_free(err);
                         k->phase = PHASE_ENDED;
                 } else {
-                        report(ks, k, json_pack("{s:s, s:s}", "kind", "running", "container_id", container_id));
+                        report(ks, k, json_pack("{s:s, s:s, s:o?}", "kind", "running", "container_id", container_id,
+                                                "image", image));
                         k->phase = PHASE_RUNNING;
                 }
         } else {

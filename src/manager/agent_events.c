@@ -127,12 +127,33 @@ static int count_kernels(struct manager *m, const char *session, const char *con
         return r < 0 ? r : 0;
 }
 
+/* What the agent found in the image the session names: its labels (kept
+ * when an administrator set some), digest and size, for the image
+ * registry. */
+static int record_image(struct manager *m, const char *session, const json_t *img, struct tess_error **err)
+{
+        const json_t *l = json_object_get(img, "labels");
+        _cleanup_free_ char *labels = l ? json_dumps(l, JSON_COMPACT | JSON_SORT_KEYS) : xstrdup("{}");
+        const char *digest = json_string_value(json_object_get(img, "digest"));
+
+        return DBQ(m->db,
+                   "UPDATE images SET labels = CASE WHEN labels = '{}' THEN ? ELSE labels END,"
+                   " digest = CASE WHEN digest = '' THEN ? ELSE digest END,"
+                   " size_bytes = CASE WHEN size_bytes = 0 THEN ? ELSE size_bytes END"
+                   " WHERE id = (SELECT i.id FROM images i JOIN sessions s ON i.name || ':' || i.tag = s.image"
+                   " AND i.architecture = s.architecture WHERE s.id = ?)",
+                   NULL, err, DB_TEXT(labels), DB_TEXT(digest ? digest : ""),
+                   DB_INT(json_integer_value(json_object_get(img, "size"))), DB_TEXT(session));
+}
+
 static int on_running(struct manager *m, const struct agent_event *ev, const char *session, struct tess_error **err)
 {
         int64_t waiting;
         int r = DBQ(m->db, "UPDATE kernels SET container_id = ? WHERE id = ?", NULL, err,
                     DB_TEXT(ev->container_id ? ev->container_id : ev->kernel), DB_TEXT(ev->kernel));
 
+        if (r >= 0 && ev->image)
+                r = record_image(m, session, ev->image, err);
         if (r >= 0)
                 r = count_kernels(m, session, "container_id IS NULL", &waiting, err);
         if (r < 0)

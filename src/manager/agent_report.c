@@ -158,6 +158,37 @@ void agent_report_release(struct agent_report *r)
         r->devices = NULL;
 }
 
+#define IMAGE_LABELS_MAX 256
+#define IMAGE_LABEL_LEN  4096
+
+/* A running event's image: {"digest": "sha256:...", "size": N, "labels":
+ * {"key": "value"}}, as the agent found it in its store. */
+static int image_parse(const json_t *img, struct tess_error **err)
+{
+        const char *digest = NULL, *key;
+        int64_t size = 0;
+        json_t *labels, *v;
+
+        if (!json_is_object(img))
+                return tess_err(err, EINVAL, "image must be an object");
+        if (api_get_string(img, NAMES("digest"), 128, &digest, err) < 0 ||
+            api_get_int(img, NAMES("size"), 0, INT64_MAX, &size, err) < 0)
+                return -EINVAL;
+        if (digest && strncmp(digest, "sha256:", 7) != 0)
+                return tess_err(err, EINVAL, "image.digest must be sha256:HEX");
+        labels = json_object_get(img, "labels");
+        if (labels && !json_is_object(labels))
+                return tess_err(err, EINVAL, "image.labels must be an object");
+        if (json_object_size(labels) > IMAGE_LABELS_MAX)
+                return tess_err(err, EINVAL, "image.labels has more than %d labels", IMAGE_LABELS_MAX);
+        json_object_foreach(labels, key, v) {
+                if (!json_is_string(v) || strlen(key) > 256 || json_string_length(v) > IMAGE_LABEL_LEN)
+                        return tess_err(err, EINVAL, "image.labels values must be strings (keys up to 256 bytes, "
+                                                     "values up to %d)", IMAGE_LABEL_LEN);
+        }
+        return 0;
+}
+
 int agent_event_parse(const json_t *ev, struct agent_event *ret, struct tess_error **err)
 {
         static const char *const kinds[] = {
@@ -186,6 +217,9 @@ int agent_event_parse(const json_t *ev, struct agent_event *ret, struct tess_err
                 r = api_get_int(ev, NAMES("exit_code"), -1, 255, &ret->exit_code, err);
         if (r >= 0)
                 r = api_get_bool(ev, NAMES("oom"), &ret->oom, err);
+        ret->image = json_object_get(ev, "image");
+        if (r >= 0 && ret->image)
+                r = image_parse(ret->image, err);
         if (r < 0)
                 return r;
         if (ret->seq == 0 || !ret->kernel || !kind)

@@ -46,6 +46,7 @@ struct agent_event {
         enum agent_event_kind kind;
         int64_t exit_code;
         bool oom;
+        const json_t *image; /* running: {"digest", "size", "labels"} of its image, or NULL */
 };
 
 /* events[i] of a parsed body: -EINVAL with a message naming the field. */

@@ -29,6 +29,13 @@ test_expect_success 'an interactive session is pulled, created and RUNNING in a 
         container_running "$K"
 '
 
+test_expect_success 'the image registry learns the image'"'"'s labels, digest and size from the agent' '
+        OUT=$TMP/images api GET /admin/images && test "$CODE" = 200 &&
+        jq -e ".items[] | select(.name == \"busybox\") | .labels[\"ai.backend.kernelspec\"] == \"1\"
+                and .labels[\"ai.backend.runtime-path\"] == \"/bin/sh\" and (.digest | startswith(\"sha256:\"))
+                and .size_bytes > 0" "$TMP/images"
+'
+
 test_expect_success 'inside: its own pid namespace, the allotted core, no new privileges, seccomp, fewer capabilities' '
         K=$(kernel_id inter1) &&
         runc --root "$RUNC_ROOT" exec "$K" /bin/sh -c "ps -o pid | wc -l" >"$TMP/ps" &&
