@@ -26,6 +26,7 @@
 #include <sys/socket.h>
 
 #include "../common/buf.h"
+#include "../common/crypto.h"
 #include "../common/log.h"
 #include "../common/netaddr.h"
 #include "../common/sign.h"
@@ -54,7 +55,9 @@ struct agent_http {
 struct req {
         char *target;
         struct buf body;
-        bool started, too_large;
+        char body_hash[65]; /* what the signature covers */
+        bool started, too_large, answered;
+        struct tess_error *refused; /* the signature failed: answered once the body is in */
 };
 
 struct answer {
@@ -114,31 +117,32 @@ static void answer_err(struct answer *a, struct tess_error *err)
         tess_error_free(err);
 }
 
+/* The request's signature, from its headers alone (before any body is
+ * read); its X-Tessera-Content-SHA256 is checked against the body later. */
 static int check_signature(struct agent_http *h, struct MHD_Connection *conn, const char *method, struct req *rq,
                            struct tess_error **err)
 {
         const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
         const char *ts_text = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Tessera-Agent-Time");
+        const char *hash = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Tessera-Content-SHA256");
         const char *prefix = "TesseraManager signature=";
         char want[SIGN_HEX_MAX];
         char *end;
 
-        if (!auth || strncmp(auth, prefix, strlen(prefix)) != 0 || !ts_text)
+        if (!auth || strncmp(auth, prefix, strlen(prefix)) != 0 || !ts_text || !hash || strlen(hash) != 64)
                 return tess_err(err, EACCES,
-                                "requests need 'Authorization: TesseraManager signature=HEX' and "
-                                "X-Tessera-Agent-Time");
+                                "requests need 'Authorization: TesseraManager signature=HEX', "
+                                "X-Tessera-Agent-Time and X-Tessera-Content-SHA256");
         errno = 0;
         long long ts = strtoll(ts_text, &end, 10), now = now_usec() / USEC_PER_SEC;
         if (errno || *end || end == ts_text || ts < now - SIGN_AGENT_SKEW || ts > now + SIGN_AGENT_SKEW)
-                return tess_err(err, EACCES,
-                                "X-Tessera-Agent-Time is missing or more than %d s off "
-                                "this agent's clock",
+                return tess_err(err, EACCES, "X-Tessera-Agent-Time is more than %d s off this agent's clock",
                                 SIGN_AGENT_SKEW);
-        if (sign_agent_request(h->secret, method, rq->target, ts, h->signer, rq->body.data ? rq->body.data : "",
-                               rq->body.len, want, err) < 0)
+        if (sign_agent_request_hashed(h->secret, method, rq->target, ts, h->signer, hash, want, err) < 0)
                 return -EIO;
         if (!sign_equal(auth + strlen(prefix), want))
                 return tess_err(err, EACCES, "signature mismatch (is the manager given this cluster's secret?)");
+        snprintf(rq->body_hash, sizeof(rq->body_hash), "%s", hash);
         return 0;
 }
 
@@ -328,12 +332,19 @@ static void handle(struct agent_http *h, struct MHD_Connection *conn, const char
         struct runner_client rc;
         const char *action;
 
+        char hash[65];
+
+        if (rq->refused) {
+                log_warn("agent http: %s %s refused: %s", method, url, rq->refused->msg);
+                answer_err(a, rq->refused);
+                rq->refused = NULL;
+                return;
+        }
         if (rq->too_large)
                 return answer_error(a, EFBIG, "the body is larger than the agent takes");
-        if (check_signature(h, conn, method, rq, &err) < 0) {
-                log_warn("agent http: %s %s refused: %s", method, url, err->msg);
-                return answer_err(a, err);
-        }
+        sha256_hex(rq->body.data ? rq->body.data : "", rq->body.len, hash);
+        if (!sign_equal(hash, rq->body_hash))
+                return answer_error(a, EACCES, "the body does not match X-Tessera-Content-SHA256");
         if (streq(url, "/v1/ping"))
                 return answer_json(a, 200, json_pack("{s:s}", "id", h->ctx->conf->id));
         if (!split_path(url, id, sizeof(id), &action))
@@ -378,6 +389,7 @@ static void completed_cb(void *cls UNUSED, struct MHD_Connection *conn UNUSED, v
                 return;
         free(rq->target);
         buf_release(&rq->body);
+        tess_error_free(rq->refused);
         free(rq);
         *con_cls = NULL;
 }
@@ -419,11 +431,19 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
         struct agent_http *h = cls;
         struct req *rq = *con_cls;
 
-        if (!rq->started) { /* the headers only: the body comes next */
-                rq->started = true;
+        if (rq->answered) { /* refused early: what still comes is dropped */
+                *upload_size = 0;
                 return MHD_YES;
         }
-        if (*upload_size > 0) {
+        if (!rq->started) { /* the headers: refuse at once, or read the body */
+                rq->started = true;
+                const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
+                if (cl && strtoull(cl, NULL, 10) > BODY_MAX)
+                        rq->too_large = true;
+                check_signature(h, conn, method, rq, &rq->refused);
+                if (!rq->refused && !rq->too_large)
+                        return MHD_YES;
+        } else if (*upload_size > 0) {
                 if (rq->body.len + *upload_size > BODY_MAX)
                         rq->too_large = true;
                 else
@@ -432,6 +452,7 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
                 return MHD_YES;
         }
         struct answer a = { .body = BUF_INIT };
+        rq->answered = true;
         handle(h, conn, url, method, rq, &a);
         if (a.pty) {
                 buf_release(&a.body);

@@ -220,10 +220,18 @@ int sign_agent_request(const char *secret, const char *method, const char *path,
                        const void *body, size_t len, char out_hex[SIGN_HEX_MAX], struct tess_error **err)
 {
         char body_hash[65];
+
+        sha256_hex(body, len, body_hash);
+        return sign_agent_request_hashed(secret, method, path, ts, agent_id, body_hash, out_hex, err);
+}
+
+int sign_agent_request_hashed(const char *secret, const char *method, const char *path, int64_t ts,
+                              const char *agent_id, const char *body_hash, char out_hex[SIGN_HEX_MAX],
+                              struct tess_error **err)
+{
         unsigned char mac[EVP_MAX_MD_SIZE];
         unsigned n;
 
-        sha256_hex(body, len, body_hash);
         _cleanup_free_ char *msg = xasprintf("%s\n%s\n%" PRId64 "\n%s\n%s", method, path, ts, agent_id, body_hash);
         if (hmac("sha256", secret, strlen(secret), msg, strlen(msg), mac, &n) < 0)
                 return tess_err(err, EIO, "HMAC failed");

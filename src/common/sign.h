@@ -59,11 +59,18 @@ int sign_compute(const char *hash, const char *secret, const char *method, const
  *   X-Tessera-Agent-Time: UNIX_SECONDS
  * HEX = HMAC-SHA256(secret, METHOD\nPATH\nUNIX_SECONDS\nAGENT_ID\nhex(SHA256(body))).
  * The manager's requests to an agent are signed alike, with PATH the raw
- * target (query included) and AGENT_ID "manager:<the agent's id>":
- *   Authorization: TesseraManager signature=HEX */
+ * target (query included) and AGENT_ID "manager:<the agent's id>", and
+ * the body's hash sent ahead so the agent can refuse before the body:
+ *   Authorization: TesseraManager signature=HEX
+ *   X-Tessera-Content-SHA256: hex(SHA256(body)) */
 #define SIGN_AGENT_SKEW 300 /* seconds a signature stays valid either way */
 int sign_agent_request(const char *secret, const char *method, const char *path, int64_t ts, const char *agent_id,
                        const void *body, size_t len, char out_hex[SIGN_HEX_MAX], struct tess_error **err);
+
+/* The same with the body's hex SHA-256 given. */
+int sign_agent_request_hashed(const char *secret, const char *method, const char *path, int64_t ts,
+                              const char *agent_id, const char *body_hash, char out_hex[SIGN_HEX_MAX],
+                              struct tess_error **err);
 
 /* Constant-time comparison of two NUL-terminated hex strings. */
 bool sign_equal(const char *a, const char *b);

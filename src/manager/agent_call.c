@@ -13,6 +13,7 @@
 
 #include "../common/log.h"
 #include "../common/loop.h"
+#include "../common/crypto.h"
 #include "../common/sign.h"
 #include "../common/timeutil.h"
 #include "agent_call.h"
@@ -109,7 +110,7 @@ int agent_call_request(struct agent_call *call, const char *method, const char *
 {
         _cleanup_free_ char *url = xasprintf("http://%s%s", call->address, target);
         _cleanup_free_ char *signer = xasprintf("manager:%s", call->agent_id);
-        char sig[SIGN_HEX_MAX], auth[SIGN_HEX_MAX + 64], tsh[64], cth[160];
+        char sig[SIGN_HEX_MAX], auth[SIGN_HEX_MAX + 64], tsh[64], cth[160], hash[65], hashh[100];
         struct curl_slist *h = NULL;
         int64_t ts = now_usec() / USEC_PER_SEC;
 
@@ -117,7 +118,8 @@ int agent_call_request(struct agent_call *call, const char *method, const char *
         buf_reset(&call->answer);
         call->status = 0;
         call->content_type[0] = '\0';
-        if (sign_agent_request(call->secret, method, target, ts, signer, body ? body : "", len, sig, &call->err) < 0)
+        sha256_hex(body ? body : "", len, hash);
+        if (sign_agent_request_hashed(call->secret, method, target, ts, signer, hash, sig, &call->err) < 0)
                 return -EIO;
         CURL *curl = curl_easy_init();
         if (!curl)
@@ -125,9 +127,11 @@ int agent_call_request(struct agent_call *call, const char *method, const char *
         snprintf(auth, sizeof(auth), "Authorization: TesseraManager signature=%s", sig);
         snprintf(tsh, sizeof(tsh), "X-Tessera-Agent-Time: %lld", (long long)ts);
         snprintf(cth, sizeof(cth), "Content-Type: %s", content_type ? content_type : "application/json");
+        snprintf(hashh, sizeof(hashh), "X-Tessera-Content-SHA256: %s", hash);
         h = curl_slist_append(h, auth);
         h = curl_slist_append(h, tsh);
         h = curl_slist_append(h, cth);
+        h = curl_slist_append(h, hashh);
         h = curl_slist_append(h, "Expect:");
         curl_easy_setopt(curl, CURLOPT_URL, url);
         curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method);

@@ -20,6 +20,7 @@
 
 #include "../common/log.h"
 #include "../common/loop.h"
+#include "../common/crypto.h"
 #include "../common/sign.h"
 #include "../common/timeutil.h"
 #include "../common/ws.h"
@@ -123,14 +124,16 @@ static int open_agent(struct relay *r, struct buf *leftover, struct tess_error *
 {
         _cleanup_free_ char *target = xasprintf("/v1/kernels/%s/pty?rows=%u&cols=%u", r->t.kernel, r->rows, r->cols);
         _cleanup_free_ char *signer = xasprintf("manager:%s", r->t.agent);
-        char sig[SIGN_HEX_MAX];
+        char sig[SIGN_HEX_MAX], hash[65];
         int64_t ts = now_usec() / USEC_PER_SEC;
 
-        if (sign_agent_request(r->secret, "GET", target, ts, signer, "", 0, sig, err) < 0)
+        sha256_hex("", 0, hash);
+        if (sign_agent_request_hashed(r->secret, "GET", target, ts, signer, hash, sig, err) < 0)
                 return -EIO;
         _cleanup_free_ char *auth = xasprintf("Authorization: TesseraManager signature=%s", sig);
         _cleanup_free_ char *tsh = xasprintf("X-Tessera-Agent-Time: %lld", (long long)ts);
-        const char *headers[] = { auth, tsh, NULL };
+        _cleanup_free_ char *hashh = xasprintf("X-Tessera-Content-SHA256: %s", hash);
+        const char *headers[] = { auth, tsh, hashh, NULL };
         int fd = connect_to(r->t.address, err);
         if (fd < 0)
                 return fd;

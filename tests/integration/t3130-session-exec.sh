@@ -204,7 +204,13 @@ test_expect_success 'the agent refuses requests that the manager did not sign' '
         code=$(curl -s -o "$TMP/raw" -w "%{http_code}" -X POST --data "{}" \
                 -H "Authorization: TesseraManager signature=00" -H "X-Tessera-Agent-Time: $(date +%s)" \
                 "http://$ADDR/v1/kernels/$K/execute") &&
-        test "$code" = 403
+        test "$code" = 403 &&
+        head -c 60000000 /dev/zero >"$TMP/big" &&
+        code=$(curl -s -o "$TMP/raw" -w "%{http_code}" -X PUT --data-binary @"$TMP/big" \
+                -H "Authorization: TesseraManager signature=00" -H "X-Tessera-Agent-Time: $(date +%s)" \
+                -H "X-Tessera-Content-SHA256: $(printf %064d 0)" "http://$ADDR/v1/kernels/$K/files?path=big") &&
+        test "$code" = 403 && grep -q "signature mismatch" "$TMP/raw" &&
+        test_must_fail test -e "$AGENT_STATE/containers/$K/bundle/rootfs/home/work/big"
 '
 
 test_expect_success 'the logs of a running session are read live from its agent' '
