@@ -243,17 +243,19 @@ void api_session_upload(struct api_ctx *c)
         struct tess_error *err = NULL;
         struct upload *u = xcalloc(1, sizeof(*u));
 
+        if (!api_session_target(c, http_query(c->req, "owner_access_key"), &u->t)) {
+                upload_free(u);
+                return;
+        }
         if (http_form_parts(c->req, on_part, u, &err) < 0) {
                 upload_free(u);
-                return api_problem(c, 400, "invalid-api-params", "%s", err ? err->msg : "bad upload");
+                api_problem(c, 400, "invalid-api-params", "%s", err ? err->msg : "bad upload");
+                tess_error_free(err);
+                return;
         }
         if (u->n == 0) {
                 upload_free(u);
                 return api_problem(c, 400, "invalid-api-params", "the upload holds no file part (with a filename)");
-        }
-        if (!api_session_target(c, http_query(c->req, "owner_access_key"), &u->t)) {
-                upload_free(u);
-                return;
         }
         api_audit_target(c, "session:%s", c->param[0]);
         agent_call_start(c, u->t.agent, u->t.address, upload_work, upload_done, u, upload_free);

@@ -69,6 +69,13 @@ GET /session/{VICTIM}                   -                       | 404 404 200 20
 GET /session/victim?owner_access_key={U2AK} -                   | 404 403 200 200 200
 GET /session/{OSESS}                    -                       | 200 404 404 404 200
 GET /session/{VICTIM}/logs              -                       | 404 404 200 200 200
+POST /session/{VICTIM}                  {"mode":"query","code":"1"} | 404 404 403 409 409
+POST /session/{VICTIM}/interrupt        {}                      | 404 404 403 409 409
+POST /session/{VICTIM}/upload           -                       | 404 404 403 409 409
+GET /session/{VICTIM}/download_single?file=a -                  | 404 404 403 409 409
+POST /session/{VICTIM}/download_single  {"file":"a"}            | 404 404 403 409 409
+GET /session/{VICTIM}/files             -                       | 404 404 403 409 409
+GET /stream/session/{VICTIM}/pty        -                       | 400 400 403 400 400
 DELETE /session/{VICTIM2}               -                       | 404 404 403 200 -
 GET /events/session                     -                       | 200 200 200 200 200
 GET /resource/presets                   -                       | 200 200 200 200 200
