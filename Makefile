@@ -42,6 +42,7 @@ RUNNER_SRC  := $(sort $(wildcard src/runner/*.c))
 CLI_SRC     := $(sort $(wildcard src/cli/*.c))
 TESSERA_SRC := src/main.c $(COMMON_SRC) $(SCHED_SRC) $(SIM_SRC) $(MANAGER_SRC) $(AGENT_SRC) $(CLI_SRC)
 
+FGPU_SRC    := $(sort $(wildcard src/fgpu/*.c))
 UNIT_SRC    := $(sort $(wildcard tests/unit/test_*.c))
 FUZZ_SRC    := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 TESTLIB_SRC := tests/lib/test.c
@@ -50,12 +51,14 @@ obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
 TESSERA     := $(BUILD)/tessera
 RUNNER      := $(if $(RUNNER_SRC),$(BUILD)/tessera-runner)
+CUDA_INC    ?= /usr/local/cuda/include
+FGPU_LIB    := $(if $(wildcard $(CUDA_INC)/cuda.h),$(BUILD)/libtessera-fgpu.so)
 UNIT_BINS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 FUZZ_BINS   := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz-replay/%,$(FUZZ_SRC))
 LIB_OBJS    := $(call obj,$(COMMON_SRC) $(SCHED_SRC) $(SIM_SRC) $(MANAGER_SRC) $(AGENT_SRC) $(CLI_SRC))
 
 .PHONY: all check tests run deps test-deps fuzz format clean docs
-all: $(TESSERA) $(RUNNER)
+all: $(TESSERA) $(RUNNER) $(FGPU_LIB)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -74,6 +77,30 @@ $(BUILD)/tessera-runner: $(RUNNER_SRC) $(RUNNER_COMMON) $(wildcard src/runner/*.
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -std=gnu17 $(WARN) -O2 -g -static -o $@ $(RUNNER_SRC) $(RUNNER_COMMON)
+
+# The fGPU hook (src/fgpu, docs/fgpu.md) is preloaded into other people's
+# programs: position independent, only its wrappers exported, libc only,
+# and never built with sanitizers (their runtimes refuse to be preloaded
+# behind the program).  Needs CUDA's cuda.h for the driver's types.
+FGPU_CFLAGS := -std=gnu17 $(WARN) -O2 -g -fPIC -fvisibility=hidden -I$(CUDA_INC)
+$(BUILD)/libtessera-fgpu.so: $(FGPU_SRC) $(wildcard src/fgpu/*.h) src/fgpu/libtessera-fgpu.map src/common/compat.h
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(FGPU_CFLAGS) -shared -Wl,--version-script=src/fgpu/libtessera-fgpu.map -Wl,-z,now -o $@ \
+		$(FGPU_SRC) -ldl -lpthread
+
+# The fGPU library's own parts in unit tests (config, region, limiter: no
+# driver needed), built like the other tests.
+FGPU_UNIT_SRC := src/fgpu/config.c src/fgpu/region.c src/fgpu/limiter.c src/common/buf.c src/common/xalloc.c
+$(BUILD)/tests/test_fgpu_%: tests/unit/test_fgpu_%.c $(call obj,$(TESTLIB_SRC)) $(FGPU_UNIT_SRC) $(wildcard src/fgpu/*.h)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  TEST    $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -Isrc -o $@ $< $(call obj,$(TESTLIB_SRC)) $(FGPU_UNIT_SRC) -lpthread -lm
+
+$(BUILD)/fuzz-replay/fuzz_fgpu_%: tests/fuzz/fuzz_fgpu_%.c $(call obj,tests/fuzz/replay.c) $(FGPU_UNIT_SRC)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  FUZZ    $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -Isrc -o $@ $< $(call obj,tests/fuzz/replay.c) $(FGPU_UNIT_SRC) -lpthread -lm
 
 # Unit tests link the library objects (everything but src/main.c).
 $(BUILD)/tests/%: tests/unit/%.c $(call obj,$(TESTLIB_SRC)) $(LIB_OBJS)
@@ -100,7 +127,7 @@ $(BUILD)/container-tool: tests/helper/container-tool.c $(LIB_OBJS)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -Isrc -o $@ $< $(LIB_OBJS) $(LIBS)
 
-tests: $(TESSERA) $(RUNNER) $(UNIT_BINS) $(FUZZ_BINS) $(BUILD)/test-tool $(BUILD)/container-tool
+tests: $(TESSERA) $(RUNNER) $(FGPU_LIB) $(UNIT_BINS) $(FUZZ_BINS) $(BUILD)/test-tool $(BUILD)/container-tool
 
 .SECONDARY: $(call obj,$(TESTLIB_SRC) tests/fuzz/replay.c)
 
@@ -126,7 +153,9 @@ fuzz:
 	$(Q)for f in $(FUZZ_SRC); do \
 		n=$$(basename $$f .c); echo "  FUZZ    build/fuzz/$$n"; \
 		clang -std=gnu17 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(PKG_CFLAGS) -Isrc -o build/fuzz/$$n $$f \
-			$(patsubst %.c,build/fuzz/obj/%.o,$(COMMON_SRC) $(SCHED_SRC) $(SIM_SRC) $(MANAGER_SRC) $(AGENT_SRC) $(CLI_SRC)) $(LIBS) || exit 1; done
+			$(patsubst %.c,build/fuzz/obj/%.o,$(COMMON_SRC) $(SCHED_SRC) $(SIM_SRC) $(MANAGER_SRC) $(AGENT_SRC) $(CLI_SRC)) \
+			$$(case $$n in fuzz_fgpu_*) echo src/fgpu/config.c src/fgpu/region.c src/fgpu/limiter.c ;; esac) \
+			$(LIBS) || exit 1; done
 
 build/fuzz/lib.stamp: $(patsubst %.c,build/fuzz/obj/%.o,$(COMMON_SRC) $(SCHED_SRC) $(SIM_SRC) $(MANAGER_SRC) $(AGENT_SRC) $(CLI_SRC))
 	@touch $@

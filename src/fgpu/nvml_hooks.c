@@ -1,0 +1,56 @@
+/* nvml_hooks.c - NVML's memory info of a limited device, the same view
+ * as cuMemGetInfo's: total the limit, used the container's charges, free
+ * the rest (never more than the device really has free).  NVML devices
+ * are matched to CUDA ordinals by NVML's index (the container sees its
+ * GPUs, in PCI order, as both). */
+#include "../common/compat.h"
+
+#include "hook.h"
+#include "mem_hooks.h"
+
+nvmlReturn_t (*real_nvmlDeviceGetMemoryInfo)(nvmlDevice_t, nvmlMemory_t *);
+nvmlReturn_t (*real_nvmlDeviceGetMemoryInfo_v2)(nvmlDevice_t, nvmlMemory_v2_t *);
+
+#define NVML_ERROR_FUNCTION_NOT_FOUND 13
+
+FGPU_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *mem)
+{
+        fgpu_init();
+        if (!real_nvmlDeviceGetMemoryInfo)
+                return NVML_ERROR_FUNCTION_NOT_FOUND;
+        nvmlReturn_t r = real_nvmlDeviceGetMemoryInfo(device, mem);
+        int d;
+        if (r != 0 || !fgpu.active || !mem || (d = fgpu_nvml_index(device)) < 0 || !fgpu_memory_limit(d))
+                return r;
+        uint64_t f, t, u;
+        fgpu_limited_info(d, mem->free, &f, &t, &u);
+        mem->total = t;
+        mem->used = u;
+        mem->free = f;
+        return r;
+}
+
+FGPU_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t *mem)
+{
+        fgpu_init();
+        if (!real_nvmlDeviceGetMemoryInfo_v2)
+                return NVML_ERROR_FUNCTION_NOT_FOUND;
+        nvmlReturn_t r = real_nvmlDeviceGetMemoryInfo_v2(device, mem);
+        int d;
+        if (r != 0 || !fgpu.active || !mem || (d = fgpu_nvml_index(device)) < 0 || !fgpu_memory_limit(d))
+                return r;
+        uint64_t f, t, u;
+        fgpu_limited_info(d, mem->free, &f, &t, &u);
+        mem->total = t;
+        mem->reserved = 0;
+        mem->used = u;
+        mem->free = f;
+        return r;
+}
+
+struct fgpu_symbol fgpu_nvml_symbols[] = {
+        { "nvmlDeviceGetMemoryInfo", (void *)nvmlDeviceGetMemoryInfo, (void **)&real_nvmlDeviceGetMemoryInfo, true },
+        { "nvmlDeviceGetMemoryInfo_v2", (void *)nvmlDeviceGetMemoryInfo_v2, (void **)&real_nvmlDeviceGetMemoryInfo_v2,
+          true },
+        { 0 },
+};
