@@ -40,7 +40,8 @@ MANAGER_SRC := $(sort $(wildcard src/manager/*.c))
 AGENT_SRC   := $(sort $(wildcard src/agent/*.c))
 RUNNER_SRC  := $(sort $(wildcard src/runner/*.c))
 CLI_SRC     := $(sort $(wildcard src/cli/*.c))
-TESSERA_SRC := src/main.c $(COMMON_SRC) $(SCHED_SRC) $(SIM_SRC) $(MANAGER_SRC) $(AGENT_SRC) $(CLI_SRC)
+FGPU_AGENT_SRC := src/fgpu/region.c # the agent creates each container's region
+TESSERA_SRC := src/main.c $(COMMON_SRC) $(SCHED_SRC) $(SIM_SRC) $(MANAGER_SRC) $(AGENT_SRC) $(FGPU_AGENT_SRC) $(CLI_SRC)
 
 FGPU_SRC    := $(sort $(wildcard src/fgpu/*.c))
 UNIT_SRC    := $(sort $(wildcard tests/unit/test_*.c))
@@ -55,7 +56,7 @@ CUDA_INC    ?= /usr/local/cuda/include
 FGPU_LIB    := $(if $(wildcard $(CUDA_INC)/cuda.h),$(BUILD)/libtessera-fgpu.so)
 UNIT_BINS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 FUZZ_BINS   := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz-replay/%,$(FUZZ_SRC))
-LIB_OBJS    := $(call obj,$(COMMON_SRC) $(SCHED_SRC) $(SIM_SRC) $(MANAGER_SRC) $(AGENT_SRC) $(CLI_SRC))
+LIB_OBJS    := $(call obj,$(COMMON_SRC) $(SCHED_SRC) $(SIM_SRC) $(MANAGER_SRC) $(AGENT_SRC) $(FGPU_AGENT_SRC) $(CLI_SRC))
 
 .PHONY: all check tests run deps test-deps fuzz format clean docs
 all: $(TESSERA) $(RUNNER) $(FGPU_LIB)
@@ -91,7 +92,7 @@ $(BUILD)/libtessera-fgpu.so: $(FGPU_SRC) $(wildcard src/fgpu/*.h) src/fgpu/libte
 
 # The fGPU library's own parts in unit tests (config, region, limiter: no
 # driver needed), built like the other tests.
-FGPU_UNIT_SRC := src/fgpu/config.c src/fgpu/region.c src/fgpu/limiter.c src/common/buf.c src/common/xalloc.c
+FGPU_UNIT_SRC := src/fgpu/config.c src/fgpu/limiter.c $(FGPU_AGENT_SRC) src/common/buf.c src/common/xalloc.c
 $(BUILD)/tests/test_fgpu_%: tests/unit/test_fgpu_%.c $(call obj,$(TESTLIB_SRC)) $(FGPU_UNIT_SRC) $(wildcard src/fgpu/*.h)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  TEST    $@")
@@ -153,11 +154,11 @@ fuzz:
 	$(Q)for f in $(FUZZ_SRC); do \
 		n=$$(basename $$f .c); echo "  FUZZ    build/fuzz/$$n"; \
 		clang -std=gnu17 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(PKG_CFLAGS) -Isrc -o build/fuzz/$$n $$f \
-			$(patsubst %.c,build/fuzz/obj/%.o,$(COMMON_SRC) $(SCHED_SRC) $(SIM_SRC) $(MANAGER_SRC) $(AGENT_SRC) $(CLI_SRC)) \
-			$$(case $$n in fuzz_fgpu_*) echo src/fgpu/config.c src/fgpu/region.c src/fgpu/limiter.c ;; esac) \
+			$(patsubst %.c,build/fuzz/obj/%.o,$(COMMON_SRC) $(SCHED_SRC) $(SIM_SRC) $(MANAGER_SRC) $(AGENT_SRC) $(FGPU_AGENT_SRC) $(CLI_SRC)) \
+			$$(case $$n in fuzz_fgpu_*) echo src/fgpu/config.c src/fgpu/limiter.c ;; esac) \
 			$(LIBS) || exit 1; done
 
-build/fuzz/lib.stamp: $(patsubst %.c,build/fuzz/obj/%.o,$(COMMON_SRC) $(SCHED_SRC) $(SIM_SRC) $(MANAGER_SRC) $(AGENT_SRC) $(CLI_SRC))
+build/fuzz/lib.stamp: $(patsubst %.c,build/fuzz/obj/%.o,$(COMMON_SRC) $(SCHED_SRC) $(SIM_SRC) $(MANAGER_SRC) $(AGENT_SRC) $(FGPU_AGENT_SRC) $(CLI_SRC))
 	@touch $@
 
 docs: $(TESSERA)

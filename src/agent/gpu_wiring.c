@@ -21,6 +21,7 @@
 #include "../common/buf.h"
 #include "../common/fs.h"
 #include "gpu.h"
+#include "../fgpu/region.h"
 #include "gpu_wiring.h"
 
 #define MIB (1024ull * 1024)
@@ -181,10 +182,16 @@ static int wire_fgpu(const struct agent_ctx *ctx, const char *id, const struct k
                            i, gpu_share_sm(a->gpus[i].share, dev->gpu_per_device));
         }
         r = fs_mkdir_p(run, 0755, err);
-        if (r >= 0 && chmod(run, 01777) < 0) /* the session's user creates the region there */
-                r = tess_err(err, errno, "chmod '%s': %s", run, strerror(errno));
         if (r >= 0)
                 r = fs_write_file_atomic(conf, text.data, text.len, 0644, err);
+        if (r >= 0) { /* the region, made here so the agent can write measurements into it */
+                _cleanup_free_ char *region = xasprintf("%s/region", run);
+                struct fgpu_region *reg = NULL;
+                char why[256];
+                if (fgpu_region_open(region, true, &reg, why, sizeof(why)) < 0)
+                        r = tess_err(err, EIO, "%s", why);
+                fgpu_region_close(reg);
+        }
         buf_release(&text);
         if (r < 0) {
                 free(lib);
