@@ -47,15 +47,20 @@ for i in $(seq 1 "$N"); do
         t0=$(now)
         curl -sS -m 30 -X POST "${h[@]}" --data "$body" "http://127.0.0.1:$PORT/session" >"$T/out" ||
                 { cat "$T/out"; exit 1; }
-        t1=$(sse_wait "$name" RUNNING 60) || { echo "$name: not RUNNING after 60 s"; cat "$T/out"; exit 1; }
+        sse_wait "$name" RUNNING 60 || { echo "$name: not RUNNING after 60 s"; cat "$T/out"; exit 1; }
+        t1=$SSE_T
         echo $((t1 - t0)) >>"$T/s-tessera"
-        p=$(sse_wait "$name" PENDING 1) s=$(sse_wait "$name" SCHEDULED 1) c=$(sse_wait "$name" CREATING 1)
+        echo $((t1 - SSE_SEEN["$name PENDING"])) >>"$T/s-server"
+        sse_wait "$name" PENDING 1 && p=$SSE_T
+        sse_wait "$name" SCHEDULED 1 && s=$SSE_T
+        sse_wait "$name" CREATING 1 && c=$SSE_T
         echo "$((p - t0)) $((s - p)) $((c - s)) $((t1 - c))" >>"$T/phases"
         api DELETE "/session/$name" >/dev/null
         sse_wait "$name" TERMINATED 60 >/dev/null || { echo "$name: not TERMINATED after 60 s"; exit 1; }
 done
 stats "tessera POST /session -> RUNNING event" "$T/s-tessera"
 TESS=$P50
+stats "  (PENDING event -> RUNNING event)" "$T/s-server"
 for col in 1 2 3 4; do
         cut -d' ' -f$col "$T/phases" >"$T/phase$col"
         stats "  $(echo "POST->PENDING PENDING->SCHEDULED SCHEDULED->CREATING CREATING->RUNNING" |
