@@ -50,12 +50,13 @@ obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
 TESSERA     := $(BUILD)/tessera
 RUNNER      := $(if $(RUNNER_SRC),$(BUILD)/tessera-runner)
+MONITOR     := $(BUILD)/tessera-monitor
 UNIT_BINS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 FUZZ_BINS   := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz-replay/%,$(FUZZ_SRC))
 LIB_OBJS    := $(call obj,$(COMMON_SRC) $(SCHED_SRC) $(SIM_SRC) $(MANAGER_SRC) $(AGENT_SRC) $(CLI_SRC))
 
 .PHONY: all check tests run deps test-deps fuzz format clean docs
-all: $(TESSERA) $(RUNNER)
+all: $(TESSERA) $(RUNNER) $(MONITOR)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -74,6 +75,17 @@ $(BUILD)/tessera-runner: $(RUNNER_SRC) $(RUNNER_COMMON) $(wildcard src/runner/*.
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -std=gnu17 $(WARN) -O2 -g -static -o $@ $(RUNNER_SRC) $(RUNNER_COMMON)
+
+# The monitor of each running container (src/monitor_main.c): from an
+# archive of the library objects, so that only what monitor_main() reaches
+# is linked, and only the shared libraries that needs (jansson, libc).
+$(BUILD)/libtessera.a: $(LIB_OBJS)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(MONITOR): src/monitor_main.c $(BUILD)/libtessera.a
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -Isrc -o $@ $< $(BUILD)/libtessera.a -Wl,--as-needed $(LIBS)
 
 # Unit tests link the library objects (everything but src/main.c).
 $(BUILD)/tests/%: tests/unit/%.c $(call obj,$(TESTLIB_SRC)) $(LIB_OBJS)
@@ -100,7 +112,7 @@ $(BUILD)/container-tool: tests/helper/container-tool.c $(LIB_OBJS)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -Isrc -o $@ $< $(LIB_OBJS) $(LIBS)
 
-tests: $(TESSERA) $(RUNNER) $(UNIT_BINS) $(FUZZ_BINS) $(BUILD)/test-tool $(BUILD)/container-tool
+tests: $(TESSERA) $(RUNNER) $(MONITOR) $(UNIT_BINS) $(FUZZ_BINS) $(BUILD)/test-tool $(BUILD)/container-tool
 
 .SECONDARY: $(call obj,$(TESTLIB_SRC) tests/fuzz/replay.c)
 

@@ -30,8 +30,9 @@ CG=tessera-bench-$$
 . bench/lib/dev.sh
 trap 'dev_cleanup; rm -rf "$T"' EXIT
 
-mem() { # PID: "VmRSS VmHWM" in MB
-        awk '/^VmRSS|^VmHWM/ {printf "%.1f ", $2 / 1024}' "/proc/$1/status"
+mem() { # PID: "VmRSS X MB, VmHWM Y MB"
+        awk '/^VmRSS/ {r = $2} /^VmHWM/ {h = $2} END {printf "VmRSS %.1f MB, VmHWM %.1f MB", r / 1024, h / 1024}' \
+                "/proc/$1/status"
 }
 cpu_ticks() { # PID: utime + stime (clock ticks)
         awk '{print $14 + $15}' "/proc/$1/stat"
@@ -40,7 +41,7 @@ cpu_ticks() { # PID: utime + stime (clock ticks)
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
 dev_start || exit 1
 AGENT=$(agent_pid)
-echo "agent pid $AGENT at start: VmRSS VmHWM $(mem "$AGENT")MB"
+echo "agent pid $AGENT at start: $(mem "$AGENT")"
 t0=$(now)
 for i in $(seq 1 "$N"); do
         api POST /session "$(session_body "idle-$i" 0.002 16m)" >"$T/out" || { cat "$T/out"; exit 1; }
@@ -58,7 +59,7 @@ for _ in $(seq 1 1200); do
 done
 t_running=$(now)
 printf 'RUNNING: %s of %d, %.1f s after the first create\n' "$running" "$N" "$(echo "($t_running - $t0) / 1000000000" | bc -l)"
-echo "agent with $N sessions: VmRSS VmHWM $(mem "$AGENT")MB, $(ls /proc/"$AGENT"/task | wc -l) threads"
+echo "agent with $N sessions: $(mem "$AGENT"), $(ls /proc/"$AGENT"/task | wc -l) threads"
 echo "containers running (runc list): $(runc --root "$RUNC_ROOT" list -q 2>/dev/null | grep -cFf <(ls "$T/state/agent/containers"))"
 
 # the idle minute: heartbeats as the manager records them
@@ -70,10 +71,11 @@ while [ "$(now)" -lt "$end" ]; do
         sleep 0.2
 done
 c1=$(cpu_ticks "$AGENT")
-uniq "$T/beats" | awk 'NR > 1 {print ($1 - prev) * 1000} {prev = $1}' >"$T/gaps" # usec -> ns
-echo "agent after ${IDLE} s idle: VmRSS VmHWM $(mem "$AGENT")MB; CPU $(echo "($c1 - $c0) * 100 / $(getconf CLK_TCK) / $IDLE" | bc -l | xargs printf '%.1f')% of a core"
+uniq "$T/beats" | awk 'NR > 1 {printf "%d\n", ($1 - prev) * 1000} {prev = $1}' >"$T/gaps" # usec -> ns
+echo "agent after ${IDLE} s idle: $(mem "$AGENT"); CPU $(echo "($c1 - $c0) * 100 / $(getconf CLK_TCK) / $IDLE" | bc -l | xargs printf '%.1f')% of a core"
 stats "heartbeat gaps (interval 5 s)" "$T/gaps"
-printf 'heartbeats: %d; largest gap %.0f ms\n' "$(wc -l <"$T/gaps")" "$(sort -n "$T/gaps" | tail -n 1 | awk '{print $1 / 1000000}')"
+echo "heartbeat gaps (ms): $(awk '{printf "%.0f ", $1 / 1000000}' "$T/gaps")"
 echo "monitors: $(pgrep -fc "_monitor $T/state/agent/containers") processes, RSS $(ps -o rss= -p "$(pgrep -fd, "_monitor $T/state/agent/containers")" | awk '{s += $1} END {printf "%.0f", s / 1024}') MB in all"
+echo "agent's warnings: $(grep -c 'tessera-agent warn' "$T/dev.log")"; grep 'tessera-agent warn' "$T/dev.log" | tail -n 3
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
 exit 0

@@ -520,6 +520,12 @@ int container_state(const struct container_config *config, const char *id, struc
         return 0;
 }
 
+bool container_exit_recorded(const struct container_config *cfg, const char *id)
+{
+        _cleanup_free_ char *dir = container_dir(cfg, id);
+        return exists_in(dir, CT_EXIT);
+}
+
 /* ---- kill, destroy, remove ---- */
 
 int container_kill(const struct container_config *config, const char *id, int sig, struct tess_error **err)

@@ -11,8 +11,11 @@
  * written atomically at every change, so a restarted agent finds its
  * kernels and their containers again (the containers never stopped: their
  * monitors own them).  Starting and stopping block (pulling an image,
- * creating a container, waiting for it to exit), so each runs on a worker
- * thread of its own; the reconciler itself never blocks.  Every outcome is
+ * creating a container, waiting for it to exit), so they are jobs for a
+ * few worker threads (MAX_WORKERS, started on demand, gone when the queue
+ * is empty; stops go before starts, so that room frees up first and a
+ * burst of starts does not run hundreds of runc at once); the reconciler
+ * itself never blocks.  Every outcome is
  * an event in the outbox: preparing, pulling, creating, running, exited
  * (code, oom), failed (message).  A kernel that left the desired list ended
  * on the manager's side: its container is removed and its record deleted
@@ -53,12 +56,22 @@ struct kernel {
         int64_t last_sample;  /* monotonic usec; 0: none yet */
 };
 
+#define MAX_WORKERS 4
+
+struct job {
+        struct job *next;
+        struct kernels *ks;
+        struct kernel *k;
+        bool start;
+};
+
 struct kernels {
         pthread_mutex_t lock;
         struct agent_ctx *ctx;
         char *dir;
         struct kernel **k;
         int n, cap;
+        struct job *queue, **queue_tail; /* jobs no worker took yet */
         int workers; /* running worker threads */
         pthread_cond_t idle;
 };
@@ -153,21 +166,14 @@ static void report_exit(struct kernels *ks, const struct kernel *k, struct kerne
         x->log = NULL;
 }
 
-struct job {
-        struct kernels *ks;
-        struct kernel *k;
-        bool start;
-};
-
 static void progress(void *data, const char *kind)
 {
         struct job *j = data;
         report_kind(j->ks, j->k, kind);
 }
 
-static void *run_job(void *data)
+static void run_job(struct job *j)
 {
-        struct job *j = data;
         struct kernels *ks = j->ks;
         struct kernel *k = j->k;
         struct tess_error *err = NULL;
@@ -198,11 +204,27 @@ static void *run_job(void *data)
         }
         save(ks, k);
         k->busy = false;
-        ks->workers--;
-        pthread_cond_broadcast(&ks->idle);
         pthread_mutex_unlock(&ks->lock);
         free(j);
         agent_wake_reconciler(ks->ctx); /* it may have changed its mind meanwhile */
+}
+
+static void *worker(void *data)
+{
+        struct kernels *ks = data;
+
+        pthread_mutex_lock(&ks->lock);
+        for (struct job *j; (j = ks->queue);) {
+                ks->queue = j->next;
+                if (!ks->queue)
+                        ks->queue_tail = &ks->queue;
+                pthread_mutex_unlock(&ks->lock);
+                run_job(j);
+                pthread_mutex_lock(&ks->lock);
+        }
+        ks->workers--;
+        pthread_cond_broadcast(&ks->idle);
+        pthread_mutex_unlock(&ks->lock);
         return NULL;
 }
 
@@ -210,8 +232,6 @@ static void *run_job(void *data)
 static void spawn(struct kernels *ks, struct kernel *k, bool start)
 {
         struct job *j = xcalloc(1, sizeof(*j));
-        pthread_t t;
-        pthread_attr_t attr;
 
         j->ks = ks;
         j->k = k;
@@ -219,16 +239,26 @@ static void spawn(struct kernels *ks, struct kernel *k, bool start)
         k->busy = true;
         k->phase = start ? PHASE_STARTING : PHASE_STOPPING;
         save(ks, k);
-        ks->workers++;
-        pthread_attr_init(&attr);
-        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        if (pthread_create(&t, &attr, run_job, j) != 0) {
-                log_error("kernel %s: cannot start a worker thread", k->id);
-                k->busy = false;
-                ks->workers--;
-                free(j);
+        if (start) {
+                *ks->queue_tail = j;
+                ks->queue_tail = &j->next;
+        } else {
+                j->next = ks->queue;
+                ks->queue = j;
+                if (!j->next)
+                        ks->queue_tail = &j->next;
         }
-        pthread_attr_destroy(&attr);
+        if (ks->workers < MAX_WORKERS) {
+                pthread_t t;
+                pthread_attr_t attr;
+                pthread_attr_init(&attr);
+                pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+                if (pthread_create(&t, &attr, worker, ks) == 0)
+                        ks->workers++;
+                else if (ks->workers == 0)
+                        log_error("kernel %s: cannot start a worker thread; it waits", k->id);
+                pthread_attr_destroy(&attr);
+        }
 }
 
 int kernels_open(struct agent_ctx *ctx, const char *dir, struct kernels **ret, struct tess_error **err)
@@ -241,6 +271,7 @@ int kernels_open(struct agent_ctx *ctx, const char *dir, struct kernels **ret, s
         pthread_cond_init(&ks->idle, NULL);
         ks->ctx = ctx;
         ks->dir = xstrdup(dir);
+        ks->queue_tail = &ks->queue;
         if (r < 0 || !(d = opendir(dir))) {
                 if (r >= 0)
                         r = tess_err(err, errno, "%s: %s", dir, strerror(errno));
@@ -290,6 +321,10 @@ void kernels_close(struct kernels *ks)
         while (ks->workers > 0)
                 pthread_cond_wait(&ks->idle, &ks->lock);
         pthread_mutex_unlock(&ks->lock);
+        for (struct job *j = ks->queue, *next; j; j = next) { /* only when no worker could start */
+                next = j->next;
+                free(j);
+        }
         for (int i = 0; i < ks->n; i++) {
                 json_decref(ks->k[i]->spec);
                 free(ks->k[i]);
