@@ -68,12 +68,14 @@ c0=$(cpu_ticks "$AGENT")
 end=$(($(now) + IDLE * 1000000000))
 while [ "$(now)" -lt "$end" ]; do
         db "SELECT last_heartbeat FROM agents" >>"$T/beats"
+        curl -s -o /dev/null -w '%{time_total}\n' "http://127.0.0.1:$PORT/" >>"$T/get"
         sleep 0.2
 done
 c1=$(cpu_ticks "$AGENT")
-uniq "$T/beats" | awk 'NR > 1 {printf "%d\n", ($1 - prev) * 1000} {prev = $1}' >"$T/gaps" # usec -> ns
+uniq "$T/beats" | awk 'NR > 1 {printf "%.0f\n", ($1 - prev) * 1000} {prev = $1}' >"$T/gaps" # usec -> ns
 echo "agent after ${IDLE} s idle: $(mem "$AGENT"); CPU $(echo "($c1 - $c0) * 100 / $(getconf CLK_TCK) / $IDLE" | bc -l | xargs printf '%.1f')% of a core"
 stats "heartbeat gaps (interval 5 s)" "$T/gaps"
+echo "the manager's GET / meanwhile, slowest: $(sort -n "$T/get" | tail -n 1 | awk '{printf "%.0f", $1 * 1000}') ms"
 echo "heartbeat gaps (ms): $(awk '{printf "%.0f ", $1 / 1000000}' "$T/gaps")"
 echo "monitors: $(pgrep -fc "_monitor $T/state/agent/containers") processes, RSS $(ps -o rss= -p "$(pgrep -fd, "_monitor $T/state/agent/containers")" | awk '{s += $1} END {printf "%.0f", s / 1024}') MB in all"
 echo "agent's warnings: $(grep -c 'tessera-agent warn' "$T/dev.log")"; grep 'tessera-agent warn' "$T/dev.log" | tail -n 3

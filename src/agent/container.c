@@ -37,7 +37,7 @@
 #define DEFAULT_LOG_MAX ((int64_t)10 << 20)
 #define DEFAULT_START_TIMEOUT (60 * USEC_PER_SEC)
 #define KILL_WAIT_USEC (10 * USEC_PER_SEC)
-#define POLL_USEC (10 * USEC_PER_MSEC)
+#define POLL_USEC (2 * USEC_PER_MSEC) /* waiting for a stop: part of destroy -> next session running */
 
 /* cfg with every default filled in */
 static struct container_config resolve(const struct container_config *cfg)
