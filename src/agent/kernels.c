@@ -407,22 +407,30 @@ static char *u64_text(uint64_t v)
         return xasprintf("%llu", (unsigned long long)v);
 }
 
-/* One running kernel's usage in Backend.AI's lastStat shape (lock held). */
-static json_t *kernel_stat(struct kernels *ks, struct kernel *k, int64_t now)
-{
+/* What kernels_stats() needs of one running kernel, copied under the lock:
+ * reading the usage of hundreds of containers takes a good part of a
+ * second, which the reconciler and the workers must not wait for. */
+struct stat_job {
+        char id[64];
+        json_t *slots;
+        uint64_t last_cpu_ns;
+        int64_t last_sample;
         struct kernel_usage u;
-        const json_t *slots = json_object_get(k->spec, "slots");
+        bool ok;
+};
+
+/* One running kernel's usage in Backend.AI's lastStat shape. */
+static json_t *kernel_stat(struct stat_job *k, int64_t now)
+{
+        const struct kernel_usage u = k->u;
+        const json_t *slots = k->slots;
         const char *mem_limit = json_string_value(json_object_get(slots, "mem"));
         int64_t cpu_quanta = 0;
 
-        if (!kernel_runtime_usage(ks->ctx, k->id, &u))
-                return NULL;
         slot_parse_value("cpu", json_object_get(slots, "cpu"), &cpu_quanta, NULL);
         double util = 0;
         if (k->last_sample > 0 && now > k->last_sample && u.cpu_ns >= k->last_cpu_ns)
                 util = 100.0 * (double)(u.cpu_ns - k->last_cpu_ns) / (double)((now - k->last_sample) * 1000);
-        k->last_cpu_ns = u.cpu_ns;
-        k->last_sample = now;
         _cleanup_free_ char *used_ms = xasprintf("%.1f", (double)u.cpu_ns / 1e6);
         _cleanup_free_ char *util_text = xasprintf("%.1f", util);
         _cleanup_free_ char *cap = xasprintf("%.1f", 100.0 * (double)cpu_quanta / 1000.0);
@@ -438,15 +446,35 @@ json_t *kernels_stats(struct kernels *ks)
 {
         json_t *all = json_object();
         int64_t now = monotonic_usec();
+        int n = 0;
 
         pthread_mutex_lock(&ks->lock);
+        struct stat_job *jobs = xcalloc((size_t)ks->n + 1, sizeof(*jobs));
         for (int i = 0; i < ks->n; i++) {
                 struct kernel *k = ks->k[i];
-                json_t *st = k->phase == PHASE_RUNNING && !k->busy ? kernel_stat(ks, k, now) : NULL;
-                if (st)
-                        json_object_set_new(all, k->id, st);
+                if (k->phase != PHASE_RUNNING || k->busy)
+                        continue;
+                snprintf(jobs[n].id, sizeof(jobs[n].id), "%s", k->id);
+                jobs[n].slots = json_deep_copy(json_object_get(k->spec, "slots")); /* not shared across threads */
+                jobs[n].last_cpu_ns = k->last_cpu_ns;
+                jobs[n].last_sample = k->last_sample;
+                n++;
         }
         pthread_mutex_unlock(&ks->lock);
+        for (int i = 0; i < n; i++)
+                jobs[i].ok = kernel_runtime_usage(ks->ctx, jobs[i].id, &jobs[i].u);
+        pthread_mutex_lock(&ks->lock);
+        for (int i = 0; i < n; i++) {
+                struct kernel *k = find(ks, jobs[i].id);
+                if (jobs[i].ok && k) {
+                        json_object_set_new(all, k->id, kernel_stat(&jobs[i], now));
+                        k->last_cpu_ns = jobs[i].u.cpu_ns;
+                        k->last_sample = now;
+                }
+                json_decref(jobs[i].slots);
+        }
+        pthread_mutex_unlock(&ks->lock);
+        free(jobs);
         return all;
 }
 
