@@ -66,19 +66,13 @@ bench_tessera bridge "tessera (bridge + veth)" || exit 1
 TESS_BR=$TESS_CALL
 
 # ---- bare runc run -d of the same config.json (plain rootfs dir, no overlay) ----
-"${CT[@]}" create cfg --layer "$T/rootfs" --net none --pids 64 --memory $((64 << 20)) -- sleep 1000 >/dev/null
-jq --arg root "$T/rootfs" '.root.path = $root | .mounts |= map(select(.destination | startswith("/etc/") or
-        startswith("/opt/tessera") | not))' "$T/state/containers/cfg/bundle/config.json" >"$T/config.json.in"
-"${CT[@]}" destroy cfg 0 >/dev/null && "${CT[@]}" remove cfg >/dev/null
+peers_runc_config "$T/state" "${CT[@]}" || exit 1
 peers_runc "$N" "$T/config.json.in" "$T/s-runc" || exit 1
 stats "runc run -d (same config.json)" "$T/s-runc"
 RUNC=$P50
 
 # ---- docker run -d on Debian's engine ----
-DOCK=
-if peers_dockerd_start; then
-        peers_docker "$N" "$T/s-docker" && stats "docker run -d (network none)" "$T/s-docker" && DOCK=$P50
-fi
+peers_bench_docker "$N"
 
 echo
 printf 'ratio tessera call/runc (p50):          %.2f\n' "$(echo "$TESS / $RUNC" | bc -l)"

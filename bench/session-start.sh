@@ -73,21 +73,14 @@ DEV_PID=
 # container-tool writes the config.json the agent's containers get (same
 # namespaces, seccomp, capabilities, cgroup limits); rootfs a plain
 # directory, init `sleep 1000` (the agent runs its runner, which idles).
-"$PWD/build/container-tool" --state "$T/ct" --runc-root "$T/ctrunc" --cgroup-parent "$CG" --netns-dir "$T/netns" \
-        create cfg --layer "$T/rootfs" --net none --pids 64 --memory $((64 << 20)) -- sleep 1000 >/dev/null || exit 1
-jq --arg root "$T/rootfs" '.root.path = $root | .mounts |= map(select(.destination | startswith("/etc/") or
-        startswith("/opt/tessera") | not))' "$T/ct/containers/cfg/bundle/config.json" >"$T/config.json.in"
-"$PWD/build/container-tool" --state "$T/ct" --runc-root "$T/ctrunc" destroy cfg 0 >/dev/null
-"$PWD/build/container-tool" --state "$T/ct" --runc-root "$T/ctrunc" remove cfg >/dev/null
+peers_runc_config "$T/ct" "$PWD/build/container-tool" --state "$T/ct" --runc-root "$T/ctrunc" --cgroup-parent "$CG" \
+        --netns-dir "$T/netns" || exit 1
 peers_runc "$N" "$T/config.json.in" "$T/s-runc" || exit 1
 stats "runc run -d (equivalent config.json)" "$T/s-runc"
 RUNC=$P50
 
 # ---- docker run -d ----
-DOCK=
-if peers_dockerd_start; then
-        peers_docker "$N" "$T/s-docker" && stats "docker run -d (network none)" "$T/s-docker" && DOCK=$P50
-fi
+peers_bench_docker "$N"
 
 echo
 printf 'ratio tessera/runc (p50):    %.2f   (target <= 1.5)\n' "$(echo "$TESS / $RUNC" | bc -l)"

@@ -8,6 +8,11 @@
 #   peers_rootfs                    $T/rootfs: busybox-static and its applets
 #   now                             nanoseconds (wall clock)
 #   stats LABEL FILE                p50/p95 of the samples (ns) in FILE; sets P50
+#   peers_runc_config STATE CT...   $T/config.json.in: the config.json
+#                                   container-tool (the command CT..., its
+#                                   state in STATE) writes for a container
+#                                   (network none, 64 pids, 64 MiB, `sleep
+#                                   1000`), on $T/rootfs without overlay
 #   peers_runc N CONFIG OUT         N x `runc run -d` of the bundle whose
 #                                   config.json is CONFIG (root.path pointing
 #                                   to $T/rootfs); samples to OUT
@@ -15,6 +20,8 @@
 #                                   $T/docker.sock with busybox imported as
 #                                   tessera-bench/busybox; false if it cannot
 #   peers_docker N OUT              N x `docker run -d --network none`
+#   peers_bench_docker N            the engine, N runs, their stats; sets
+#                                   DOCK to the p50 (empty without docker)
 #   peers_cleanup                   removes what the above left
 
 DOCKER=/usr/bin/docker
@@ -37,6 +44,16 @@ stats() {
         printf '%-44s n=%-3d p50 %7.1f ms   p95 %7.1f ms\n' "$1" "$n" "$(echo "$p50 / 1000000" | bc -l)" \
                 "$(echo "$p95 / 1000000" | bc -l)"
         P50=$p50
+}
+
+peers_runc_config() { # STATE CONTAINER-TOOL-COMMAND...
+        local state=$1
+        shift
+        "$@" create cfg --layer "$T/rootfs" --net none --pids 64 --memory $((64 << 20)) -- sleep 1000 >/dev/null ||
+                return 1
+        jq --arg root "$T/rootfs" '.root.path = $root | .mounts |= map(select(.destination | startswith("/etc/") or
+                startswith("/opt/tessera") | not))' "$state/containers/cfg/bundle/config.json" >"$T/config.json.in"
+        "$@" destroy cfg 0 >/dev/null && "$@" remove cfg >/dev/null
 }
 
 peers_runc() { # N CONFIG OUT
@@ -77,6 +94,13 @@ peers_docker() { # N OUT
                 echo $(($(now) - t0)) >>"$2"
                 "${D[@]}" rm -f "d$i" >/dev/null
         done
+}
+
+peers_bench_docker() { # N
+        DOCK=
+        if peers_dockerd_start; then
+                peers_docker "$1" "$T/s-docker" && stats "docker run -d (network none)" "$T/s-docker" && DOCK=$P50
+        fi
 }
 
 peers_cleanup() {
