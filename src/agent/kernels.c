@@ -73,6 +73,8 @@ struct kernels {
         int n, cap;
         struct job *queue, **queue_tail; /* jobs no worker took yet */
         int workers; /* running worker threads */
+        json_t *desired; /* the last desired list, applied again after a job */
+        bool reapply;    /* a job ended: what was skipped as busy may be due */
         pthread_cond_t idle;
 };
 
@@ -204,6 +206,7 @@ static void run_job(struct job *j)
         }
         save(ks, k);
         k->busy = false;
+        ks->reapply = true;
         pthread_mutex_unlock(&ks->lock);
         free(j);
         agent_wake_reconciler(ks->ctx); /* it may have changed its mind meanwhile */
@@ -330,18 +333,19 @@ void kernels_close(struct kernels *ks)
                 free(ks->k[i]);
         }
         free(ks->k);
+        json_decref(ks->desired);
         free(ks->dir);
         pthread_cond_destroy(&ks->idle);
         pthread_mutex_destroy(&ks->lock);
         free(ks);
 }
 
-void kernels_apply(struct kernels *ks, const json_t *desired)
+/* (lock held) */
+static void apply(struct kernels *ks, const json_t *desired)
 {
         json_t *spec;
         size_t i;
 
-        pthread_mutex_lock(&ks->lock);
         for (int j = 0; j < ks->n; j++)
                 ks->k[j]->wanted = false;
         json_array_foreach(desired, i, spec) {
@@ -378,12 +382,26 @@ void kernels_apply(struct kernels *ks, const json_t *desired)
                 else
                         spawn(ks, k, false);
         }
+}
+
+void kernels_apply(struct kernels *ks, const json_t *desired)
+{
+        pthread_mutex_lock(&ks->lock);
+        json_decref(ks->desired);
+        ks->desired = json_incref((json_t *)desired);
+        ks->reapply = false;
+        apply(ks, ks->desired);
         pthread_mutex_unlock(&ks->lock);
 }
 
 void kernels_check(struct kernels *ks)
 {
         pthread_mutex_lock(&ks->lock);
+        if (ks->reapply && ks->desired) {
+                /* a stop that came while the kernel was starting waited for it */
+                ks->reapply = false;
+                apply(ks, ks->desired);
+        }
         for (int i = 0; i < ks->n; i++) {
                 struct kernel *k = ks->k[i];
                 struct kernel_exit x;
