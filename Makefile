@@ -52,6 +52,7 @@ obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
 TESSERA     := $(BUILD)/tessera
 RUNNER      := $(if $(RUNNER_SRC),$(BUILD)/tessera-runner)
+MONITOR     := $(BUILD)/tessera-monitor
 CUDA_INC    ?= /usr/local/cuda/include
 FGPU_LIB    := $(if $(wildcard $(CUDA_INC)/cuda.h),$(BUILD)/libtessera-fgpu.so)
 UNIT_BINS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
@@ -59,7 +60,7 @@ FUZZ_BINS   := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz-replay/%,$(FUZZ_SRC))
 LIB_OBJS    := $(call obj,$(COMMON_SRC) $(SCHED_SRC) $(SIM_SRC) $(MANAGER_SRC) $(AGENT_SRC) $(FGPU_AGENT_SRC) $(CLI_SRC))
 
 .PHONY: all check tests run deps test-deps fuzz format clean docs
-all: $(TESSERA) $(RUNNER) $(FGPU_LIB)
+all: $(TESSERA) $(RUNNER) $(MONITOR) $(FGPU_LIB)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -103,6 +104,17 @@ $(BUILD)/fuzz-replay/fuzz_fgpu_%: tests/fuzz/fuzz_fgpu_%.c $(call obj,tests/fuzz
 	@$(if $(Q),echo "  FUZZ    $@")
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -Isrc -o $@ $< $(call obj,tests/fuzz/replay.c) $(FGPU_UNIT_SRC) -lpthread -lm
 
+# The monitor of each running container (src/monitor_main.c): from an
+# archive of the library objects, so that only what monitor_main() reaches
+# is linked, and only the shared libraries that needs (jansson, libc).
+$(BUILD)/libtessera.a: $(LIB_OBJS)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(MONITOR): src/monitor_main.c $(BUILD)/libtessera.a
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -Isrc -o $@ $< $(BUILD)/libtessera.a -Wl,--as-needed $(LIBS)
+
 # Unit tests link the library objects (everything but src/main.c).
 $(BUILD)/tests/%: tests/unit/%.c $(call obj,$(TESTLIB_SRC)) $(LIB_OBJS)
 	@mkdir -p $(dir $@)
@@ -128,7 +140,7 @@ $(BUILD)/container-tool: tests/helper/container-tool.c $(LIB_OBJS)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -Isrc -o $@ $< $(LIB_OBJS) $(LIBS)
 
-tests: $(TESSERA) $(RUNNER) $(FGPU_LIB) $(UNIT_BINS) $(FUZZ_BINS) $(BUILD)/test-tool $(BUILD)/container-tool
+tests: $(TESSERA) $(RUNNER) $(MONITOR) $(FGPU_LIB) $(UNIT_BINS) $(FUZZ_BINS) $(BUILD)/test-tool $(BUILD)/container-tool
 
 .SECONDARY: $(call obj,$(TESTLIB_SRC) tests/fuzz/replay.c)
 

@@ -139,12 +139,15 @@ static void *reporter_thread(void *data)
         while (!stopping) {
                 json_t *ans = NULL;
                 int r = 0;
-                if (monotonic_usec() >= next_beat) {
+                int64_t now = monotonic_usec();
+                if (now >= next_beat) {
                         json_t *body = heartbeat_body(a);
                         r = manager_link_post(link, "/agent/heartbeat", body, 10, &ans, &err);
                         json_decref(body);
                         json_decref(ans);
-                        next_beat = monotonic_usec() + (r < 0 ? USEC_PER_SEC : a->conf.heartbeat_interval);
+                        /* counted from this beat's start: gathering hundreds of
+                         * kernels' usage must not make beats late */
+                        next_beat = r < 0 ? monotonic_usec() + USEC_PER_SEC : now + a->conf.heartbeat_interval;
                 }
                 if (r >= 0 && outbox_count(a->ctx.outbox) > 0) {
                         json_t *evs = outbox_pending(a->ctx.outbox);

@@ -37,7 +37,7 @@
 #define DEFAULT_LOG_MAX ((int64_t)10 << 20)
 #define DEFAULT_START_TIMEOUT (60 * USEC_PER_SEC)
 #define KILL_WAIT_USEC (10 * USEC_PER_SEC)
-#define POLL_USEC (10 * USEC_PER_MSEC)
+#define POLL_USEC (2 * USEC_PER_MSEC) /* waiting for a stop: part of destroy -> next session running */
 
 /* cfg with every default filled in */
 static struct container_config resolve(const struct container_config *cfg)
@@ -501,6 +501,12 @@ int container_state(const struct container_config *config, const char *id, struc
         fill_state(dir, &rec, ret);
         container_record_release(&rec);
         return 0;
+}
+
+bool container_exit_recorded(const struct container_config *cfg, const char *id)
+{
+        _cleanup_free_ char *dir = container_dir(cfg, id);
+        return exists_in(dir, CT_EXIT);
 }
 
 /* ---- kill, destroy, remove ---- */

@@ -153,6 +153,10 @@ int container_remove(const struct container_config *cfg, const char *id, struct 
 int container_state(const struct container_config *cfg, const char *id, struct container_state *ret,
                     struct tess_error **err);
 
+/* Whether the container's end is recorded (container_state() would say
+ * CONTAINER_EXITED): one access(), for callers that watch many. */
+bool container_exit_recorded(const struct container_config *cfg, const char *id);
+
 /* Every container on disk, sorted.  OUT ret_ids - caller frees each and
  * the array. */
 int container_list(const struct container_config *cfg, char ***ret_ids, size_t *ret_n, struct tess_error **err);

@@ -34,14 +34,35 @@
 
 #define STOP_GRACE_USEC (10 * USEC_PER_SEC)
 
+static pthread_once_t monitor_once = PTHREAD_ONCE_INIT;
+static char monitor_exe[4096]; /* "": `tessera _monitor` (/proc/self/exe) */
+
+/* tessera-monitor beside tessera, a program much quicker to start than
+ * tessera itself (src/monitor_main.c); else tessera's own `_monitor`. */
+static void find_monitor(void)
+{
+        char exe[4096];
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+        if (n <= 0)
+                return;
+        exe[n] = '\0';
+        snprintf(monitor_exe, sizeof(monitor_exe), "%s/tessera-monitor", dirname(exe));
+        if (access(monitor_exe, X_OK) < 0)
+                monitor_exe[0] = '\0';
+}
+
 struct container_config kernel_runtime_config(const struct agent_ctx *ctx)
 {
         const struct agent_conf *c = ctx->conf;
+
+        pthread_once(&monitor_once, find_monitor);
         return (struct container_config){
                 .state_dir = c->state_dir,
                 .runc = c->runc,
                 .bridge = c->bridge,
                 .bridge_cidr = c->bridge_cidr,
+                .monitor_exe = monitor_exe[0] ? monitor_exe : NULL,
         };
 }
 
@@ -325,7 +346,9 @@ bool kernel_runtime_exited(struct agent_ctx *ctx, const char *id, struct kernel_
         struct container_config cfg = kernel_runtime_config(ctx);
         struct container_state st;
 
-        if (container_state(&cfg, id, &st, NULL) < 0 || st.status != CONTAINER_EXITED)
+        /* the reconciler asks about every running kernel twice a second */
+        if (!container_exit_recorded(&cfg, id) || container_state(&cfg, id, &st, NULL) < 0 ||
+            st.status != CONTAINER_EXITED)
                 return false;
         exit_of(ctx, id, &st, ret);
         return true;

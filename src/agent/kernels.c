@@ -11,8 +11,11 @@
  * written atomically at every change, so a restarted agent finds its
  * kernels and their containers again (the containers never stopped: their
  * monitors own them).  Starting and stopping block (pulling an image,
- * creating a container, waiting for it to exit), so each runs on a worker
- * thread of its own; the reconciler itself never blocks.  Every outcome is
+ * creating a container, waiting for it to exit), so they are jobs for a
+ * few worker threads (MAX_WORKERS, started on demand, gone when the queue
+ * is empty; stops go before starts, so that room frees up first and a
+ * burst of starts does not run hundreds of runc at once); the reconciler
+ * itself never blocks.  Every outcome is
  * an event in the outbox: preparing, pulling, creating, running, exited
  * (code, oom), failed (message).  A kernel that left the desired list ended
  * on the manager's side: its container is removed and its record deleted
@@ -53,13 +56,25 @@ struct kernel {
         int64_t last_sample;  /* monotonic usec; 0: none yet */
 };
 
+#define MAX_WORKERS 4
+
+struct job {
+        struct job *next;
+        struct kernels *ks;
+        struct kernel *k;
+        bool start;
+};
+
 struct kernels {
         pthread_mutex_t lock;
         struct agent_ctx *ctx;
         char *dir;
         struct kernel **k;
         int n, cap;
+        struct job *queue, **queue_tail; /* jobs no worker took yet */
         int workers; /* running worker threads */
+        json_t *desired; /* the last desired list, applied again after a job */
+        bool reapply;    /* a job ended: what was skipped as busy may be due */
         pthread_cond_t idle;
 };
 
@@ -153,21 +168,14 @@ static void report_exit(struct kernels *ks, const struct kernel *k, struct kerne
         x->log = NULL;
 }
 
-struct job {
-        struct kernels *ks;
-        struct kernel *k;
-        bool start;
-};
-
 static void progress(void *data, const char *kind)
 {
         struct job *j = data;
         report_kind(j->ks, j->k, kind);
 }
 
-static void *run_job(void *data)
+static void run_job(struct job *j)
 {
-        struct job *j = data;
         struct kernels *ks = j->ks;
         struct kernel *k = j->k;
         struct tess_error *err = NULL;
@@ -200,11 +208,28 @@ static void *run_job(void *data)
         }
         save(ks, k);
         k->busy = false;
-        ks->workers--;
-        pthread_cond_broadcast(&ks->idle);
+        ks->reapply = true;
         pthread_mutex_unlock(&ks->lock);
         free(j);
         agent_wake_reconciler(ks->ctx); /* it may have changed its mind meanwhile */
+}
+
+static void *worker(void *data)
+{
+        struct kernels *ks = data;
+
+        pthread_mutex_lock(&ks->lock);
+        for (struct job *j; (j = ks->queue);) {
+                ks->queue = j->next;
+                if (!ks->queue)
+                        ks->queue_tail = &ks->queue;
+                pthread_mutex_unlock(&ks->lock);
+                run_job(j);
+                pthread_mutex_lock(&ks->lock);
+        }
+        ks->workers--;
+        pthread_cond_broadcast(&ks->idle);
+        pthread_mutex_unlock(&ks->lock);
         return NULL;
 }
 
@@ -212,8 +237,6 @@ static void *run_job(void *data)
 static void spawn(struct kernels *ks, struct kernel *k, bool start)
 {
         struct job *j = xcalloc(1, sizeof(*j));
-        pthread_t t;
-        pthread_attr_t attr;
 
         j->ks = ks;
         j->k = k;
@@ -221,16 +244,26 @@ static void spawn(struct kernels *ks, struct kernel *k, bool start)
         k->busy = true;
         k->phase = start ? PHASE_STARTING : PHASE_STOPPING;
         save(ks, k);
-        ks->workers++;
-        pthread_attr_init(&attr);
-        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        if (pthread_create(&t, &attr, run_job, j) != 0) {
-                log_error("kernel %s: cannot start a worker thread", k->id);
-                k->busy = false;
-                ks->workers--;
-                free(j);
+        if (start) {
+                *ks->queue_tail = j;
+                ks->queue_tail = &j->next;
+        } else {
+                j->next = ks->queue;
+                ks->queue = j;
+                if (!j->next)
+                        ks->queue_tail = &j->next;
         }
-        pthread_attr_destroy(&attr);
+        if (ks->workers < MAX_WORKERS) {
+                pthread_t t;
+                pthread_attr_t attr;
+                pthread_attr_init(&attr);
+                pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+                if (pthread_create(&t, &attr, worker, ks) == 0)
+                        ks->workers++;
+                else if (ks->workers == 0)
+                        log_error("kernel %s: cannot start a worker thread; it waits", k->id);
+                pthread_attr_destroy(&attr);
+        }
 }
 
 int kernels_open(struct agent_ctx *ctx, const char *dir, struct kernels **ret, struct tess_error **err)
@@ -243,6 +276,7 @@ int kernels_open(struct agent_ctx *ctx, const char *dir, struct kernels **ret, s
         pthread_cond_init(&ks->idle, NULL);
         ks->ctx = ctx;
         ks->dir = xstrdup(dir);
+        ks->queue_tail = &ks->queue;
         if (r < 0 || !(d = opendir(dir))) {
                 if (r >= 0)
                         r = tess_err(err, errno, "%s: %s", dir, strerror(errno));
@@ -292,23 +326,28 @@ void kernels_close(struct kernels *ks)
         while (ks->workers > 0)
                 pthread_cond_wait(&ks->idle, &ks->lock);
         pthread_mutex_unlock(&ks->lock);
+        for (struct job *j = ks->queue, *next; j; j = next) { /* only when no worker could start */
+                next = j->next;
+                free(j);
+        }
         for (int i = 0; i < ks->n; i++) {
                 json_decref(ks->k[i]->spec);
                 free(ks->k[i]);
         }
         free(ks->k);
+        json_decref(ks->desired);
         free(ks->dir);
         pthread_cond_destroy(&ks->idle);
         pthread_mutex_destroy(&ks->lock);
         free(ks);
 }
 
-void kernels_apply(struct kernels *ks, const json_t *desired)
+/* (lock held) */
+static void apply(struct kernels *ks, const json_t *desired)
 {
         json_t *spec;
         size_t i;
 
-        pthread_mutex_lock(&ks->lock);
         for (int j = 0; j < ks->n; j++)
                 ks->k[j]->wanted = false;
         json_array_foreach(desired, i, spec) {
@@ -345,12 +384,26 @@ void kernels_apply(struct kernels *ks, const json_t *desired)
                 else
                         spawn(ks, k, false);
         }
+}
+
+void kernels_apply(struct kernels *ks, const json_t *desired)
+{
+        pthread_mutex_lock(&ks->lock);
+        json_decref(ks->desired);
+        ks->desired = json_incref((json_t *)desired);
+        ks->reapply = false;
+        apply(ks, ks->desired);
         pthread_mutex_unlock(&ks->lock);
 }
 
 void kernels_check(struct kernels *ks)
 {
         pthread_mutex_lock(&ks->lock);
+        if (ks->reapply && ks->desired) {
+                /* a stop that came while the kernel was starting waited for it */
+                ks->reapply = false;
+                apply(ks, ks->desired);
+        }
         for (int i = 0; i < ks->n; i++) {
                 struct kernel *k = ks->k[i];
                 struct kernel_exit x;
@@ -374,22 +427,30 @@ static char *u64_text(uint64_t v)
         return xasprintf("%llu", (unsigned long long)v);
 }
 
-/* One running kernel's usage in Backend.AI's lastStat shape (lock held). */
-static json_t *kernel_stat(struct kernels *ks, struct kernel *k, int64_t now)
-{
+/* What kernels_stats() needs of one running kernel, copied under the lock:
+ * reading the usage of hundreds of containers takes a good part of a
+ * second, which the reconciler and the workers must not wait for. */
+struct stat_job {
+        char id[64];
+        json_t *slots;
+        uint64_t last_cpu_ns;
+        int64_t last_sample;
         struct kernel_usage u;
-        const json_t *slots = json_object_get(k->spec, "slots");
+        bool ok;
+};
+
+/* One running kernel's usage in Backend.AI's lastStat shape. */
+static json_t *kernel_stat(struct stat_job *k, int64_t now)
+{
+        const struct kernel_usage u = k->u;
+        const json_t *slots = k->slots;
         const char *mem_limit = json_string_value(json_object_get(slots, "mem"));
         int64_t cpu_quanta = 0;
 
-        if (!kernel_runtime_usage(ks->ctx, k->id, &u))
-                return NULL;
         slot_parse_value("cpu", json_object_get(slots, "cpu"), &cpu_quanta, NULL);
         double util = 0;
         if (k->last_sample > 0 && now > k->last_sample && u.cpu_ns >= k->last_cpu_ns)
                 util = 100.0 * (double)(u.cpu_ns - k->last_cpu_ns) / (double)((now - k->last_sample) * 1000);
-        k->last_cpu_ns = u.cpu_ns;
-        k->last_sample = now;
         _cleanup_free_ char *used_ms = xasprintf("%.1f", (double)u.cpu_ns / 1e6);
         _cleanup_free_ char *util_text = xasprintf("%.1f", util);
         _cleanup_free_ char *cap = xasprintf("%.1f", 100.0 * (double)cpu_quanta / 1000.0);
@@ -405,15 +466,35 @@ json_t *kernels_stats(struct kernels *ks)
 {
         json_t *all = json_object();
         int64_t now = monotonic_usec();
+        int n = 0;
 
         pthread_mutex_lock(&ks->lock);
+        struct stat_job *jobs = xcalloc((size_t)ks->n + 1, sizeof(*jobs));
         for (int i = 0; i < ks->n; i++) {
                 struct kernel *k = ks->k[i];
-                json_t *st = k->phase == PHASE_RUNNING && !k->busy ? kernel_stat(ks, k, now) : NULL;
-                if (st)
-                        json_object_set_new(all, k->id, st);
+                if (k->phase != PHASE_RUNNING || k->busy)
+                        continue;
+                snprintf(jobs[n].id, sizeof(jobs[n].id), "%s", k->id);
+                jobs[n].slots = json_deep_copy(json_object_get(k->spec, "slots")); /* not shared across threads */
+                jobs[n].last_cpu_ns = k->last_cpu_ns;
+                jobs[n].last_sample = k->last_sample;
+                n++;
         }
         pthread_mutex_unlock(&ks->lock);
+        for (int i = 0; i < n; i++)
+                jobs[i].ok = kernel_runtime_usage(ks->ctx, jobs[i].id, &jobs[i].u);
+        pthread_mutex_lock(&ks->lock);
+        for (int i = 0; i < n; i++) {
+                struct kernel *k = find(ks, jobs[i].id);
+                if (jobs[i].ok && k) {
+                        json_object_set_new(all, k->id, kernel_stat(&jobs[i], now));
+                        k->last_cpu_ns = jobs[i].u.cpu_ns;
+                        k->last_sample = now;
+                }
+                json_decref(jobs[i].slots);
+        }
+        pthread_mutex_unlock(&ks->lock);
+        free(jobs);
         return all;
 }
 

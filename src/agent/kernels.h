@@ -15,7 +15,9 @@ void kernels_close(struct kernels *ks);
  * what is new, stop what it says to stop or no longer lists, forget what
  * ended and is no longer listed.  Never blocks on containers. */
 void kernels_apply(struct kernels *ks, const json_t *desired);
-/* Notice running kernels whose containers exited; report them. */
+/* Apply the last desired list again if a job ended since (what it said
+ * about a kernel that was busy then); notice running kernels whose
+ * containers exited; report them. */
 void kernels_check(struct kernels *ks);
 /* {"<kernel id>": lastStat} of the running kernels (a new reference). */
 json_t *kernels_stats(struct kernels *ks);

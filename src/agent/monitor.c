@@ -2,7 +2,7 @@
  *
  *   spawn ──> runc run --detach ──> report "ok <pid>"
  *                  │ fails
- *                  └──> report "err <runc's message>", runc delete, exit 1
+ *                  └──> runc delete, report "err <runc's message>", exit 1
  *   running: copy output to the log, reap children
  *   init reaped ──> drain the output (2 s at most) ──> read the OOM count
  *               ──> exit.json ──> runc delete ──> teardown ──> exit 0 */
@@ -240,9 +240,12 @@ static int monitor_run(struct monitor *m, int sig_fd)
         r = start_container(m, out[1], &init, &err);
         close(out[1]);
         if (r < 0) {
+                /* delete first: once told, the agent removes the directory,
+                 * where runc delete would write its log (t3020 saw runc.log
+                 * left behind) */
+                runc_delete(m);
                 report("err %s", err->msg);
                 tess_error_free(err);
-                runc_delete(m);
                 close(out[0]);
                 return 1;
         }

@@ -3,7 +3,8 @@
  * One file per event, DIR/<seq, 20 digits>.json, written atomically before
  * outbox_add returns; the sequence numbers only grow (the highest one in
  * use is found again at open, and DIR/last-seq keeps it across an empty
- * outbox).  outbox_pending() gives every unacknowledged event, oldest
+ * outbox: written when events are acknowledged, before their files go, so
+ * that adding one costs one atomic write).  outbox_pending() gives every unacknowledged event, oldest
  * first, so the manager sees them in order, again and again until it
  * acknowledges; applying one twice is harmless on its side.  Thread-safe:
  * kernels' workers add, the reporter thread sends and acknowledges. */
@@ -13,6 +14,7 @@
 #include <pthread.h>
 
 #include "../common/fs.h"
+#include "../common/log.h"
 #include "agent.h"
 
 struct outbox {
@@ -109,12 +111,8 @@ int outbox_add(struct outbox *o, json_t *event, struct tess_error **err)
         int64_t seq = o->last_seq + 1;
         json_object_set_new(event, "seq", json_integer(seq));
         _cleanup_free_ char *text = json_dumps(event, JSON_COMPACT | JSON_SORT_KEYS);
-        _cleanup_free_ char *path = event_path(o, seq), *last_path = xasprintf("%s/last-seq", o->dir);
-        char last[32];
-        int n = snprintf(last, sizeof(last), "%lld\n", (long long)seq);
+        _cleanup_free_ char *path = event_path(o, seq);
         int r = fs_write_file_atomic(path, text, strlen(text), 0600, err);
-        if (r >= 0)
-                r = fs_write_file_atomic(last_path, last, (size_t)n, 0600, err);
         if (r >= 0) {
                 o->last_seq = seq;
                 json_array_append(o->pending, event);
@@ -134,6 +132,20 @@ json_t *outbox_pending(struct outbox *o)
 void outbox_ack(struct outbox *o, int64_t seq)
 {
         pthread_mutex_lock(&o->lock);
+        json_t *first = json_array_get(o->pending, 0);
+        if (first && json_integer_value(json_object_get(first, "seq")) <= seq) {
+                /* the files about to go may hold the highest number used */
+                _cleanup_free_ char *last_path = xasprintf("%s/last-seq", o->dir);
+                char last[32];
+                int n = snprintf(last, sizeof(last), "%lld\n", (long long)o->last_seq);
+                struct tess_error *err = NULL;
+                if (fs_write_file_atomic(last_path, last, (size_t)n, 0600, &err) < 0) {
+                        log_warn("outbox: %s; the acknowledged events stay", err->msg);
+                        tess_error_free(err); /* their files tell the number */
+                        pthread_mutex_unlock(&o->lock);
+                        return;
+                }
+        }
         while (json_array_size(o->pending) > 0) {
                 json_t *first = json_array_get(o->pending, 0);
                 int64_t s = json_integer_value(json_object_get(first, "seq"));

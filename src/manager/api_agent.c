@@ -70,6 +70,9 @@ static void store_stats(struct manager *m, const struct agent_report *rep)
         struct tess_error *err = NULL;
         const char *kernel;
         json_t *st;
+        /* one transaction: a statement each would commit (and write the
+         * WAL) once per kernel, seconds for an agent with hundreds */
+        bool tx = json_object_size(rep->stats) > 1 && db_begin(m->db, NULL) >= 0;
 
         json_object_foreach((json_t *)rep->stats, kernel, st) {
                 _cleanup_free_ char *text = json_dumps(st, JSON_COMPACT | JSON_SORT_KEYS);
@@ -80,6 +83,11 @@ static void store_stats(struct manager *m, const struct agent_report *rep)
                         log_warn("agent %s: storing the statistics of %s: %s", rep->id, kernel, err->msg);
                         err = tess_error_free(err);
                 }
+        }
+        if (tx && db_commit(m->db, &err) < 0) {
+                log_warn("agent %s: storing statistics: %s", rep->id, err->msg);
+                tess_error_free(err);
+                db_rollback(m->db);
         }
 }
 

@@ -18,7 +18,7 @@
 #include "scheduler.h"
 
 #define SCHED_LOCK_KEY 7419002 /* pg advisory lock: one scheduling manager */
-#define KICK_DELAY_USEC (5 * USEC_PER_MSEC)
+#define KICK_DELAY_USEC (1 * USEC_PER_MSEC)
 /* the periodic pass, never more often than every 100 ms */
 #define MAX_USEC(interval) ((interval) > 100 * USEC_PER_MSEC ? (interval) : 100 * USEC_PER_MSEC)
 
