@@ -40,7 +40,7 @@ MANAGER_SRC := $(sort $(wildcard src/manager/*.c))
 AGENT_SRC   := $(sort $(wildcard src/agent/*.c))
 RUNNER_SRC  := $(sort $(wildcard src/runner/*.c))
 CLI_SRC     := $(sort $(wildcard src/cli/*.c))
-FGPU_AGENT_SRC := src/fgpu/region.c # the agent creates each container's region
+FGPU_AGENT_SRC := src/fgpu/region.c src/fgpu/config.c # the agent makes and reads each container's region and config
 TESSERA_SRC := src/main.c $(COMMON_SRC) $(SCHED_SRC) $(SIM_SRC) $(MANAGER_SRC) $(AGENT_SRC) $(FGPU_AGENT_SRC) $(CLI_SRC)
 
 FGPU_SRC    := $(sort $(wildcard src/fgpu/*.c))
@@ -93,7 +93,7 @@ $(BUILD)/libtessera-fgpu.so: $(FGPU_SRC) $(wildcard src/fgpu/*.h) src/fgpu/libte
 
 # The fGPU library's own parts in unit tests (config, region, limiter: no
 # driver needed), built like the other tests.
-FGPU_UNIT_SRC := src/fgpu/config.c src/fgpu/limiter.c $(FGPU_AGENT_SRC) src/common/buf.c src/common/xalloc.c
+FGPU_UNIT_SRC := src/fgpu/limiter.c $(FGPU_AGENT_SRC) src/common/buf.c src/common/xalloc.c
 $(BUILD)/tests/test_fgpu_%: tests/unit/test_fgpu_%.c $(call obj,$(TESTLIB_SRC)) $(FGPU_UNIT_SRC) $(wildcard src/fgpu/*.h)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  TEST    $@")
@@ -167,7 +167,7 @@ fuzz:
 		n=$$(basename $$f .c); echo "  FUZZ    build/fuzz/$$n"; \
 		clang -std=gnu17 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(PKG_CFLAGS) -Isrc -o build/fuzz/$$n $$f \
 			$(patsubst %.c,build/fuzz/obj/%.o,$(COMMON_SRC) $(SCHED_SRC) $(SIM_SRC) $(MANAGER_SRC) $(AGENT_SRC) $(FGPU_AGENT_SRC) $(CLI_SRC)) \
-			$$(case $$n in fuzz_fgpu_*) echo src/fgpu/config.c src/fgpu/limiter.c ;; esac) \
+			$$(case $$n in fuzz_fgpu_*) echo src/fgpu/limiter.c ;; esac) \
 			$(LIBS) || exit 1; done
 
 build/fuzz/lib.stamp: $(patsubst %.c,build/fuzz/obj/%.o,$(COMMON_SRC) $(SCHED_SRC) $(SIM_SRC) $(MANAGER_SRC) $(AGENT_SRC) $(FGPU_AGENT_SRC) $(CLI_SRC))

@@ -21,6 +21,7 @@
 #include "../common/buf.h"
 #include "../common/fs.h"
 #include "gpu.h"
+#include "../fgpu/fgpu.h"
 #include "../fgpu/region.h"
 #include "gpu_wiring.h"
 
@@ -241,4 +242,29 @@ void gpu_wiring_remove(const struct agent_ctx *ctx, const char *id)
 {
         _cleanup_free_ char *dir = fgpu_dir(ctx, id);
         fs_remove_tree(dir, NULL);
+}
+
+bool gpu_wiring_usage(const struct agent_ctx *ctx, const char *id, uint64_t *used, uint64_t *limit)
+{
+        _cleanup_free_ char *dir = fgpu_dir(ctx, id);
+        _cleanup_free_ char *conf = xasprintf("%s/fgpu.conf", dir);
+        _cleanup_free_ char *region = xasprintf("%s/run/region", dir);
+        _cleanup_free_ char *text = NULL;
+        struct fgpu_config c;
+        struct fgpu_region *r = NULL;
+        char why[256];
+        size_t len;
+
+        if (fs_read_file(conf, 64 * 1024, &text, &len, NULL) < 0)
+                return false;
+        fgpu_config_parse_file(text, len, &c);
+        *used = *limit = 0;
+        for (int d = 0; d < FGPU_MAX_DEVICES; d++)
+                *limit += c.memory[d];
+        if (fgpu_region_open(region, false, &r, why, sizeof(why)) == 0) {
+                for (int d = 0; d < FGPU_REGION_DEVICES; d++)
+                        *used += fgpu_region_used(r, d);
+                fgpu_region_close(r);
+        }
+        return true;
 }

@@ -31,6 +31,10 @@ struct gpu_wiring {
 int gpu_wiring_prepare(const struct agent_ctx *ctx, const char *id, const struct kernel_alloc *a,
                        struct gpu_wiring *ret, struct tess_error **err);
 void gpu_wiring_release(struct gpu_wiring *w);
+/* The GPU memory a fractional kernel's processes hold, and its limit,
+ * summed over its GPUs (from its region and config); false if it holds
+ * no fraction. */
+bool gpu_wiring_usage(const struct agent_ctx *ctx, const char *id, uint64_t *used, uint64_t *limit);
 /* Remove state_dir/fgpu/<id>/. */
 void gpu_wiring_remove(const struct agent_ctx *ctx, const char *id);
 

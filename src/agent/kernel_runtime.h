@@ -39,6 +39,8 @@ int kernel_runtime_stop(struct agent_ctx *ctx, const char *id, struct kernel_exi
  * io and network bytes; false when it is not running. */
 struct kernel_usage {
         uint64_t cpu_ns, mem, mem_limit, io_read, io_write, net_rx, net_tx;
+        bool has_gpu_mem; /* a GPU fraction: what its processes allocated, of what they may */
+        uint64_t gpu_mem, gpu_mem_limit;
 };
 bool kernel_runtime_usage(struct agent_ctx *ctx, const char *id, struct kernel_usage *ret);
 

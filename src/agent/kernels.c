@@ -456,10 +456,16 @@ static json_t *kernel_stat(struct stat_job *k, int64_t now)
         _cleanup_free_ char *cap = xasprintf("%.1f", 100.0 * (double)cpu_quanta / 1000.0);
         _cleanup_free_ char *mem = u64_text(u.mem), *ior = u64_text(u.io_read), *iow = u64_text(u.io_write);
         _cleanup_free_ char *rx = u64_text(u.net_rx), *tx = u64_text(u.net_tx);
-        return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "cpu_used", stat_item(used_ms, NULL, "msec"),
-                         "cpu_util", stat_item(util_text, cap, "percent"), "mem", stat_item(mem, mem_limit, "bytes"),
-                         "io_read", stat_item(ior, NULL, "bytes"), "io_write", stat_item(iow, NULL, "bytes"),
-                         "net_rx", stat_item(rx, NULL, "bytes"), "net_tx", stat_item(tx, NULL, "bytes"));
+        json_t *stat = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "cpu_used", stat_item(used_ms, NULL, "msec"),
+                                 "cpu_util", stat_item(util_text, cap, "percent"), "mem",
+                                 stat_item(mem, mem_limit, "bytes"), "io_read", stat_item(ior, NULL, "bytes"),
+                                 "io_write", stat_item(iow, NULL, "bytes"), "net_rx", stat_item(rx, NULL, "bytes"),
+                                 "net_tx", stat_item(tx, NULL, "bytes"));
+        if (u.has_gpu_mem) { /* Backend.AI's name for a GPU fraction's memory */
+                _cleanup_free_ char *gm = u64_text(u.gpu_mem), *gl = u64_text(u.gpu_mem_limit);
+                json_object_set_new(stat, "cuda_mem", stat_item(gm, gl, "bytes"));
+        }
+        return stat;
 }
 
 json_t *kernels_stats(struct kernels *ks)
