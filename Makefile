@@ -160,17 +160,18 @@ run: deps
 	$(Q)exec $(TESSERA) dev
 
 # libFuzzer builds (clang) for longer fuzzing sessions: build/fuzz/fuzz_*
+# (tests/fuzz/run-fuzzers.sh builds them this way and runs them).
+FUZZ_LIB_SRC := $(COMMON_SRC) $(SCHED_SRC) $(SIM_SRC) $(MANAGER_SRC) $(AGENT_SRC) $(FGPU_UNIT_SRC) $(CLI_SRC)
+FUZZ_LIB_OBJS := $(patsubst %.c,build/fuzz/obj/%.o,$(sort $(FUZZ_LIB_SRC)))
 fuzz:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/fuzz CC=clang \
 		CFLAGS="-O1 -g -fsanitize=fuzzer-no-link" SANITIZE=address,undefined build/fuzz/lib.stamp
 	$(Q)for f in $(FUZZ_SRC); do \
 		n=$$(basename $$f .c); echo "  FUZZ    build/fuzz/$$n"; \
-		clang -std=gnu17 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(PKG_CFLAGS) -Isrc -o build/fuzz/$$n $$f \
-			$(patsubst %.c,build/fuzz/obj/%.o,$(COMMON_SRC) $(SCHED_SRC) $(SIM_SRC) $(MANAGER_SRC) $(AGENT_SRC) $(FGPU_AGENT_SRC) $(CLI_SRC)) \
-			$$(case $$n in fuzz_fgpu_*) echo src/fgpu/limiter.c ;; esac) \
-			$(LIBS) || exit 1; done
+		clang -std=gnu17 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(PKG_CFLAGS) -Isrc \
+			-o build/fuzz/$$n $$f $(FUZZ_LIB_OBJS) $(LIBS) || exit 1; done
 
-build/fuzz/lib.stamp: $(patsubst %.c,build/fuzz/obj/%.o,$(COMMON_SRC) $(SCHED_SRC) $(SIM_SRC) $(MANAGER_SRC) $(AGENT_SRC) $(FGPU_AGENT_SRC) $(CLI_SRC))
+build/fuzz/lib.stamp: $(FUZZ_LIB_OBJS)
 	@touch $@
 
 docs: $(TESSERA)

@@ -21,8 +21,6 @@ if [ ${#targets[@]} -eq 0 ]; then
         done
 fi
 out=build/fuzz
-pkgs="libmicrohttpd jansson sqlite3 libpq openssl libcurl libarchive" # the Makefile's PKGS
-
 if ! command -v clang >/dev/null 2>&1 ||
         ! echo 'int LLVMFuzzerTestOneInput(const char *d, long n) { return 0; }' |
         clang -x c -fsanitize=fuzzer -o /dev/null - >/dev/null 2>&1; then
@@ -30,16 +28,9 @@ if ! command -v clang >/dev/null 2>&1 ||
         exit 0
 fi
 
-# The library objects, instrumented for coverage, then one binary per target.
-make --no-print-directory -j"$(nproc)" BUILD=$out CC=clang CFLAGS="-O1 -g -fsanitize=fuzzer-no-link" \
-        SANITIZE=address,undefined $out/lib.stamp || exit 1
-objs=$(find $out/obj/src -name '*.o' ! -path '*/src/main.o' | sort)
-for t in "${targets[@]}"; do
-        echo "  FUZZ    $out/fuzz_$t"
-        clang -std=gnu17 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-                $(pkg-config --cflags $pkgs) -Isrc -o "$out/fuzz_$t" "tests/fuzz/fuzz_$t.c" $objs \
-                $(pkg-config --libs $pkgs) -lm || exit 1
-done
+# Every target, built by the Makefile's `fuzz` rule (instrumented library
+# objects, one binary per target, the same link as the program's).
+make --no-print-directory -j"$(nproc)" fuzz || exit 1
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}

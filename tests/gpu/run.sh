@@ -13,16 +13,22 @@ PYTHON=${PYTHON:-/opt/torch/.venv/bin/python3}
 [ -x "$PYTHON" ] || PYTHON=python3
 W=$(mktemp -d /tmp/fgpu-gpu.XXXXXX)
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$W"' EXIT
-make -s BUILD="$W/build" "$W/build/libtessera-fgpu.so" >"$W/make.log" 2>&1 || { cat "$W/make.log"; exit 1; }
+# Every step is bounded (a hung step shows which one) and told on stderr.
+say() { echo "run.sh: $*" >&2; }
+T="timeout -k 5 180"
+say "building the hook"
+$T make -s BUILD="$W/build" "$W/build/libtessera-fgpu.so" >"$W/make.log" 2>&1 || { cat "$W/make.log"; exit 1; }
 HOOK=$W/build/libtessera-fgpu.so
-"$NVCC" -O2 -o "$W/fgpu_check" tests/gpu/fgpu_check.cu >"$W/nvcc.log" 2>&1 || { cat "$W/nvcc.log"; exit 1; }
+say "compiling fgpu_check.cu"
+$T "$NVCC" -O2 -o "$W/fgpu_check" tests/gpu/fgpu_check.cu >"$W/nvcc.log" 2>&1 || { cat "$W/nvcc.log"; exit 1; }
 C=$W/fgpu_check
 pass=0 fail=0
 check() { # NAME COND DETAIL
         if eval "$2"; then echo "| PASS | $1 | $3 |"; pass=$((pass + 1)); else echo "| FAIL | $1 | $3 |"; fail=$((fail + 1)); fi
 }
 hooked() { # ENV... -- CMD...: run with the hook and a region of its own unless given
-        env LD_PRELOAD="$HOOK" TESSERA_FGPU_REGION="${REGION:-$W/region.$RANDOM}" "$@"
+        say "hooked: $*"
+        $T env LD_PRELOAD="$HOOK" TESSERA_FGPU_REGION="${REGION:-$W/region.$RANDOM}" "$@"
 }
 median() { sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 
@@ -35,7 +41,7 @@ echo "| result | check | measured |"
 echo "|---|---|---|"
 
 info=$(hooked CUDA_DEVICE_MEMORY_LIMIT=4g "$C" info)
-check "4 GiB limit: cudaMemGetInfo reports 4 GiB" '[[ $info == "total 4.00 GiB"* ]]' "$info (without: $("$C" info))"
+check "4 GiB limit: cudaMemGetInfo reports 4 GiB" '[[ $info == "total 4.00 GiB"* ]]' "$info (without: $($T "$C" info))"
 hooked CUDA_DEVICE_MEMORY_LIMIT=4g "$C" try 3.5; r1=$?
 hooked CUDA_DEVICE_MEMORY_LIMIT=4g "$C" try 5; r2=$?
 check "4 GiB limit: 3.5 GiB allocates, 5 GiB is out of memory" '[ $r1 = 0 ] && [ $r2 = 2 ]' "exit codes $r1, $r2 (0 ok, 2 OOM)"
@@ -66,7 +72,8 @@ check "two processes share 4 GiB; kill -9 of one frees its share" '[ $s1 = 2 ] &
         "with 2.5 GiB held: 2 GiB → $s1, 1.2 GiB → $s2; after kill -9: 3.5 GiB → $s3"
 
 # SM time: a compute-bound loop, unlimited and at 25 % and 50 %
-k0=$("$C" spin 8 | cut -d' ' -f1)
+say "SM limits"
+k0=$($T "$C" spin 8 | cut -d' ' -f1)
 k25=$(hooked CUDA_DEVICE_SM_LIMIT=25 "$C" spin 12 | cut -d' ' -f1)
 k50=$(hooked CUDA_DEVICE_SM_LIMIT=50 "$C" spin 12 | cut -d' ' -f1)
 p25=$(echo "$k25 $k0" | awk '{printf "%.1f", 100 * $1 / $2}')
@@ -78,9 +85,10 @@ check "SM limit 50 %: 50 ± 5 % of the unlimited throughput" "awk 'BEGIN {exit !
 
 # the hook's cost with no limit: launch-bound tiny kernels and a matmul loop
 for i in 1 2 3; do
-        "$C" tiny 200000 | cut -d' ' -f1 >>"$W/tiny.none"
+        say "overhead, round $i"
+        $T "$C" tiny 200000 | cut -d' ' -f1 >>"$W/tiny.none"
         hooked "$C" tiny 200000 | cut -d' ' -f1 >>"$W/tiny.hook"
-        "$PYTHON" tests/gpu/fgpu_torch.py matmul 300 >>"$W/mm.none"
+        $T "$PYTHON" tests/gpu/fgpu_torch.py matmul 300 >>"$W/mm.none"
         hooked "$PYTHON" tests/gpu/fgpu_torch.py matmul 300 >>"$W/mm.hook"
 done
 t0=$(median <"$W/tiny.none") t1=$(median <"$W/tiny.hook") m0=$(median <"$W/mm.none") m1=$(median <"$W/mm.hook")

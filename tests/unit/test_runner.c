@@ -801,17 +801,35 @@ static void test_runner_service(void)
 
 /* ---- protocol ---- */
 
+/* A connection to the runner's socket, or -1. */
+static int raw_connect(const char *sock)
+{
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        size_t len = strlen(sock);
+        int s;
+
+        if (len >= sizeof(sa.sun_path))
+                return -1;
+        memcpy(sa.sun_path, sock, len + 1);
+        s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (connect(s, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+                close(s);
+                return -1;
+        }
+        return s;
+}
+
 /* Send raw bytes, return the answer line (caller frees) or NULL. */
 static char *raw(const char *sock, const char *bytes, size_t n)
 {
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
         struct buf in = BUF_INIT;
-        int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        int s = raw_connect(sock);
         char chunk[4096];
         ssize_t got;
 
-        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
-        if (connect(s, (struct sockaddr *)&sa, sizeof(sa)) < 0 || write(s, bytes, n) != (ssize_t)n) {
+        if (s < 0)
+                return NULL;
+        if (write(s, bytes, n) != (ssize_t)n) {
                 close(s);
                 return NULL;
         }
@@ -869,18 +887,6 @@ static void test_runner_protocol_errors(void)
         CHECK_OK(runner_ping(rc, NULL, &err));
 }
 
-static int raw_connect(const char *sock)
-{
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
-        int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
-        if (connect(s, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-                close(s);
-                return -1;
-        }
-        return s;
-}
 
 static void test_runner_connections(void)
 {
