@@ -30,6 +30,7 @@
 #include "../common/version.h"
 #include "agent.h"
 #include "agent_http.h"
+#include "gpu_util.h"
 #include "image.h"
 #include "kernels.h"
 #include "netns.h"
@@ -176,6 +177,22 @@ static void *reporter_thread(void *data)
                 pthread_mutex_unlock(&a->lock);
         }
         manager_link_free(link);
+        return NULL;
+}
+
+/* Each fGPU container's measured GPU use into its region, once a second
+ * (only with real GPUs, NVML sampling per process, and GPU fractions). */
+static void *gpu_util_thread(void *data)
+{
+        struct agent *a = data;
+        struct gpu_util *u = gpu_util_open(a->conf.nvml_library);
+
+        while (u && !stopping) {
+                gpu_util_round(u, &a->ctx);
+                for (int i = 0; i < 10 && !stopping; i++)
+                        usleep(100 * 1000);
+        }
+        gpu_util_close(u);
         return NULL;
 }
 
@@ -366,7 +383,7 @@ int agent_main(int argc, char **argv)
         struct tess_error *err = NULL;
         const char *config = NULL;
         bool print = false, print_devices = false;
-        pthread_t sync_t, reporter_t;
+        pthread_t sync_t, reporter_t, gpu_util_t;
         int r;
 
         for (int i = 1; i < argc; i++) {
@@ -443,11 +460,17 @@ int agent_main(int argc, char **argv)
                    json_array_size(a.devices.gpus), a.conf.manager, a.address);
         pthread_create(&reporter_t, NULL, reporter_thread, &a);
         pthread_create(&sync_t, NULL, sync_thread, &a);
+        bool sample_gpus = streq(a.devices.gpu_plugin, "cuda") && streq(a.devices.gpu_slot, "cuda.shares") &&
+                           a.devices.ngpu > 0;
+        if (sample_gpus)
+                pthread_create(&gpu_util_t, NULL, gpu_util_thread, &a);
         reconcile_loop(&a);
         log_notice("agent %s stopping; its containers keep running", a.conf.id);
         wake_reporter(&a.ctx);
         pthread_join(reporter_t, NULL);
         pthread_join(sync_t, NULL); /* its long poll aborts within a second */
+        if (sample_gpus)
+                pthread_join(gpu_util_t, NULL);
         agent_release(&a);
         return 0;
 }

@@ -158,6 +158,33 @@ int cgroup_oom_kills(const char *root, enum cgroup_mode mode, const char *path, 
         return 0;
 }
 
+int cgroup_pids_read(const char *root, enum cgroup_mode mode, const char *path, pid_t **ret, size_t *ret_n,
+                     struct tess_error **err)
+{
+        _cleanup_free_ char *dir = mode == CGROUP_V2 ? xasprintf("%s%s", root, path)
+                                                     : xasprintf("%s/pids%s", root, path);
+        _cleanup_free_ char *t = NULL;
+        pid_t *pids = NULL;
+        size_t n = 0, cap = 0;
+
+        if (!is_dir(dir))
+                return tess_err(err, ENOENT, "no cgroup '%s'", dir);
+        t = read_text(dir, "cgroup.procs");
+        for (char *p = t, *end; p && *p; p = end) {
+                long v = strtol(p, &end, 10);
+                if (end == p)
+                        break;
+                if (v > 0) {
+                        if (n == cap)
+                                pids = xrealloc(pids, (cap = cap ? 2 * cap : 16) * sizeof(*pids));
+                        pids[n++] = (pid_t)v;
+                }
+        }
+        *ret = pids;
+        *ret_n = n;
+        return 0;
+}
+
 bool cgroup_swap_limit_supported(const char *root, enum cgroup_mode mode)
 {
         _cleanup_free_ char *path = NULL;

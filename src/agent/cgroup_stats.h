@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "../common/error.h"
 
@@ -29,6 +30,11 @@ int cgroup_stats_read(const char *root, enum cgroup_mode mode, const char *path,
 /* How many times the memory cgroup's OOM killer fired (v1 memory.oom_control
  * oom_kill, v2 memory.events oom_kill). */
 int cgroup_oom_kills(const char *root, enum cgroup_mode mode, const char *path, uint64_t *ret,
+                     struct tess_error **err);
+
+/* The processes of the cgroup (its cgroup.procs; v1: the pids
+ * controller's), *ret: caller frees.  ENOENT when it does not exist. */
+int cgroup_pids_read(const char *root, enum cgroup_mode mode, const char *path, pid_t **ret, size_t *ret_n,
                      struct tess_error **err);
 
 /* Can runc be given a memory+swap limit here?  v1: only with swap

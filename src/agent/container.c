@@ -662,6 +662,22 @@ int container_list(const struct container_config *config, char ***ret_ids, size_
         return 0;
 }
 
+int container_pids(const struct container_config *config, const char *id, pid_t **ret, size_t *ret_n,
+                   struct tess_error **err)
+{
+        struct container_config cfg = resolve(config);
+        struct container_record rec = { 0 };
+        _cleanup_free_ char *dir = NULL;
+        int r;
+
+        r = open_record(&cfg, id, &dir, &rec, err);
+        if (r < 0)
+                return r;
+        r = cgroup_pids_read(rec.cgroup_root, cgroup_mode_detect(rec.cgroup_root), rec.cgroup_path, ret, ret_n, err);
+        container_record_release(&rec);
+        return r;
+}
+
 int container_stats(const struct container_config *config, const char *id, struct container_stats *ret,
                     struct tess_error **err)
 {

@@ -164,6 +164,11 @@ int container_list(const struct container_config *cfg, char ***ret_ids, size_t *
 int container_stats(const struct container_config *cfg, const char *id, struct container_stats *ret,
                     struct tess_error **err);
 
+/* The container's processes (host pids, from its cgroup); *ret: caller
+ * frees. */
+int container_pids(const struct container_config *cfg, const char *id, pid_t **ret, size_t *ret_n,
+                   struct tess_error **err);
+
 /* Append up to `max` bytes of output from stream offset `offset` (bytes
  * since the container started) to `out`.  Output older than what is kept
  * is skipped: RET ret_next - the offset after the bytes appended. */

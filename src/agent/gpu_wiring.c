@@ -153,7 +153,7 @@ static int wire_mock(const struct agent_ctx *ctx, const struct kernel_alloc *a, 
         return 0;
 }
 
-static char *fgpu_dir(const struct agent_ctx *ctx, const char *id)
+char *gpu_wiring_fgpu_dir(const struct agent_ctx *ctx, const char *id)
 {
         return xasprintf("%s/fgpu/%s", ctx->conf->state_dir, id);
 }
@@ -164,10 +164,11 @@ static int wire_fgpu(const struct agent_ctx *ctx, const char *id, const struct k
 {
         const struct agent_devices *dev = ctx->devices;
         char *lib = ctx->conf->fgpu_library ? xstrdup(ctx->conf->fgpu_library) : beside_exe("libtessera-fgpu.so");
-        _cleanup_free_ char *dir = fgpu_dir(ctx, id);
+        _cleanup_free_ char *dir = gpu_wiring_fgpu_dir(ctx, id);
         _cleanup_free_ char *run = xasprintf("%s/run", dir);
         _cleanup_free_ char *conf = xasprintf("%s/fgpu.conf", dir);
-        struct buf text = BUF_INIT;
+        _cleanup_free_ char *devices_file = xasprintf("%s/%s", dir, GPU_WIRING_DEVICES_FILE);
+        struct buf text = BUF_INIT, devices = BUF_INIT;
         int r;
 
         if (need_file(lib, "the fGPU library", err) < 0) {
@@ -181,10 +182,13 @@ static int wire_fgpu(const struct agent_ctx *ctx, const char *id, const struct k
                            (unsigned long long)gpu_share_memory(g->memory, ctx->conf->reserved_gpu_mem,
                                                                 a->gpus[i].share, dev->gpu_per_device),
                            i, gpu_share_sm(a->gpus[i].share, dev->gpu_per_device));
+                buf_printf(&devices, "%d\n", g->index);
         }
         r = fs_mkdir_p(run, 0755, err);
         if (r >= 0)
                 r = fs_write_file_atomic(conf, text.data, text.len, 0644, err);
+        if (r >= 0)
+                r = fs_write_file_atomic(devices_file, devices.data, devices.len, 0644, err);
         if (r >= 0) { /* the region, made here so the agent can write measurements into it */
                 _cleanup_free_ char *region = xasprintf("%s/region", run);
                 struct fgpu_region *reg = NULL;
@@ -194,6 +198,7 @@ static int wire_fgpu(const struct agent_ctx *ctx, const char *id, const struct k
                 fgpu_region_close(reg);
         }
         buf_release(&text);
+        buf_release(&devices);
         if (r < 0) {
                 free(lib);
                 return r;
@@ -240,13 +245,13 @@ void gpu_wiring_release(struct gpu_wiring *w)
 
 void gpu_wiring_remove(const struct agent_ctx *ctx, const char *id)
 {
-        _cleanup_free_ char *dir = fgpu_dir(ctx, id);
+        _cleanup_free_ char *dir = gpu_wiring_fgpu_dir(ctx, id);
         fs_remove_tree(dir, NULL);
 }
 
 bool gpu_wiring_usage(const struct agent_ctx *ctx, const char *id, uint64_t *used, uint64_t *limit)
 {
-        _cleanup_free_ char *dir = fgpu_dir(ctx, id);
+        _cleanup_free_ char *dir = gpu_wiring_fgpu_dir(ctx, id);
         _cleanup_free_ char *conf = xasprintf("%s/fgpu.conf", dir);
         _cleanup_free_ char *region = xasprintf("%s/run/region", dir);
         _cleanup_free_ char *text = NULL;

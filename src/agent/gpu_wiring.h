@@ -14,6 +14,7 @@
 #define FGPU_DIR     "/opt/tessera/fgpu"       /* the hook, read-only */
 #define FGPU_RUN_DIR "/opt/tessera/fgpu/run"   /* the shared region, read-write */
 #define FGPU_CONFIG  "/etc/tessera/fgpu.conf"  /* the hook's configuration, read-only */
+#define GPU_WIRING_DEVICES_FILE "devices" /* in a kernel's fGPU directory: its GPUs' NVML indices */
 
 struct gpu_wiring {
         struct container_mount mounts[12];
@@ -31,6 +32,9 @@ struct gpu_wiring {
 int gpu_wiring_prepare(const struct agent_ctx *ctx, const char *id, const struct kernel_alloc *a,
                        struct gpu_wiring *ret, struct tess_error **err);
 void gpu_wiring_release(struct gpu_wiring *w);
+/* The agent's directory for kernel id's fGPU config, region and devices
+ * (caller frees). */
+char *gpu_wiring_fgpu_dir(const struct agent_ctx *ctx, const char *id);
 /* The GPU memory a fractional kernel's processes hold, and its limit,
  * summed over its GPUs (from its region and config); false if it holds
  * no fraction. */

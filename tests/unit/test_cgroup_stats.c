@@ -135,11 +135,35 @@ static void test_net_dev(void)
         tree_close();
 }
 
+static void test_pids(void)
+{
+        struct tess_error *err = NULL;
+        _cleanup_free_ pid_t *pids = NULL;
+        size_t n = 0;
+
+        if (!tree_open())
+                SKIP("no temporary directory");
+        put("pids/tessera/k1/cgroup.procs", "41\n42\n1000\n");
+        put("tessera/k2/cgroup.procs", "7\n");
+        CHECK_INTEQ(cgroup_pids_read(root, CGROUP_V1, "/tessera/k1", &pids, &n, &err), 0);
+        CHECK_INTEQ(n, 3);
+        if (n == 3)
+                CHECK(pids[0] == 41 && pids[1] == 42 && pids[2] == 1000);
+        free(pids);
+        pids = NULL;
+        CHECK_INTEQ(cgroup_pids_read(root, CGROUP_V2, "/tessera/k2", &pids, &n, &err), 0);
+        CHECK(n == 1 && pids[0] == 7);
+        CHECK_INTEQ(cgroup_pids_read(root, CGROUP_V1, "/tessera/gone", &pids, &n, &err), -ENOENT);
+        tess_error_free(err);
+        tree_close();
+}
+
 static const struct test tests[] = {
         TEST(test_v1),
         TEST(test_v2),
         TEST(test_mode_detect),
         TEST(test_net_dev),
+        TEST(test_pids),
         {},
 };
 
