@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../common/beneath.h"
 #include "../common/error.h"
 #include "image.h"
 
@@ -125,15 +126,6 @@ void image_strv_free(char **v);
 
 /* ---- image_path.c ---- */
 
-/* The longest entry path (bytes) and deepest one (components) a layer may
- * hold: keeps every walk below the fd and stack limits. */
-#define LAYER_PATH_MAX 4095
-#define LAYER_DEPTH_MAX 256
-
-/* Normalize a path from an archive: leading '/' and "." or empty
- * components dropped ("" is the root).  EPERM for a ".." component,
- * ENAMETOOLONG past the limits above.  *ret: caller frees. */
-int layer_path_clean(const char *path, char **ret);
 /* Open directory `path` (a cleaned path, "" = root) beneath rootfd without
  * following any symlink; with `create`, make missing directories (0755).
  * ELOOP when a component is a symlink, ENOTDIR when it is not a directory. */

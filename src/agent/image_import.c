@@ -193,7 +193,7 @@ static int tar_entry(struct import *im, struct archive *a, struct archive_entry 
         const char *raw = archive_entry_pathname(e), *hardlink = archive_entry_hardlink(e);
         char *path = NULL;
 
-        if (!raw || layer_path_clean(raw, &path) < 0)
+        if (!raw || beneath_clean(raw, &path) < 0)
                 return 0; /* nothing an image would name */
         if (streq(path, "index.json") || streq(path, "manifest.json")) {
                 bool index = streq(path, "index.json");
@@ -311,7 +311,7 @@ static int import_blob(struct import *im, const char *path, const char *expected
         const struct import_file *f;
         int r;
 
-        if (layer_path_clean(path, &clean) < 0)
+        if (beneath_clean(path, &clean) < 0)
                 return tess_err(err, EINVAL, "'%s' is not a path inside the archive", path);
         if (im->dirfd >= 0) {
                 r = dir_copy_blob(im, clean, expected, ret_digest, ret_size, err);

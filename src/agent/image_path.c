@@ -1,5 +1,5 @@
 /* image_path.c - file operations confined beneath a directory fd, for
- * unpacking untrusted layers: path normalization that refuses "..",
+ * unpacking untrusted layers (paths are cleaned by common/beneath.c):
  * opening directories without ever following a symlink (openat2 with
  * RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS where the kernel has it, else one
  * O_NOFOLLOW component at a time), and recursive removal. */
@@ -13,36 +13,6 @@
 
 #include "../common/buf.h"
 #include "image-internal.h"
-
-int layer_path_clean(const char *path, char **ret)
-{
-        struct buf out = BUF_INIT;
-        size_t depth = 0;
-        const char *p = path;
-
-        while (*p) {
-                const char *end = strchrnul(p, '/');
-                size_t n = (size_t)(end - p);
-
-                if (n == 2 && p[0] == '.' && p[1] == '.') {
-                        buf_release(&out);
-                        return -EPERM;
-                }
-                if (n > 0 && !(n == 1 && p[0] == '.')) {
-                        if (out.len > 0)
-                                buf_putc(&out, '/');
-                        buf_append(&out, p, n);
-                        depth++;
-                }
-                p = *end ? end + 1 : end;
-        }
-        if (out.len > LAYER_PATH_MAX || depth > LAYER_DEPTH_MAX) {
-                buf_release(&out);
-                return -ENAMETOOLONG;
-        }
-        *ret = buf_detach(&out, NULL);
-        return 0;
-}
 
 #define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
 

@@ -315,7 +315,7 @@ static int unpack_hardlink(struct unpack *u, int pfd, const char *path, const ch
         struct stat st;
         int r;
 
-        if (layer_path_clean(raw, &target) < 0 || !*target)
+        if (beneath_clean(raw, &target) < 0 || !*target)
                 return tess_err(err, EPERM, "'%s': hard link to '%s' is refused", path, raw);
         if (streq(target, path))
                 return 0;
@@ -381,7 +381,7 @@ static int unpack_entry(struct unpack *u, struct archive_entry *e, struct tess_e
                 raw = archive_entry_pathname_utf8(e);
         if (!raw)
                 return tess_err(err, EBADMSG, "an entry without a name");
-        r = layer_path_clean(raw, &path);
+        r = beneath_clean(raw, &path);
         if (r == -EPERM)
                 return tess_err(err, EPERM, "'%s': a path with '..' is refused", raw);
         if (r < 0)

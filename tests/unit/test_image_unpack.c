@@ -122,21 +122,21 @@ static void test_path_clean(void)
         struct buf deep = BUF_INIT;
         char *p = NULL;
 
-        CHECK_INTEQ(layer_path_clean("/a//b/./c/", &p), 0);
+        CHECK_INTEQ(beneath_clean("/a//b/./c/", &p), 0);
         CHECK_STREQ(p, "a/b/c");
         free(p);
-        CHECK_INTEQ(layer_path_clean("./", &p), 0);
+        CHECK_INTEQ(beneath_clean("./", &p), 0);
         CHECK_STREQ(p, "");
         free(p);
-        CHECK_INTEQ(layer_path_clean("a/..b/c..", &p), 0);
+        CHECK_INTEQ(beneath_clean("a/..b/c..", &p), 0);
         CHECK_STREQ(p, "a/..b/c..");
         free(p);
-        CHECK_INTEQ(layer_path_clean("a/../b", &p), -EPERM);
-        CHECK_INTEQ(layer_path_clean("..", &p), -EPERM);
-        CHECK_INTEQ(layer_path_clean("/../etc", &p), -EPERM);
-        for (int i = 0; i <= LAYER_DEPTH_MAX; i++)
+        CHECK_INTEQ(beneath_clean("a/../b", &p), -EPERM);
+        CHECK_INTEQ(beneath_clean("..", &p), -EPERM);
+        CHECK_INTEQ(beneath_clean("/../etc", &p), -EPERM);
+        for (int i = 0; i <= BENEATH_DEPTH_MAX; i++)
                 buf_puts(&deep, "d/");
-        CHECK_INTEQ(layer_path_clean(deep.data, &p), -ENAMETOOLONG);
+        CHECK_INTEQ(beneath_clean(deep.data, &p), -ENAMETOOLONG);
         buf_release(&deep);
 }
 
