@@ -63,10 +63,7 @@ other_user() {
 }
 
 test_expect_success 'a python session runs on the dev agent' '
-        registry_start && registry_push python python:3.11 &&
-        WITH_AGENT="--agent-network none" start_manager &&
-        api POST /admin/images "{\"name\": \"python\", \"tag\": \"3.11\", \"registry\": \"$REGISTRY\"}" &&
-        test "$CODE" = 201 &&
+        start_dev_with_image python 3.11 &&
         api POST /session "{\"name\": \"pysess\", \"image\": \"python:3.11\", \"enqueueOnly\": true, \"config\": {\"resources\": {\"cpu\": 1, \"mem\": \"512m\"}}}" &&
         test "$CODE" = 201 &&
         wait_status pysess RUNNING

@@ -202,10 +202,16 @@ fake_registry_start() {
 # test image, tessera dev with its agent (WITH_AGENT=DEV_AGENT_OPTIONS,
 # default "--agent-network none"), busybox:latest registered from the registry
 start_dev_with_busybox() {
-        registry_start && registry_push busybox busybox:latest &&
-                WITH_AGENT="${1:---agent-network none}" start_manager || return 1
-        api POST /admin/images "{\"name\": \"busybox\", \"tag\": \"latest\", \"registry\": \"$REGISTRY\"}"
-        test "$CODE" = 201 || { echo "registering busybox: $CODE $(cat "$TMP/out")"; return 1; }
+        start_dev_with_image busybox latest "$@"
+}
+
+# start_dev_with_image IMAGE TAG [DEV_AGENT_OPTIONS]: the same for a test
+# image of scripts/test-images (busybox, python), registered as IMAGE:TAG
+start_dev_with_image() {
+        registry_start && registry_push "$1" "$1:$2" &&
+                WITH_AGENT="${3:---agent-network none}" start_manager || return 1
+        api POST /admin/images "{\"name\": \"$1\", \"tag\": \"$2\", \"registry\": \"$REGISTRY\"}"
+        test "$CODE" = 201 || { echo "registering $1: $CODE $(cat "$TMP/out")"; return 1; }
 }
 
 registry_cleanup_() {
