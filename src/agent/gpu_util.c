@@ -22,6 +22,7 @@ typedef void *nvml_device;
 
 struct gpu_util {
         void *lib;
+        bool initialized; /* nvmlInit succeeded: nvmlShutdown is owed */
         nvml_return (*handle)(unsigned int, nvml_device *);
         nvml_return (*process_util)(nvml_device, struct gpu_proc_sample *, unsigned int *, unsigned long long);
         unsigned long long last_seen[FGPU_REGION_DEVICES]; /* per NVML index: the newest sample read */
@@ -48,6 +49,7 @@ struct gpu_util *gpu_util_open(const char *nvml_path)
                                           unsigned long long))dlsym(u->lib, "nvmlDeviceGetProcessUtilization");
         if (!init || !u->handle || !u->process_util || init() != 0)
                 goto fail;
+        u->initialized = true;
         return u;
 fail:
         log_info("fgpu: no per-process GPU utilization from %s; the hook estimates on its own", nvml_path);
@@ -61,7 +63,7 @@ void gpu_util_close(struct gpu_util *u)
                 return;
         if (u->lib) {
                 nvml_return (*shutdown)(void) = (nvml_return(*)(void))dlsym(u->lib, "nvmlShutdown");
-                if (u->handle && shutdown)
+                if (u->initialized && shutdown)
                         shutdown();
                 dlclose(u->lib);
         }
