@@ -57,13 +57,22 @@ CUresult (*real_cuDeviceTotalMem_v2)(size_t *, CUdevice);
                 return r_;                                                  \
         } while (0)
 
-static void refund_of(enum fgpu_alloc_kind kind, uint64_t key)
-{
-        int d;
-        uint64_t size;
-        if (fgpu_alloc_remove(kind, key, &d, &size))
-                fgpu_refund(d, size);
-}
+/* Free through the driver, then refund what was charged.  The record is
+ * taken out of the table before the driver is asked: once the driver has
+ * freed, another thread may be handed the same address and record its own
+ * charge under it, which a later removal would take for ours. */
+#define FREED(kind, key, call)                                                        \
+        do {                                                                          \
+                int d_;                                                               \
+                uint64_t size_;                                                       \
+                bool had_ = fgpu.active && fgpu_alloc_remove(kind, key, &d_, &size_); \
+                CUresult r_ = (call);                                                 \
+                if (had_ && r_ == CUDA_SUCCESS)                                       \
+                        fgpu_refund(d_, size_);                                       \
+                else if (had_)                                                        \
+                        fgpu_alloc_add(kind, key, d_, size_);                         \
+                return r_;                                                            \
+        } while (0)
 
 FGPU_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
@@ -96,10 +105,7 @@ FGPU_EXPORT CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsig
 FGPU_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
 {
         REAL_OR_MISSING(cuMemFree_v2);
-        CUresult r = real_cuMemFree_v2(dptr);
-        if (fgpu.active && r == CUDA_SUCCESS)
-                refund_of(FGPU_PTR, dptr);
-        return r;
+        FREED(FGPU_PTR, dptr, real_cuMemFree_v2(dptr));
 }
 
 FGPU_EXPORT CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream stream)
@@ -140,19 +146,13 @@ FGPU_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t byte
 FGPU_EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream)
 {
         REAL_OR_MISSING(cuMemFreeAsync);
-        CUresult r = real_cuMemFreeAsync(dptr, stream);
-        if (fgpu.active && r == CUDA_SUCCESS)
-                refund_of(FGPU_PTR, dptr);
-        return r;
+        FREED(FGPU_PTR, dptr, real_cuMemFreeAsync(dptr, stream));
 }
 
 FGPU_EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream stream)
 {
         REAL_OR_MISSING(cuMemFreeAsync_ptsz);
-        CUresult r = real_cuMemFreeAsync_ptsz(dptr, stream);
-        if (fgpu.active && r == CUDA_SUCCESS)
-                refund_of(FGPU_PTR, dptr);
-        return r;
+        FREED(FGPU_PTR, dptr, real_cuMemFreeAsync_ptsz(dptr, stream));
 }
 
 FGPU_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size, const CUmemAllocationProp *prop,
@@ -170,10 +170,7 @@ FGPU_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t si
 FGPU_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
 {
         REAL_OR_MISSING(cuMemRelease);
-        CUresult r = real_cuMemRelease(handle);
-        if (fgpu.active && r == CUDA_SUCCESS)
-                refund_of(FGPU_HANDLE, handle);
-        return r;
+        FREED(FGPU_HANDLE, handle, real_cuMemRelease(handle));
 }
 
 /* Bytes of one element of an array format, times its channels. */
@@ -225,10 +222,7 @@ FGPU_EXPORT CUresult cuArray3DCreate_v2(CUarray *arr, const CUDA_ARRAY3D_DESCRIP
 FGPU_EXPORT CUresult cuArrayDestroy(CUarray arr)
 {
         REAL_OR_MISSING(cuArrayDestroy);
-        CUresult r = real_cuArrayDestroy(arr);
-        if (fgpu.active && r == CUDA_SUCCESS)
-                refund_of(FGPU_ARRAY, (uintptr_t)arr);
-        return r;
+        FREED(FGPU_ARRAY, (uintptr_t)arr, real_cuArrayDestroy(arr));
 }
 
 FGPU_EXPORT CUresult cuMipmappedArrayCreate(CUmipmappedArray *arr, const CUDA_ARRAY3D_DESCRIPTOR *desc,
@@ -246,10 +240,7 @@ FGPU_EXPORT CUresult cuMipmappedArrayCreate(CUmipmappedArray *arr, const CUDA_AR
 FGPU_EXPORT CUresult cuMipmappedArrayDestroy(CUmipmappedArray arr)
 {
         REAL_OR_MISSING(cuMipmappedArrayDestroy);
-        CUresult r = real_cuMipmappedArrayDestroy(arr);
-        if (fgpu.active && r == CUDA_SUCCESS)
-                refund_of(FGPU_ARRAY, (uintptr_t)arr);
-        return r;
+        FREED(FGPU_ARRAY, (uintptr_t)arr, real_cuMipmappedArrayDestroy(arr));
 }
 
 /* ---- what the device reports ---- */
