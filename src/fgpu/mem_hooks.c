@@ -231,9 +231,13 @@ FGPU_EXPORT CUresult cuMipmappedArrayCreate(CUmipmappedArray *arr, const CUDA_AR
         REAL_OR_MISSING(cuMipmappedArrayCreate);
         if (!fgpu.active || !desc)
                 return real_cuMipmappedArrayCreate(arr, desc, levels);
-        /* every level halves each side: the sum stays under 8/7 of level 0 in 3D, 4/3 in 2D */
-        uint64_t base = array_bytes(desc->Width, desc->Height, desc->Depth, desc->Format, desc->NumChannels);
-        CHARGED(FGPU_ARRAY, fgpu_current_device(), levels > 1 ? base / 3 * 4 + 4 : base, (uintptr_t)*arr,
+        /* every level halves each side (down to 1): the levels' sum, which in 1D is
+         * nearly twice level 0 */
+        uint64_t bytes = 0;
+        for (unsigned l = 0; l < (levels ? levels : 1) && l < 64; l++)
+                bytes += array_bytes(desc->Width >> l, desc->Height >> l, desc->Depth >> l, desc->Format,
+                                     desc->NumChannels);
+        CHARGED(FGPU_ARRAY, fgpu_current_device(), bytes, (uintptr_t)*arr,
                 real_cuMipmappedArrayCreate(arr, desc, levels));
 }
 

@@ -10,8 +10,8 @@
  *
  *   init                     cuInit(0)
  *   ctx:D                    retain device D's primary context, make it current
- *   alloc:FAMILY:BYTES[:H]   plain managed pitch(W:H) async async_ptsz pool pool_ptsz
- *                            create array array3d mipmap; remembered for free
+ *   alloc:FAMILY:BYTES[:H[:L]]  plain managed pitch(W:H) async async_ptsz pool pool_ptsz
+ *                            create array array3d mipmap (L levels); remembered for free
  *   free                     free the last allocation remembered, by its family's call
  *   freeall                  free them all
  *   info                     cuMemGetInfo: free= total=
@@ -162,6 +162,8 @@ static CUmemoryPool default_pool(void)
         return p;
 }
 
+static unsigned mip_levels = 1; /* of the next mipmap: alloc:mipmap:W:H:LEVELS */
+
 static CUresult alloc_family(const char *family, uint64_t bytes, uint64_t height, uint64_t *key, int dev)
 {
         CUdeviceptr p = 0;
@@ -201,7 +203,7 @@ static CUresult alloc_family(const char *family, uint64_t bytes, uint64_t height
                 };
                 if (!strcmp(family, "mipmap")) {
                         CUmipmappedArray m = NULL;
-                        r = cuMipmappedArrayCreate(&m, &d, 1);
+                        r = cuMipmappedArrayCreate(&m, &d, mip_levels);
                         p = (CUdeviceptr)(uintptr_t)m;
                 } else {
                         CUarray a = NULL;
@@ -236,6 +238,7 @@ static void cmd_alloc(char **f, int n)
         long long r0 = region_used(d), f0 = (long long)tessera_fake_cuda_used(d);
         uint64_t key = 0;
         const char *family = n > 1 ? f[1] : "plain";
+        mip_levels = n > 4 ? (unsigned)strtoul(f[4], NULL, 10) : 1;
         CUresult r = alloc_family(family, n > 2 ? strtoull(f[2], NULL, 0) : 4096, n > 3 ? strtoull(f[3], NULL, 0) : 0,
                                   &key, -1);
         if (r == CUDA_SUCCESS && nallocs < MAX_ALLOCS) {

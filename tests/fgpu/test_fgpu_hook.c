@@ -431,6 +431,30 @@ static void test_oom_boundary_every_family(void)
         boundary("mipmap", "4096:1024", "4097:1024");
 }
 
+/* Mipmapped arrays: every level is charged, what the driver allocates or more. */
+static void test_mipmap_levels_charged(void)
+{
+        static char out[8192];
+        char l[512];
+        const char *env[] = { "CUDA_DEVICE_MEMORY_LIMIT=64m", NULL };
+        const char *args[] = { "init",
+                               "ctx:0",
+                               "alloc:mipmap:4096:0:13",
+                               "alloc:mipmap:1024:1024:11",
+                               "alloc:mipmap:64:64:7",
+                               "freeall",
+                               "used:0",
+                               NULL };
+        fresh_region();
+        run(env, args, out, sizeof(out));
+        for (int k = 2; k <= 4; k++) {
+                line(out, k, l, sizeof(l));
+                if (val(l, "rc") != 0 || val(l, "charged") < val(l, "fake") || val(l, "fake") <= 0)
+                        test_fail(__FILE__, __LINE__, "a mipmapped array must be charged all its levels: %s", l);
+        }
+        CHECK_VAL(line(out, 8, l, sizeof(l)), "region", 0);
+}
+
 /* ---- what the device reports ---- */
 
 static void test_info_calls_agree(void)
@@ -922,6 +946,7 @@ int main(void)
                 TEST(test_routing_cuGetProcAddress_v2),
                 TEST(test_limits_per_device),
                 TEST(test_oom_boundary_every_family),
+                TEST(test_mipmap_levels_charged),
                 TEST(test_info_calls_agree),
                 TEST(test_no_limit_passes_through),
                 TEST(test_env_limit_for_all_devices_and_one),
