@@ -2,7 +2,8 @@
  * devices (fake_cuda.c, configured by the same environment: fake.h).
  * Memory used is what the device holds: for every process sharing
  * TESSERA_FAKE_CUDA_STATE, else what the fake driver loaded into this
- * process holds (0 when none is).  Utilization is 0 and no process is
+ * process holds (0 when none is), found by its soname even when it was
+ * loaded RTLD_LOCAL.  Utilization is 0 and no process is
  * listed: nothing runs on a fake GPU. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -252,6 +253,12 @@ static unsigned long long used_of(int i)
         unsigned long long (*f)(int) = __atomic_load_n(&driver_used, __ATOMIC_ACQUIRE);
         if (!f) {
                 f = (unsigned long long (*)(int))dlsym(RTLD_DEFAULT, "tessera_fake_cuda_device_used");
+                /* loaded with RTLD_LOCAL (ctypes, the CUDA runtime): found by its soname */
+                void *h = f ? NULL : dlopen("libtessera-fake-cuda.so", RTLD_LAZY | RTLD_NOLOAD);
+                if (h) {
+                        f = (unsigned long long (*)(int))dlsym(h, "tessera_fake_cuda_device_used");
+                        dlclose(h);
+                }
                 __atomic_store_n(&driver_used, f, __ATOMIC_RELEASE);
         }
         return f ? f(i) : 0;
