@@ -55,12 +55,13 @@ RUNNER      := $(if $(RUNNER_SRC),$(BUILD)/tessera-runner)
 MONITOR     := $(BUILD)/tessera-monitor
 CUDA_INC    ?= /usr/local/cuda/include
 FGPU_LIB    := $(if $(wildcard $(CUDA_INC)/cuda.h),$(BUILD)/libtessera-fgpu.so)
+FAKE_LIBS   := $(if $(wildcard $(CUDA_INC)/cuda.h),$(BUILD)/libtessera-fake-cuda.so) $(BUILD)/libtessera-fake-nvml.so
 UNIT_BINS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 FUZZ_BINS   := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz-replay/%,$(FUZZ_SRC))
 LIB_OBJS    := $(call obj,$(COMMON_SRC) $(SCHED_SRC) $(SIM_SRC) $(MANAGER_SRC) $(AGENT_SRC) $(FGPU_AGENT_SRC) $(CLI_SRC))
 
 .PHONY: all check tests run deps test-deps fuzz format clean docs
-all: $(TESSERA) $(RUNNER) $(MONITOR) $(FGPU_LIB)
+all: $(TESSERA) $(RUNNER) $(MONITOR) $(FGPU_LIB) $(FAKE_LIBS)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -90,6 +91,18 @@ $(BUILD)/libtessera-fgpu.so: $(FGPU_SRC) $(wildcard src/fgpu/*.h) src/fgpu/libte
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(FGPU_CFLAGS) -shared -Wl,--version-script=src/fgpu/libtessera-fgpu.map -Wl,-z,now -o $@ \
 		$(FGPU_SRC) -ldl -lpthread
+
+# The fake CUDA driver and NVML (src/fakecuda/fake.h): the mock GPU
+# plugin binds them into containers in place of NVIDIA's libraries (so they
+# sit beside tessera), and the hook's tests put them behind the hook.  Like
+# the hook: libc only, no sanitizers; -Bsymbolic so that the addresses
+# cuGetProcAddress hands out are the fake's own, as a real driver's are.
+FAKE_CFLAGS := -std=gnu17 $(WARN) -O2 -g -fPIC -fvisibility=hidden -I$(CUDA_INC)
+$(BUILD)/libtessera-fake-%.so: src/fakecuda/fake_%.c src/fakecuda/fake_common.c src/fakecuda/fake.h
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(FAKE_CFLAGS) -shared -Wl,-Bsymbolic -Wl,-soname,$(notdir $@) -o $@ $< src/fakecuda/fake_common.c \
+		-ldl -lpthread
 
 # The fGPU library's own parts in unit tests (config, region, limiter: no
 # driver needed), built like the other tests.
@@ -140,7 +153,7 @@ $(BUILD)/container-tool: tests/helper/container-tool.c $(LIB_OBJS)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -Isrc -o $@ $< $(LIB_OBJS) $(LIBS)
 
-tests: $(TESSERA) $(RUNNER) $(MONITOR) $(FGPU_LIB) $(UNIT_BINS) $(FUZZ_BINS) $(BUILD)/test-tool $(BUILD)/container-tool
+tests: $(TESSERA) $(RUNNER) $(MONITOR) $(FGPU_LIB) $(FAKE_LIBS) $(UNIT_BINS) $(FUZZ_BINS) $(BUILD)/test-tool $(BUILD)/container-tool
 
 .SECONDARY: $(call obj,$(TESTLIB_SRC) tests/fuzz/replay.c)
 
@@ -182,5 +195,7 @@ format:
 
 clean:
 	rm -rf build
+
+include tests/fgpu/fgpu.mk
 
 -include $(shell find build -name '*.d' 2>/dev/null)

@@ -57,13 +57,22 @@ CUresult (*real_cuDeviceTotalMem_v2)(size_t *, CUdevice);
                 return r_;                                                  \
         } while (0)
 
-static void refund_of(enum fgpu_alloc_kind kind, uint64_t key)
-{
-        int d;
-        uint64_t size;
-        if (fgpu_alloc_remove(kind, key, &d, &size))
-                fgpu_refund(d, size);
-}
+/* Free through the driver, then refund what was charged.  The record is
+ * taken out of the table before the driver is asked: once the driver has
+ * freed, another thread may be handed the same address and record its own
+ * charge under it, which a later removal would take for ours. */
+#define FREED(kind, key, call)                                                        \
+        do {                                                                          \
+                int d_;                                                               \
+                uint64_t size_;                                                       \
+                bool had_ = fgpu.active && fgpu_alloc_remove(kind, key, &d_, &size_); \
+                CUresult r_ = (call);                                                 \
+                if (had_ && r_ == CUDA_SUCCESS)                                       \
+                        fgpu_refund(d_, size_);                                       \
+                else if (had_)                                                        \
+                        fgpu_alloc_add(kind, key, d_, size_);                         \
+                return r_;                                                            \
+        } while (0)
 
 FGPU_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
@@ -96,10 +105,7 @@ FGPU_EXPORT CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsig
 FGPU_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
 {
         REAL_OR_MISSING(cuMemFree_v2);
-        CUresult r = real_cuMemFree_v2(dptr);
-        if (fgpu.active && r == CUDA_SUCCESS)
-                refund_of(FGPU_PTR, dptr);
-        return r;
+        FREED(FGPU_PTR, dptr, real_cuMemFree_v2(dptr));
 }
 
 FGPU_EXPORT CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream stream)
@@ -140,19 +146,13 @@ FGPU_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t byte
 FGPU_EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream)
 {
         REAL_OR_MISSING(cuMemFreeAsync);
-        CUresult r = real_cuMemFreeAsync(dptr, stream);
-        if (fgpu.active && r == CUDA_SUCCESS)
-                refund_of(FGPU_PTR, dptr);
-        return r;
+        FREED(FGPU_PTR, dptr, real_cuMemFreeAsync(dptr, stream));
 }
 
 FGPU_EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream stream)
 {
         REAL_OR_MISSING(cuMemFreeAsync_ptsz);
-        CUresult r = real_cuMemFreeAsync_ptsz(dptr, stream);
-        if (fgpu.active && r == CUDA_SUCCESS)
-                refund_of(FGPU_PTR, dptr);
-        return r;
+        FREED(FGPU_PTR, dptr, real_cuMemFreeAsync_ptsz(dptr, stream));
 }
 
 FGPU_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size, const CUmemAllocationProp *prop,
@@ -170,10 +170,7 @@ FGPU_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t si
 FGPU_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
 {
         REAL_OR_MISSING(cuMemRelease);
-        CUresult r = real_cuMemRelease(handle);
-        if (fgpu.active && r == CUDA_SUCCESS)
-                refund_of(FGPU_HANDLE, handle);
-        return r;
+        FREED(FGPU_HANDLE, handle, real_cuMemRelease(handle));
 }
 
 /* Bytes of one element of an array format, times its channels. */
@@ -225,10 +222,7 @@ FGPU_EXPORT CUresult cuArray3DCreate_v2(CUarray *arr, const CUDA_ARRAY3D_DESCRIP
 FGPU_EXPORT CUresult cuArrayDestroy(CUarray arr)
 {
         REAL_OR_MISSING(cuArrayDestroy);
-        CUresult r = real_cuArrayDestroy(arr);
-        if (fgpu.active && r == CUDA_SUCCESS)
-                refund_of(FGPU_ARRAY, (uintptr_t)arr);
-        return r;
+        FREED(FGPU_ARRAY, (uintptr_t)arr, real_cuArrayDestroy(arr));
 }
 
 FGPU_EXPORT CUresult cuMipmappedArrayCreate(CUmipmappedArray *arr, const CUDA_ARRAY3D_DESCRIPTOR *desc,
@@ -237,19 +231,20 @@ FGPU_EXPORT CUresult cuMipmappedArrayCreate(CUmipmappedArray *arr, const CUDA_AR
         REAL_OR_MISSING(cuMipmappedArrayCreate);
         if (!fgpu.active || !desc)
                 return real_cuMipmappedArrayCreate(arr, desc, levels);
-        /* every level halves each side: the sum stays under 8/7 of level 0 in 3D, 4/3 in 2D */
-        uint64_t base = array_bytes(desc->Width, desc->Height, desc->Depth, desc->Format, desc->NumChannels);
-        CHARGED(FGPU_ARRAY, fgpu_current_device(), levels > 1 ? base / 3 * 4 + 4 : base, (uintptr_t)*arr,
+        /* every level halves each side (down to 1): the levels' sum, which in 1D is
+         * nearly twice level 0 */
+        uint64_t bytes = 0;
+        for (unsigned l = 0; l < (levels ? levels : 1) && l < 64; l++)
+                bytes += array_bytes(desc->Width >> l, desc->Height >> l, desc->Depth >> l, desc->Format,
+                                     desc->NumChannels);
+        CHARGED(FGPU_ARRAY, fgpu_current_device(), bytes, (uintptr_t)*arr,
                 real_cuMipmappedArrayCreate(arr, desc, levels));
 }
 
 FGPU_EXPORT CUresult cuMipmappedArrayDestroy(CUmipmappedArray arr)
 {
         REAL_OR_MISSING(cuMipmappedArrayDestroy);
-        CUresult r = real_cuMipmappedArrayDestroy(arr);
-        if (fgpu.active && r == CUDA_SUCCESS)
-                refund_of(FGPU_ARRAY, (uintptr_t)arr);
-        return r;
+        FREED(FGPU_ARRAY, (uintptr_t)arr, real_cuMipmappedArrayDestroy(arr));
 }
 
 /* ---- what the device reports ---- */

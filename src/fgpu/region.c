@@ -150,6 +150,13 @@ void fgpu_region_close(struct fgpu_region *r)
                 munmap(r, sizeof(*r));
 }
 
+/* dev[d].used changes under the lock but is read without it
+ * (fgpu_region_used): stored atomically, so those reads are not races. */
+static void set_used(struct fgpu_region *r, int d, uint64_t v)
+{
+        __atomic_store_n(&r->dev[d].used, v, __ATOMIC_RELAXED);
+}
+
 static bool proc_alive(const struct fgpu_region_proc *p)
 {
         if (p->pid <= 0)
@@ -169,7 +176,7 @@ int fgpu_region_reclaim(struct fgpu_region *r)
                 if (p->pid == 0 || proc_alive(p))
                         continue;
                 for (int d = 0; d < FGPU_REGION_DEVICES; d++) {
-                        r->dev[d].used -= p->used[d] <= r->dev[d].used ? p->used[d] : r->dev[d].used;
+                        set_used(r, d, r->dev[d].used - (p->used[d] <= r->dev[d].used ? p->used[d] : r->dev[d].used));
                         p->used[d] = 0;
                 }
                 p->pid = 0;
@@ -187,7 +194,7 @@ static void recount(struct fgpu_region *r)
                 uint64_t sum = 0;
                 for (int i = 0; i < FGPU_REGION_PROCS; i++)
                         sum += r->procs[i].used[d];
-                r->dev[d].used = sum;
+                set_used(r, d, sum);
         }
 }
 
@@ -248,7 +255,7 @@ int fgpu_region_charge(struct fgpu_region *r, int d, uint64_t limit, uint64_t by
                    (fgpu_region_reclaim(r) == 0 || r->dev[d].used > limit || bytes > limit - r->dev[d].used)) {
                 ret = -ENOMEM;
         } else {
-                r->dev[d].used += bytes;
+                set_used(r, d, r->dev[d].used + bytes);
                 r->procs[s].used[d] += bytes;
         }
         fgpu_region_unlock(r);
@@ -265,7 +272,7 @@ void fgpu_region_refund(struct fgpu_region *r, int d, uint64_t bytes)
                 uint64_t mine = r->procs[s].used[d];
                 uint64_t n = bytes < mine ? bytes : mine;
                 r->procs[s].used[d] -= n;
-                r->dev[d].used -= n <= r->dev[d].used ? n : r->dev[d].used;
+                set_used(r, d, r->dev[d].used - (n <= r->dev[d].used ? n : r->dev[d].used));
         }
         fgpu_region_unlock(r);
 }
