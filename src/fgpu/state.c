@@ -129,7 +129,7 @@ struct entry {
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct entry *table;
-static size_t table_cap, table_used; /* used counts deleted slots too */
+static size_t table_cap, table_used, table_live; /* used counts deleted slots too */
 
 static size_t slot_of(uint64_t key, int kind, size_t cap)
 {
@@ -137,9 +137,13 @@ static size_t slot_of(uint64_t key, int kind, size_t cap)
         return (size_t)(h >> 17) & (cap - 1);
 }
 
-static bool grow(void)
+/* Rehash without the deleted slots, into a table twice as large only when
+ * the live entries need it (an alloc/free loop leaves deleted slots only). */
+static bool rehash(void)
 {
-        size_t cap = table_cap ? table_cap * 2 : 1024;
+        size_t cap = table_cap ? table_cap : 1024;
+        while ((table_live + 1) * 4 > cap)
+                cap *= 2;
         struct entry *t = calloc(cap, sizeof(*t));
         if (!t)
                 return false;
@@ -166,16 +170,24 @@ void fgpu_alloc_add(enum fgpu_alloc_kind kind, uint64_t key, int dev, uint64_t s
         if (!key)
                 return;
         pthread_mutex_lock(&table_lock);
-        if ((table_used + 1) * 2 > table_cap && !grow()) {
+        if ((table_used + 1) * 2 > table_cap && !rehash()) {
                 pthread_mutex_unlock(&table_lock);
                 fgpu_log("out of memory for the allocation table: %llu bytes stay charged", (unsigned long long)size);
                 return;
         }
-        size_t i = slot_of(key, kind, table_cap);
-        while (table[i].key && !(table[i].key == key && table[i].kind == (int)kind))
+        size_t i = slot_of(key, kind, table_cap), deleted = SIZE_MAX;
+        while (table[i].key && !(table[i].key == key && table[i].kind == (int)kind)) {
+                if (!table[i].kind && deleted == SIZE_MAX)
+                        deleted = i;
                 i = (i + 1) & (table_cap - 1);
-        if (!table[i].key)
-                table_used++;
+        }
+        if (!table[i].key) { /* a new entry: into the first deleted slot of the chain, if any */
+                table_live++;
+                if (deleted != SIZE_MAX)
+                        i = deleted;
+                else
+                        table_used++;
+        }
         table[i] = (struct entry){ .key = key, .size = size, .dev = dev, .kind = kind };
         pthread_mutex_unlock(&table_lock);
 }
@@ -192,6 +204,7 @@ bool fgpu_alloc_remove(enum fgpu_alloc_kind kind, uint64_t key, int *dev, uint64
                                 *dev = table[i].dev;
                                 *size = table[i].size;
                                 table[i].kind = 0; /* a tombstone keeps probe chains intact */
+                                table_live--;
                                 found = true;
                                 break;
                         }
