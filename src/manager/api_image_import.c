@@ -183,8 +183,10 @@ static int load_import(struct manager *m, const char *reference, const char *man
         if (!blob_digest_valid(manifest))
                 return tess_err(err, EINVAL, "'manifest' must be a sha256 digest");
         r = blob_store_read(m->blobs, manifest, IMPORT_MANIFEST_MAX, &text, &len, err);
-        if (r == -ENOENT)
-                return tess_err_wrap(err, "the manifest has not been uploaded");
+        if (r == -ENOENT) {
+                *err = tess_error_free(*err);
+                return tess_err(err, EINVAL, "the manifest %s has not been uploaded", manifest);
+        }
         if (r == -EFBIG) {
                 *err = tess_error_free(*err);
                 return tess_err(err, EINVAL, "the manifest is larger than %zu bytes", IMPORT_MANIFEST_MAX);

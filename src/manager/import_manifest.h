@@ -33,7 +33,8 @@ struct import_image {
         json_t *labels;     /* object of strings, from the config */
 };
 
-/* Split "name[:tag]" (tag "latest" when absent) of a reference; refuses
+/* Split "name[:tag]" (tag "latest" when absent) of a reference, in
+ * Docker's familiar form (no "docker.io/", "docker.io/library/"); refuses
  * digests, empty names, upper case, and what Docker's grammar refuses.
  * RET 0 or -EINVAL with a message quoting the reference. */
 int import_parse_reference(const char *ref, struct import_image *img, struct tess_error **err);
