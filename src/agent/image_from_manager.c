@@ -48,12 +48,14 @@ int image_pull_from_manager(struct agent_ctx *ctx, const char *image, struct tes
 {
         _cleanup_free_ char *host = NULL, *ref = NULL;
         struct signer s = { .id = ctx->conf->id, .secret = ctx->secret };
-        bool https;
+        bool https = false;
         int r;
 
         r = manager_host(ctx->conf->manager, &host, &https, err);
         if (r < 0)
                 return r;
+        if (!host) /* (never: for the compiler's sake) */
+                return tess_err(err, EINVAL, "the manager's URL names no host");
         const char *insecure[] = { host, NULL };
         ref = xasprintf("%s/%s", host, image);
         r = registry_pull(
