@@ -62,6 +62,7 @@ struct agent_ctx {
         struct agent_conf *conf;
         struct outbox *outbox;
         struct image_store *images;
+        const char *secret; /* the cluster secret, hex */
         const struct agent_devices *devices;
         /* wake the thread that sends events, or the one that reconciles */
         void (*wake_reporter)(struct agent_ctx *ctx);

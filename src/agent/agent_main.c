@@ -335,6 +335,7 @@ static int agent_start(struct agent *a, struct tess_error **err)
         _cleanup_free_ char *kernels_dir = xasprintf("%s/kernels", a->conf.state_dir);
         _cleanup_free_ char *images_dir = xasprintf("%s/images", a->conf.state_dir);
         a->ctx.conf = &a->conf;
+        a->ctx.secret = a->secret;
         a->ctx.devices = &a->devices;
         a->ctx.wake_reporter = wake_reporter;
         a->ctx.wake_reconciler = wake_reconciler;

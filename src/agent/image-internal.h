@@ -41,6 +41,7 @@
 
 /* What unpacking a layer may do; see image_store_set_*() in image.h. */
 struct layer_policy {
+        bool unpack; /* false: tagging only checks the layer blobs are there */
         bool allow_setuid;
         uint64_t max_bytes;
         uint64_t max_entries;

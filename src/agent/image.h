@@ -40,6 +40,11 @@ const char *image_store_dir(const struct image_store *st);
  * runs in its own user and capability sets.  Applies to layers unpacked
  * from then on. */
 void image_store_set_allow_setuid(struct image_store *st, bool allow);
+/* Whether image_store_tag() unpacks layers (default true).  A store that
+ * only gathers blobs, as the client's conversion of an archive for
+ * `tessera image import`, turns it off: tagging then only checks that
+ * every layer blob is there, and needs no root. */
+void image_store_set_unpack_layers(struct image_store *st, bool unpack);
 /* Refuse (EFBIG) a layer whose uncompressed tar is larger than max_bytes
  * or holds more than max_entries entries (zip bombs).  Defaults:
  * IMAGE_LAYER_MAX_BYTES and IMAGE_LAYER_MAX_ENTRIES. */

@@ -5,8 +5,8 @@
  *
  * A directory is read on demand.  A tar (compressed or not) is read once:
  * its blobs go into the store as they come (blobs/sha256/<hex> and
- * <hex>.json checked against their names, layer.tar named after its
- * bytes), index.json and manifest.json are kept in memory, links are
+ * <hex>.json checked against their names, layer.tar and skopeo's <hex>.tar
+ * named after their bytes), index.json and manifest.json are kept in memory, links are
  * remembered; blobs that no imported image uses wait for the next gc.
  * Then the images are tagged: from index.json when it names them (or
  * ref_override does), else from manifest.json, for which an OCI manifest
@@ -66,7 +66,9 @@ static bool is_blob_path(const char *path)
         _cleanup_free_ char *d = digest_of_path(path);
         const char *slash = strrchr(path, '/');
 
-        return d || (slash && streq(slash + 1, "layer.tar"));
+        /* layers: <id>/layer.tar (docker save), <hex>.tar (skopeo's docker-archive) */
+        return d || (slash && streq(slash + 1, "layer.tar")) ||
+               (!slash && strlen(path) == 64 + 4 && streq(path + 64, ".tar"));
 }
 
 /* A link's target as a path from the archive's root: relative targets

@@ -327,8 +327,12 @@ static int tag_locked(struct image_store *st, const char *ref, const char *manif
         if (r >= 0 && c.n_diff_ids != m.n_layers)
                 r = tess_err(err, EINVAL, "the manifest has %zu layers, the config %zu diff_ids", m.n_layers,
                              c.n_diff_ids);
-        for (size_t i = 0; r >= 0 && i < m.n_layers; i++)
-                r = image_layer_unpack(st, m.layers[i].digest, c.diff_ids[i], err);
+        for (size_t i = 0; r >= 0 && i < m.n_layers; i++) {
+                if (st->policy.unpack)
+                        r = image_layer_unpack(st, m.layers[i].digest, c.diff_ids[i], err);
+                else if (!image_blob_exists(st, m.layers[i].digest))
+                        r = tess_err(err, ENOENT, "layer %s is missing", m.layers[i].digest);
+        }
         if (r >= 0)
                 r = index_set_ref(st, ref, m.media_type ? m.media_type : IMAGE_MEDIA_OCI_MANIFEST, digest, size, err);
         image_manifest_release(&m);

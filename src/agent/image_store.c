@@ -160,6 +160,7 @@ int image_store_open(const char *dir, struct image_store **ret, struct tess_erro
         pthread_mutex_init(&st->lock, NULL);
         st->dirfd = st->tmpfd = st->layersfd = -1;
         st->policy = (struct layer_policy){
+                .unpack = true,
                 .allow_setuid = true,
                 .max_bytes = IMAGE_LAYER_MAX_BYTES,
                 .max_entries = IMAGE_LAYER_MAX_ENTRIES,
@@ -192,6 +193,11 @@ struct image_store *image_store_close(struct image_store *st)
 const char *image_store_dir(const struct image_store *st)
 {
         return st->dir;
+}
+
+void image_store_set_unpack_layers(struct image_store *st, bool unpack)
+{
+        st->policy.unpack = unpack;
 }
 
 void image_store_set_allow_setuid(struct image_store *st, bool allow)

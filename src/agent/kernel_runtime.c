@@ -5,7 +5,9 @@
  * Image: the manager names it "name:tag" with the registry it was
  * registered from; the agent's store (image.h) is asked for
  * "registry/name:tag" (or "name:tag" without a registry, e.g. imported
- * with `tessera agent image import`) and pulls it when missing.
+ * with `tessera agent image import`) and pulls it when missing: from its
+ * registry, or, without one, from the manager, which serves the images
+ * `tessera image import` gave it (image_from_manager.c).
  *
  * Devices: a kernel asking c cores (fractions round up) gets ceil(c) of the
  * node's cores as its cpuset (alloc.c) and c as its CFS quota; GPU slots
@@ -29,6 +31,7 @@
 #include "container.h"
 #include "gpu_wiring.h"
 #include "image.h"
+#include "image_from_manager.h"
 #include "kernel_runtime.h"
 #include "registry.h"
 
@@ -88,12 +91,12 @@ static int ensure_image(struct agent_ctx *ctx, const json_t *spec, void (*progre
         int r = image_store_get(ctx->images, ref, ret, err);
         if (r != -ENOENT)
                 return r;
-        if (!registry || !*registry)
-                return tess_err(err, ENOENT, "image '%s' is not on this agent and has no registry to pull from",
-                                image);
         *err = tess_error_free(*err);
         progress(data, "pulling");
-        r = registry_pull(ctx->images, ref, &(struct registry_opts){ 0 }, NULL, err);
+        if (!registry || !*registry) /* imported into the manager, which serves it */
+                r = image_pull_from_manager(ctx, image, err);
+        else
+                r = registry_pull(ctx->images, ref, &(struct registry_opts){ 0 }, NULL, err);
         if (r < 0)
                 return r;
         return image_store_get(ctx->images, ref, ret, err);

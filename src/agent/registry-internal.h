@@ -33,6 +33,10 @@ struct registry_client {
         bool https;
         bool send_basic;    /* the registry asked for Basic: send the credentials */
         char *bearer;       /* the token of the last Bearer challenge answered */
+        /* registry_opts.sign, and the lines it gave for the request in flight */
+        int (*sign)(void *data, const char *path, char *ret_lines[REGISTRY_SIGN_LINES], struct tess_error **err);
+        void *sign_data;
+        char *sign_lines[REGISTRY_SIGN_LINES];
         char errbuf[CURL_ERROR_SIZE];
 };
 

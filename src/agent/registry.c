@@ -258,7 +258,7 @@ int registry_pull(struct image_store *st, const char *ref, const struct registry
         rc = image_ref_parse(ref, pl.o->default_registry, &r, err);
         if (rc < 0)
                 return rc;
-        name = image_ref_format(&r);
+        name = pl.o->tag_as ? xstrdup(pl.o->tag_as) : image_ref_format(&r);
         rc = registry_client_init(&pl.client, &r, pl.o, err);
         if (rc == 0) {
                 rc = pull(&pl, &r, name, ret_manifest_digest, err);

@@ -54,6 +54,8 @@ char *image_ref_format(const struct image_ref *r);
 
 /* ---- pulling ---- */
 
+#define REGISTRY_SIGN_LINES 4
+
 struct registry_opts {
         const char *default_registry;   /* for references without one; NULL: they fail */
         const char *const *insecure;    /* NULL-terminated "host:port" reached over http */
@@ -67,6 +69,16 @@ struct registry_opts {
          * once with done == total at the end.  Optional. */
         void (*progress)(void *data, const char *digest, int64_t done, int64_t total);
         void *progress_data;
+        /* The name the store tags the image under (NULL: image_ref_format()
+         * of the reference): the manager's images keep their own names. */
+        const char *tag_as;
+        /* Extra headers for each GET of `path` ("/v2/...") from the
+         * registry itself, never from a token realm: fills up to
+         * REGISTRY_SIGN_LINES "Name: value" lines (malloc'd, freed by the
+         * client).  The agent signs its requests to the manager this way.
+         * Optional; < 0 fails the pull with *err. */
+        int (*sign)(void *data, const char *path, char *ret_lines[REGISTRY_SIGN_LINES], struct tess_error **err);
+        void *sign_data;
 };
 
 /* Pull `ref` into `st` and tag it there under image_ref_format() of the

@@ -60,6 +60,8 @@ int registry_client_init(struct registry_client *c, const struct image_ref *ref,
         c->timeout_s = o->timeout_s > 0 ? o->timeout_s : 30;
         c->retries = o->retries < 0 ? 0 : o->retries > 0 ? o->retries : 3;
         c->backoff_ms = o->backoff_ms > 0 ? o->backoff_ms : 500;
+        c->sign = o->sign;
+        c->sign_data = o->sign_data;
         c->curl = curl_easy_init();
         if (!c->curl) {
                 registry_client_release(c);
@@ -75,6 +77,8 @@ void registry_client_release(struct registry_client *c)
         free(c->base);
         free(c->repository);
         free(c->bearer);
+        for (int i = 0; i < REGISTRY_SIGN_LINES; i++)
+                free(c->sign_lines[i]);
         *c = (struct registry_client){ 0 };
 }
 
@@ -304,7 +308,10 @@ int registry_http_get(struct registry_client *c, const char *url, const char *ac
         int r = 0;
 
         *ret_transient = false;
-        if (!append_header(&headers, accept_h) || !append_header(&headers, auth_h)) {
+        bool ok = append_header(&headers, accept_h) && append_header(&headers, auth_h);
+        for (int i = 0; ok && i < REGISTRY_SIGN_LINES; i++)
+                ok = append_header(&headers, c->sign_lines[i]);
+        if (!ok) {
                 curl_slist_free_all(headers);
                 return tess_err(err, ENOMEM, "GET %s: out of memory", url);
         }
@@ -409,6 +416,27 @@ static bool status_transient(long status)
         return status == 408 || status == 429 || status >= 500;
 }
 
+static void clear_sign_lines(struct registry_client *c)
+{
+        for (int i = 0; i < REGISTRY_SIGN_LINES; i++) {
+                free(c->sign_lines[i]);
+                c->sign_lines[i] = NULL;
+        }
+}
+
+/* The extra headers of one attempt (signatures hold a time: each attempt
+ * signs anew). */
+static int sign_request(struct registry_client *c, const char *path, struct tess_error **err)
+{
+        clear_sign_lines(c);
+        if (!c->sign)
+                return 0;
+        int r = c->sign(c->sign_data, path, c->sign_lines, err);
+        if (r < 0)
+                clear_sign_lines(c);
+        return r;
+}
+
 int registry_get(struct registry_client *c, const char *path, const char *accept, long max_time_s,
                  const struct registry_sink *sink, struct registry_response *resp, struct tess_error **err)
 {
@@ -421,8 +449,12 @@ int registry_get(struct registry_client *c, const char *path, const char *accept
                 bool transient;
 
                 registry_response_release(resp);
+                r = sign_request(c, path, err);
+                if (r < 0)
+                        return r;
                 r = registry_http_get(c, url, accept, c->bearer, c->send_basic, max_time_s, sink, resp, &body, &www,
                                       &transient, err);
+                clear_sign_lines(c);
                 if (r < 0) {
                         if (!transient || attempt >= c->retries)
                                 return attempt ? tess_err(err, -r, "%s, after %d attempts", (*err)->msg, attempt + 1)

@@ -60,6 +60,16 @@ const struct route api_routes[] = {
           "Usage per project and session over days (start_date, end_date, project_id)", "resource" },
         { "GET", "/resource/stats/user/month", api_usage_user_month, ROUTE_READ,
           "The caller's usage on each of the last 30 days", "resource" },
+        { "GET", "/admin/image-blobs/{digest}", api_image_blob_show, ROUTE_SUPERADMIN | ROUTE_READ,
+          "Image import: whether a blob is in the manager, or where its upload resumes", "admin" },
+        { "PATCH", "/admin/image-blobs/{digest}", api_image_blob_append, ROUTE_SUPERADMIN | ROUTE_UPLOAD,
+          "Image import: one chunk of a blob (raw bytes) at ?offset=", "admin" },
+        { "PUT", "/admin/image-blobs/{digest}", api_image_blob_finish, ROUTE_SUPERADMIN | ROUTE_UPLOAD,
+          "Image import: the last chunk of a blob at ?offset=; verified against the digest and kept", "admin" },
+        { "POST", "/admin/image-imports", api_image_import, ROUTE_SUPERADMIN,
+          "Image import: register an uploaded image {reference, manifest} for every agent", "admin" },
+        { "GET", "/v2/{path}", api_registry_get, ROUTE_AGENT | ROUTE_READ | ROUTE_TAIL,
+          "Agents: imported images as an OCI registry (manifests and blobs)", "agent" },
         { "GET", "/admin/usage", api_usage_admin, ROUTE_ADMIN | ROUTE_READ,
           "Usage per user, project or domain per day (start_date, end_date, group_by)", "admin" },
         {},
@@ -323,7 +333,7 @@ bool api_valid_email(const char *s)
 /* ---- routing ---- */
 
 /* Match a raw path against a pattern; fills decoded params. */
-static bool route_match(const char *pattern, const char *path, char *params[API_MAX_PARAMS], int *nparams)
+static bool route_match(const char *pattern, bool tail, const char *path, char *params[API_MAX_PARAMS], int *nparams)
 {
         const char *p = pattern, *s = path;
 
@@ -331,7 +341,7 @@ static bool route_match(const char *pattern, const char *path, char *params[API_
         while (*p && *s) {
                 if (*p == '{') {
                         const char *pe = strchr(p, '}');
-                        const char *se = strchr(s, '/');
+                        const char *se = tail && streq(pe + 1, "") ? NULL : strchr(s, '/');
                         if (!se)
                                 se = s + strlen(s);
                         if (se == s || *nparams >= API_MAX_PARAMS)
@@ -366,7 +376,7 @@ static const struct route *find_route(const char *method, const char *path, char
         *ret_path_known = false;
         for (size_t t = 0; t < ARRAY_SIZE(route_tables); t++) {
                 for (const struct route *r = route_tables[t]; r->method; r++) {
-                        if (!route_match(r->pattern, path, params, &n))
+                        if (!route_match(r->pattern, r->flags & ROUTE_TAIL, path, params, &n))
                                 continue;
                         /* a literal "_" segment beats a {param}: tables list literal routes first */
                         if (streq(r->method, method) || (streq(method, "HEAD") && streq(r->method, "GET")))

@@ -84,6 +84,7 @@ enum route_flags {
         ROUTE_AUDIT = 1 << 6,     /* reads the audit log: queued entries are written first */
         ROUTE_AGENT = 1 << 7,     /* called by agents, signed with the cluster secret (api_agent.c) */
         ROUTE_UPLOAD = 1 << 8,    /* a raw body of up to conf.max_upload bytes */
+        ROUTE_TAIL = 1 << 9,      /* the last {param} takes the rest of the path, slashes included */
 };
 
 struct route {
@@ -179,5 +180,10 @@ void api_resource_check_presets(struct api_ctx *c);
 void api_usage_period(struct api_ctx *c);     /* api_usage.c */
 void api_usage_user_month(struct api_ctx *c);
 void api_usage_admin(struct api_ctx *c);
+void api_image_blob_show(struct api_ctx *c); /* api_image_import.c */
+void api_image_blob_append(struct api_ctx *c);
+void api_image_blob_finish(struct api_ctx *c);
+void api_image_import(struct api_ctx *c);
+void api_registry_get(struct api_ctx *c); /* api_registry.c */
 
 #endif

@@ -33,6 +33,8 @@ struct http_req {
         unsigned status;
         char *content_type;
         struct buf resp;
+        int resp_fd; /* http_reply_fd(), else -1 */
+        uint64_t resp_fd_size;
         struct http_header_kv *headers;
         int nheaders;
         /* decoded query, parsed lazily */
@@ -100,6 +102,7 @@ static void *uri_log_cb(void *cls, const char *uri, struct MHD_Connection *c)
         r->query_raw = xstrdup(q ? q + 1 : "");
         r->body = (struct buf)BUF_INIT;
         r->resp = (struct buf)BUF_INIT;
+        r->resp_fd = -1;
         r->pending = (struct buf)BUF_INIT;
         r->t_start = monotonic_usec();
         r->next = r->srv->reqs;
@@ -138,6 +141,8 @@ static void req_free(struct http_req *r)
         }
         buf_release(&r->body);
         buf_release(&r->resp);
+        if (r->resp_fd >= 0)
+                close(r->resp_fd);
         buf_release(&r->pending);
         for (int i = 0; i < r->nheaders; i++) {
                 free(r->headers[i].name);
@@ -228,6 +233,10 @@ static enum MHD_Result queue_answer(struct http_req *r)
                         r->upgrade = NULL; /* upgraded_cb frees it */
         } else if (r->stream) {
                 resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, stream_reader, r, NULL);
+        } else if (r->resp_fd >= 0) {
+                resp = MHD_create_response_from_fd64(r->resp_fd_size, r->resp_fd);
+                if (resp)
+                        r->resp_fd = -1; /* MHD closes it */
         } else if (r->resp.len > 0) {
                 size_t len;
                 char *body = buf_detach(&r->resp, &len);
@@ -499,6 +508,13 @@ void http_add_header(struct http_req *r, const char *name, const char *value)
         r->nheaders++;
 }
 
+static void drop_resp_fd(struct http_req *r)
+{
+        if (r->resp_fd >= 0)
+                close(r->resp_fd);
+        r->resp_fd = -1;
+}
+
 void http_reply(struct http_req *r, unsigned status, const char *content_type, const char *body, size_t len)
 {
         r->status = status;
@@ -506,6 +522,7 @@ void http_reply(struct http_req *r, unsigned status, const char *content_type, c
         r->content_type = content_type ? xstrdup(content_type) : NULL;
         buf_reset(&r->resp);
         buf_append(&r->resp, body, len);
+        drop_resp_fd(r);
 }
 
 void http_reply_take(struct http_req *r, unsigned status, const char *content_type, char *body, size_t len)
@@ -515,6 +532,14 @@ void http_reply_take(struct http_req *r, unsigned status, const char *content_ty
         r->content_type = content_type ? xstrdup(content_type) : NULL;
         buf_release(&r->resp);
         r->resp = (struct buf){ .data = body, .len = len, .cap = len + 1 };
+        drop_resp_fd(r);
+}
+
+void http_reply_fd(struct http_req *r, unsigned status, const char *content_type, int fd, uint64_t size)
+{
+        http_reply(r, status, content_type, "", 0);
+        r->resp_fd = fd;
+        r->resp_fd_size = size;
 }
 
 unsigned http_reply_status(const struct http_req *r)

@@ -68,6 +68,9 @@ void http_add_header(struct http_req *r, const char *name, const char *value);
 void http_reply(struct http_req *r, unsigned status, const char *content_type, const char *body, size_t len);
 /* The same, taking ownership of a malloc'd, NUL-terminated body. */
 void http_reply_take(struct http_req *r, unsigned status, const char *content_type, char *body, size_t len);
+/* The same with the first `size` bytes of an open file, streamed from it
+ * (never read whole); takes fd. */
+void http_reply_fd(struct http_req *r, unsigned status, const char *content_type, int fd, uint64_t size);
 unsigned http_reply_status(const struct http_req *r);
 
 /* Park the request; answer later with http_reply + http_resume. */

@@ -22,6 +22,7 @@
 #include "api.h"
 #include "audit.h"
 #include "auth.h"
+#include "blob_store.h"
 #include "agent_sync.h"
 #include "db.h"
 #include "events.h"
@@ -180,6 +181,10 @@ static int manager_run(struct manager *m, struct tess_error **err)
         r = fs_mkdir_p(m->conf.state_dir, 0700, err);
         if (r < 0)
                 return r;
+        _cleanup_free_ char *images_dir = xasprintf("%s/images", m->conf.state_dir);
+        r = blob_store_open(images_dir, &m->blobs, err);
+        if (r < 0)
+                return r;
         r = manager_load_master_key(m, err);
         if (r < 0)
                 return r;
@@ -261,6 +266,7 @@ static void manager_release(struct manager *m)
         m->scheduler = scheduler_stop(m->scheduler);
         m->agent_sync = agent_sync_free(m->agent_sync);
         m->db = db_close(m->db);
+        m->blobs = blob_store_close(m->blobs);
         m->loop = loop_free(m->loop);
         m->events = events_free(m->events);
         m->metrics = metrics_free(m->metrics);

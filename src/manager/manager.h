@@ -23,6 +23,7 @@ struct ratelimit;
 struct auth_cache;
 struct audit;
 struct scheduler;
+struct blob_store;
 
 struct manager_conf {
         char *listen;
@@ -61,6 +62,7 @@ struct manager {
         struct audit *audit;
         struct scheduler *scheduler;
         struct agent_sync *agent_sync;
+        struct blob_store *blobs; /* imported images' blobs, state_dir/images (blob_store.h) */
         unsigned char master_key[MASTER_KEY_LEN];
         char cluster_secret[2 * MASTER_KEY_LEN + 1]; /* hex: the HMAC key agents share */
         int64_t started_at;
