@@ -20,12 +20,14 @@
 
 #include "../common/buf.h"
 #include "../common/fs.h"
+#include "../common/timeutil.h"
 #include "gpu.h"
 #include "../fgpu/fgpu.h"
 #include "../fgpu/region.h"
 #include "gpu_wiring.h"
 
-#define MIB (1024ull * 1024)
+#define MIB           (1024ull * 1024)
+#define UTIL_FRESH_NS (5 * 1000 * 1000 * 1000LL) /* gpu_util.c writes once a second */
 
 uint64_t gpu_share_memory(uint64_t memory, uint64_t reserved, int64_t share, int64_t per_gpu)
 {
@@ -249,7 +251,8 @@ void gpu_wiring_remove(const struct agent_ctx *ctx, const char *id)
         fs_remove_tree(dir, NULL);
 }
 
-bool gpu_wiring_usage(const struct agent_ctx *ctx, const char *id, uint64_t *used, uint64_t *limit)
+bool gpu_wiring_usage(const struct agent_ctx *ctx, const char *id, uint64_t *used, uint64_t *limit, int *devices,
+                      int *util)
 {
         _cleanup_free_ char *dir = gpu_wiring_fgpu_dir(ctx, id);
         _cleanup_free_ char *conf = xasprintf("%s/fgpu.conf", dir);
@@ -264,11 +267,19 @@ bool gpu_wiring_usage(const struct agent_ctx *ctx, const char *id, uint64_t *use
                 return false;
         fgpu_config_parse_file(text, len, &c);
         *used = *limit = 0;
-        for (int d = 0; d < FGPU_MAX_DEVICES; d++)
+        *devices = 0;
+        *util = -1;
+        for (int d = 0; d < FGPU_MAX_DEVICES; d++) {
                 *limit += c.memory[d];
+                *devices += c.memory[d] > 0;
+        }
         if (fgpu_region_open(region, false, &r, why, sizeof(why)) == 0) {
-                for (int d = 0; d < FGPU_REGION_DEVICES; d++)
+                int64_t now = monotonic_usec() * 1000;
+                for (int d = 0; d < FGPU_REGION_DEVICES; d++) {
                         *used += fgpu_region_used(r, d);
+                        if (r->dev[d].util_ns && now - r->dev[d].util_ns < UTIL_FRESH_NS)
+                                *util = (*util < 0 ? 0 : *util) + (int)r->dev[d].util;
+                }
                 fgpu_region_close(r);
         }
         return true;

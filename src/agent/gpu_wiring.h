@@ -36,9 +36,12 @@ void gpu_wiring_release(struct gpu_wiring *w);
  * (caller frees). */
 char *gpu_wiring_fgpu_dir(const struct agent_ctx *ctx, const char *id);
 /* The GPU memory a fractional kernel's processes hold, and its limit,
- * summed over its GPUs (from its region and config); false if it holds
- * no fraction. */
-bool gpu_wiring_usage(const struct agent_ctx *ctx, const char *id, uint64_t *used, uint64_t *limit);
+ * summed over its GPUs (from its region and config), how many GPUs, and
+ * the sum of their utilization by its processes as the agent last measured
+ * it (gpu_util.c; -1 when not measured lately); false if it holds no
+ * fraction. */
+bool gpu_wiring_usage(const struct agent_ctx *ctx, const char *id, uint64_t *used, uint64_t *limit, int *devices,
+                      int *util);
 /* Remove state_dir/fgpu/<id>/. */
 void gpu_wiring_remove(const struct agent_ctx *ctx, const char *id);
 

@@ -372,7 +372,8 @@ bool kernel_runtime_usage(struct agent_ctx *ctx, const char *id, struct kernel_u
                 .net_rx = st.net_rx_bytes,
                 .net_tx = st.net_tx_bytes,
         };
-        ret->has_gpu_mem = gpu_wiring_usage(ctx, id, &ret->gpu_mem, &ret->gpu_mem_limit);
+        ret->has_gpu_mem =
+                gpu_wiring_usage(ctx, id, &ret->gpu_mem, &ret->gpu_mem_limit, &ret->gpu_devices, &ret->gpu_util);
         return true;
 }
 

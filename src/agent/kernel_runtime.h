@@ -29,8 +29,8 @@ struct container_config kernel_runtime_config(const struct agent_ctx *ctx);
  * and "creating" as it goes.  *container_id is set on success, and
  * *ret_image to {"digest", "size", "labels"} of the image (caller owns). */
 int kernel_runtime_start(struct agent_ctx *ctx, const char *id, const json_t *spec,
-                         void (*progress)(void *data, const char *kind), void *data, char *container_id,
-                         size_t len, json_t **ret_image, struct tess_error **err);
+                         void (*progress)(void *data, const char *kind), void *data, char *container_id, size_t len,
+                         json_t **ret_image, struct tess_error **err);
 /* Stop the container (SIGTERM, then SIGKILL after a grace period) and
  * wait for it; its exit in *ret.  A container that is not there gives
  * code -1 and success. */
@@ -41,6 +41,8 @@ struct kernel_usage {
         uint64_t cpu_ns, mem, mem_limit, io_read, io_write, net_rx, net_tx;
         bool has_gpu_mem; /* a GPU fraction: what its processes allocated, of what they may */
         uint64_t gpu_mem, gpu_mem_limit;
+        int gpu_devices; /* how many GPUs the fraction spans */
+        int gpu_util;    /* percent of them busy with its work, summed (the agent's NVML measurement); -1: none */
 };
 bool kernel_runtime_usage(struct agent_ctx *ctx, const char *id, struct kernel_usage *ret);
 

@@ -464,6 +464,11 @@ static json_t *kernel_stat(struct stat_job *k, int64_t now)
         if (u.has_gpu_mem) { /* Backend.AI's name for a GPU fraction's memory */
                 _cleanup_free_ char *gm = u64_text(u.gpu_mem), *gl = u64_text(u.gpu_mem_limit);
                 json_object_set_new(stat, "cuda_mem", stat_item(gm, gl, "bytes"));
+                if (u.gpu_util >= 0) { /* and the share of its GPUs' time its processes used */
+                        _cleanup_free_ char *gu = xasprintf("%d.0", u.gpu_util);
+                        _cleanup_free_ char *gc = xasprintf("%d.0", 100 * u.gpu_devices);
+                        json_object_set_new(stat, "cuda_util", stat_item(gu, gc, "percent"));
+                }
         }
         return stat;
 }

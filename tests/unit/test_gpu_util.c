@@ -4,6 +4,9 @@
 
 #include "../lib/test.h"
 #include "agent/gpu_util.h"
+#include "agent/gpu_wiring.h"
+#include "common/fs.h"
+#include "fgpu/region.h"
 
 static const struct gpu_proc_sample samples[] = {
         { .pid = 10, .timestamp = 1, .sm = 30 }, { .pid = 10, .timestamp = 2, .sm = 50 },
@@ -35,12 +38,47 @@ static void test_never_above_the_whole_gpu(void)
         CHECK_INTEQ(gpu_util_container_percent(samples, ARRAY_SIZE(samples), all, ARRAY_SIZE(all)), 100);
 }
 
+/* What the agent reports as lastStat's cuda_util: the measurement written
+ * into the kernel's region, while it is fresh. */
+static void test_usage_reads_the_measurement(void)
+{
+        char dir[] = "/tmp/tessera-test-gpu-util.XXXXXX";
+        struct agent_conf conf = { 0 };
+        struct agent_ctx ctx = { .conf = &conf };
+        struct fgpu_region *r = NULL;
+        uint64_t used = 0, limit = 0;
+        int devices = 0, util = 0;
+        char why[256];
+
+        if (!mkdtemp(dir))
+                SKIP("no temporary directory");
+        conf.state_dir = dir;
+        _cleanup_free_ char *k = gpu_wiring_fgpu_dir(&ctx, "k1");
+        _cleanup_free_ char *run = xasprintf("%s/run", k), *region = xasprintf("%s/run/region", k);
+        _cleanup_free_ char *cf = xasprintf("%s/fgpu.conf", k);
+        static const char text[] = "memory_limit_0 = 1073741824\nsm_limit_0 = 50\n";
+        CHECK(fs_mkdir_p(run, 0755, NULL) == 0);
+        CHECK(fs_write_file_atomic(cf, text, strlen(text), 0644, NULL) == 0);
+        CHECK(fgpu_region_open(region, true, &r, why, sizeof(why)) == 0);
+        if (!r)
+                return;
+        CHECK(gpu_wiring_usage(&ctx, "k1", &used, &limit, &devices, &util));
+        CHECK(limit == 1073741824 && devices == 1 && util == -1); /* never measured */
+        fgpu_region_set_util(r, 0, 37);
+        CHECK(gpu_wiring_usage(&ctx, "k1", &used, &limit, &devices, &util));
+        CHECK_INTEQ(util, 37);
+        CHECK(!gpu_wiring_usage(&ctx, "no-such-kernel", &used, &limit, &devices, &util));
+        fgpu_region_close(r);
+        fs_remove_tree(dir, NULL);
+}
+
 int main(void)
 {
         static const struct test tests[] = {
                 TEST(test_a_container_sums_its_processes_means),
                 TEST(test_no_samples_or_no_processes_is_idle),
                 TEST(test_never_above_the_whole_gpu),
+                TEST(test_usage_reads_the_measurement),
                 { 0 },
         };
         return test_main(tests);
