@@ -49,22 +49,17 @@ run() {
         fi
 }
 median() { sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
-# ns KIND OP [ENV...]: median ns per call
-ns() {
-        local kind=$1 op=$2
-        shift 2
+# per_call FIGURE KIND OP [ENV...]: the median of ROUNDS runs' FIGURE
+# (ns_per_call or cpu_ns_per_call)
+per_call() {
+        local figure=$1 kind=$2 op=$3
+        shift 3
         for _ in $(seq 1 "$ROUNDS"); do
-                run "$kind" "$@" "$T/fgpu-bench" "$op" "$N" | sed -n 's/^ns_per_call //p'
+                run "$kind" "$@" "$T/fgpu-bench" "$op" "$N" | sed -n "s/^$figure //p"
         done | median
 }
-# cpu KIND OP [ENV...]: median CPU ns per call
-cpu() {
-        local kind=$1 op=$2
-        shift 2
-        for _ in $(seq 1 "$ROUNDS"); do
-                run "$kind" "$@" "$T/fgpu-bench" "$op" "$N" | sed -n 's/^cpu_ns_per_call //p'
-        done | median
-}
+ns() { per_call ns_per_call "$@"; }
+cpu() { per_call cpu_ns_per_call "$@"; }
 # cpu8 KIND OP [ENV...]: median over 8 processes at once (one region) of CPU ns per call
 cpu8() {
         local kind=$1 op=$2 i
