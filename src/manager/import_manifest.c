@@ -54,11 +54,16 @@ int import_parse_reference(const char *ref, struct import_image *img, struct tes
                 return tess_err(err, EINVAL, "the image has no reference name: give one (NAME:TAG)");
         if (strchr(ref, '@'))
                 return tess_err(err, EINVAL, "reference '%.300s' names a digest: give NAME:TAG", ref);
-        /* Docker's familiar names: docker.io/library/x is x (skopeo writes them out) */
-        if (strncmp(ref, "docker.io/library/", 18) == 0 && strchr(ref + 18, '/') == NULL)
-                ref += 18;
-        else if (strncmp(ref, "docker.io/", 10) == 0)
-                ref += 10;
+        /* Docker's familiar names: docker.io/library/x is x (skopeo writes
+         * them out); repeated until none is left, so the result is stable */
+        for (;;) {
+                if (strncmp(ref, "docker.io/library/", 18) == 0 && strchr(ref + 18, '/') == NULL)
+                        ref += 18;
+                else if (strncmp(ref, "docker.io/", 10) == 0)
+                        ref += 10;
+                else
+                        break;
+        }
         slash = strrchr(ref, '/');
         colon = strrchr(ref, ':');
         free(img->name);
