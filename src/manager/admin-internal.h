@@ -27,6 +27,7 @@
 #include "../common/error.h"
 #include "api.h"
 #include "db.h"
+#include "vfolder.h"
 
 #define ADMIN_MAX_FIELDS 24
 #define ADMIN_MAX_ARGS 32

@@ -12,6 +12,7 @@ static const struct field domain_fields[] = {
         { "description", "description", FT_TEXT, 0, .max = 1024 },
         { "is_active", "is_active", FT_BOOL },
         { "total_resource_slots", "total_resource_slots", FT_SLOTS },
+        { "allowed_vfolder_hosts", "allowed_vfolder_hosts", FT_OBJECT, .check = vf_allowed_hosts_check },
         { "allowed_docker_registries", "allowed_docker_registries", FT_LIST, .min = 1, .max = 512 },
         { "created_at", "created_at", FT_TIME, FF_RO },
         { "modified_at", "modified_at", FT_TIME, FF_RO },

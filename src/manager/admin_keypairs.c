@@ -164,6 +164,9 @@ static const struct field policy_fields[] = {
         { "max_containers_per_session", "max_containers_per_session", FT_INT, 0, .min = 1, .max = INT64_MAX },
         { "idle_timeout", "idle_timeout", FT_INT, 0, .min = 0, .max = INT64_MAX },
         { "max_session_lifetime", "max_session_lifetime", FT_INT, 0, .min = 0, .max = INT64_MAX },
+        { "allowed_vfolder_hosts", "allowed_vfolder_hosts", FT_OBJECT, .check = vf_allowed_hosts_check },
+        { "max_vfolder_count", "max_vfolder_count", FT_INT, 0, .min = 0, .max = INT64_MAX },
+        { "max_quota_scope_size", "max_quota_scope_size", FT_SIZE },
         { "created_at", "created_at", FT_TIME, FF_RO },
         {},
 };

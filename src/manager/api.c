@@ -10,6 +10,7 @@
 #include "../common/timeutil.h"
 #include "admin.h"
 #include "api.h"
+#include "api_vfolder.h"
 #include "audit.h"
 #include "auth.h"
 #include "events.h"
@@ -367,7 +368,7 @@ fail:
         return false;
 }
 
-static const struct route *const route_tables[] = { api_routes, admin_routes };
+static const struct route *const route_tables[] = { api_routes, vfolder_routes, admin_routes };
 
 static const struct route *find_route(const char *method, const char *path, char *params[API_MAX_PARAMS],
                                       bool *ret_path_known)

@@ -29,9 +29,12 @@ static int create_defaults(struct manager *m, const char *ak, const char *sk, co
         uuid_generate_str(did);
         uuid_generate_str(pid);
         uuid_generate_str(rgid);
-        r = DBQ(m->db, "INSERT INTO domains(name, id, description, created_at, modified_at) VALUES (?, ?, ?, ?, ?)",
-                NULL, err, DB_TEXT("default"), DB_TEXT(did), DB_TEXT("the default domain"), DB_INT(now),
-                DB_INT(now));
+        _cleanup_free_ char *hosts = vf_host_perms_all_text(m->conf.vfolder_default_host);
+        r = DBQ(m->db,
+                "INSERT INTO domains(name, id, description, allowed_vfolder_hosts, created_at, modified_at)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                NULL, err, DB_TEXT("default"), DB_TEXT(did), DB_TEXT("the default domain"), DB_TEXT(hosts),
+                DB_INT(now), DB_INT(now));
         if (r >= 0)
                 r = DBQ(m->db, "INSERT INTO keypair_resource_policies(name, created_at) VALUES (?, ?)", NULL, err,
                         DB_TEXT("default"), DB_INT(now));

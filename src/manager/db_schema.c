@@ -141,6 +141,40 @@ static const struct migration migrations[] = {
           " slot_seconds TEXT NOT NULL DEFAULT '{}', PRIMARY KEY (day, session_id));"
           "CREATE INDEX usage_daily_user ON usage_daily(user_id, day);"
           "CREATE INDEX usage_daily_project ON usage_daily(project_id, day);" },
+        /* virtual folders (docs/design/vfolders.md): folders, who else may
+         * use them, invitations; host permissions and quotas on policies
+         * and projects; what a session mounts, resolved at create */
+        { 4,
+          "CREATE TABLE vfolders ("
+          " id TEXT PRIMARY KEY, name TEXT NOT NULL, host TEXT NOT NULL, domain_name TEXT NOT NULL,"
+          " ownership_type TEXT NOT NULL, owner_id TEXT NOT NULL, creator TEXT NOT NULL,"
+          " usage_mode TEXT NOT NULL DEFAULT 'general', permission TEXT NOT NULL DEFAULT 'wd',"
+          " status TEXT NOT NULL DEFAULT 'ready', created_at BIGINT NOT NULL, modified_at BIGINT NOT NULL,"
+          " deleted_at BIGINT);"
+          "CREATE UNIQUE INDEX vfolders_owner_name ON vfolders(ownership_type, owner_id, name)"
+          " WHERE status = 'ready';"
+          "CREATE INDEX vfolders_owner ON vfolders(owner_id);"
+          "CREATE TABLE vfolder_permissions ("
+          " vfolder_id TEXT NOT NULL REFERENCES vfolders(id) ON DELETE CASCADE,"
+          " user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE, permission TEXT NOT NULL,"
+          " PRIMARY KEY (vfolder_id, user_id));"
+          "CREATE INDEX vfolder_permissions_user ON vfolder_permissions(user_id);"
+          "CREATE TABLE vfolder_invitations ("
+          " id TEXT PRIMARY KEY, vfolder_id TEXT NOT NULL REFERENCES vfolders(id) ON DELETE CASCADE,"
+          " inviter TEXT NOT NULL, invitee TEXT NOT NULL, permission TEXT NOT NULL,"
+          " state TEXT NOT NULL DEFAULT 'pending', created_at BIGINT NOT NULL, modified_at BIGINT NOT NULL);"
+          "CREATE INDEX vfolder_invitations_invitee ON vfolder_invitations(invitee, state);"
+          "ALTER TABLE projects ADD COLUMN allowed_vfolder_hosts TEXT NOT NULL DEFAULT '{}';"
+          "ALTER TABLE projects ADD COLUMN max_vfolder_count BIGINT NOT NULL DEFAULT 0;"
+          "ALTER TABLE projects ADD COLUMN max_quota_scope_size BIGINT NOT NULL DEFAULT 0;"
+          "ALTER TABLE keypair_resource_policies ADD COLUMN allowed_vfolder_hosts TEXT NOT NULL DEFAULT '{}';"
+          "ALTER TABLE keypair_resource_policies ADD COLUMN max_vfolder_count BIGINT NOT NULL DEFAULT 0;"
+          "ALTER TABLE keypair_resource_policies ADD COLUMN max_quota_scope_size BIGINT NOT NULL DEFAULT 0;"
+          "ALTER TABLE sessions ADD COLUMN vfolder_mounts TEXT NOT NULL DEFAULT '[]';"
+          /* domains made before folders existed may use the default host */
+          "UPDATE domains SET allowed_vfolder_hosts = '{\"local\":[\"create-vfolder\",\"modify-vfolder\","
+          "\"delete-vfolder\",\"mount-in-session\",\"upload-file\",\"download-file\",\"invite-others\","
+          "\"set-user-specific-permission\"]}' WHERE allowed_vfolder_hosts = '{}';" },
 };
 
 int db_schema_version(struct db *db, struct tess_error **err)

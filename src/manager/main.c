@@ -31,6 +31,7 @@
 #include "metrics.h"
 #include "ratelimit.h"
 #include "scheduler.h"
+#include "vfolder.h"
 
 #define MC struct manager_conf
 const struct conf_opt manager_conf_opts[] = {
@@ -68,6 +69,11 @@ const struct conf_opt manager_conf_opts[] = {
                  "an agent silent this long is LOST and its sessions end in ERROR"),
         CONF_OPT("audit_reads", CONF_T_BOOL, MC, audit_reads, "false", 0, 0, true,
                  "record read-only requests in the audit log too"),
+        CONF_OPT("vfolder_hosts", CONF_T_STR, MC, vfolder_hosts, NULL, 0, 0, false,
+                 "storage hosts of virtual folders, NAME=PATH,... (default: local=state_dir/vfolders); "
+                 "agents must list the same names"),
+        CONF_OPT("vfolder_default_host", CONF_T_STR, MC, vfolder_default_host, "local", 0, 0, false,
+                 "the host of folders created without one"),
         {},
 };
 #undef MC
@@ -185,6 +191,9 @@ static int manager_run(struct manager *m, struct tess_error **err)
         r = blob_store_open(images_dir, &m->blobs, err);
         if (r < 0)
                 return r;
+        r = vfolder_hosts_open(m, err);
+        if (r < 0)
+                return r;
         r = manager_load_master_key(m, err);
         if (r < 0)
                 return r;
@@ -267,6 +276,7 @@ static void manager_release(struct manager *m)
         m->agent_sync = agent_sync_free(m->agent_sync);
         m->db = db_close(m->db);
         m->blobs = blob_store_close(m->blobs);
+        vf_hosts_release(&m->vfolder_hosts);
         m->loop = loop_free(m->loop);
         m->events = events_free(m->events);
         m->metrics = metrics_free(m->metrics);

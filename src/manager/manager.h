@@ -13,6 +13,7 @@
 #include "../common/conf.h"
 #include "../common/crypto.h"
 #include "../common/error.h"
+#include "vfolder.h"
 
 struct loop;
 struct db;
@@ -45,6 +46,8 @@ struct manager_conf {
         bool audit_reads;
         int64_t scheduler_interval;
         int64_t agent_lost_timeout;
+        char *vfolder_hosts;
+        char *vfolder_default_host;
 };
 
 extern const struct conf_opt manager_conf_opts[];
@@ -63,6 +66,7 @@ struct manager {
         struct scheduler *scheduler;
         struct agent_sync *agent_sync;
         struct blob_store *blobs; /* imported images' blobs, state_dir/images (blob_store.h) */
+        struct vf_hosts vfolder_hosts; /* storage hosts of virtual folders (vfolder.h) */
         unsigned char master_key[MASTER_KEY_LEN];
         char cluster_secret[2 * MASTER_KEY_LEN + 1]; /* hex: the HMAC key agents share */
         int64_t started_at;
@@ -89,6 +93,10 @@ int dev_main(int argc, char **argv);
 /* First start on an empty database: default domain, project, resource
  * group, keypair policy and superadmin (bootstrap.c). */
 int manager_bootstrap(struct manager *m, struct tess_error **err);
+
+/* Parse conf.vfolder_hosts (default local=state_dir/vfolders) and create
+ * each host's directory (vfolder.c). */
+int vfolder_hosts_open(struct manager *m, struct tess_error **err);
 
 /* Load or create the master key that seals keypair secrets (keys.c). */
 int manager_load_master_key(struct manager *m, struct tess_error **err);
