@@ -148,6 +148,7 @@ void api_fail(struct api_ctx *c, struct tess_error *err)
         case EPERM: status = 403, kind = "forbidden"; break;
         case ENOENT: status = 404, kind = "object-not-found"; break;
         case EEXIST: status = 409, kind = "already-exists"; break;
+        case ETXTBSY: status = 409, kind = "in-use"; break;
         case EDQUOT: status = 412, kind = "quota-exceeded"; break;
         case EBUSY: status = 503, kind = "service-unavailable"; break;
         default: status = 500, kind = "internal-server-error";

@@ -282,7 +282,7 @@ void api_vfolder_rename(struct api_ctx *c)
                 return;
         }
         if (r >= 0 && vf_mounted(c->m, f.id, &err) > 0)
-                r = tess_err(&err, EBUSY, "folder '%s' is mounted by a session: rename it when none does", f.name);
+                r = tess_err(&err, ETXTBSY, "folder '%s' is mounted by a session: rename it when none does", f.name);
         if (r >= 0)
                 r = DBQ(c->m->db, "UPDATE vfolders SET name = ?, modified_at = ? WHERE id = ?", NULL, &err,
                         DB_TEXT(new_name), DB_INT(now_usec()), DB_TEXT(f.id));
@@ -318,7 +318,7 @@ static int owned_folder(struct api_ctx *c, const char *status, struct vfolder *f
         if (r >= 0)
                 r = vf_need_host_perm(c, f, VFH_DELETE, err);
         if (r >= 0 && vf_mounted(c->m, f->id, err) > 0)
-                r = tess_err(err, EBUSY, "folder '%s' is mounted by a session that is not over", f->name);
+                r = tess_err(err, ETXTBSY, "folder '%s' is mounted by a session that is not over", f->name);
         return r;
 }
 
