@@ -134,6 +134,7 @@ int cmd_admin(int argc, char **argv);
 int cmd_admin_usage(int argc, char **argv); /* `tessera admin usage` */
 int cmd_api(int argc, char **argv);
 int cmd_image(int argc, char **argv);
+int cmd_vfolder(int argc, char **argv);
 int cmd_login(int argc, char **argv);
 int cmd_logout(int argc, char **argv);
 int cmd_version(int argc, char **argv);

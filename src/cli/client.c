@@ -380,6 +380,98 @@ int client_upload(const char *path_query, const char *const *local, const char *
         return request_finish(rc, ret, err);
 }
 
+/* ---- transfers (vfolder tokens) ---- */
+
+struct transfer_sink {
+        struct client_response *resp;
+        const struct client_transfer *t;
+        int64_t written;
+        int error; /* errno of a failed write */
+};
+
+static size_t on_transfer_data(char *data, size_t size, size_t n, void *userdata)
+{
+        struct transfer_sink *s = userdata;
+        long status = 0;
+
+        curl_easy_getinfo(client.curl, CURLINFO_RESPONSE_CODE, &status);
+        if (s->t->out_fd < 0 || status / 100 != 2)
+                return on_body(data, size, n, s->resp);
+        for (size_t done = 0; done < size * n;) {
+                ssize_t w = write(s->t->out_fd, data + done, size * n - done);
+                if (w < 0 && errno == EINTR)
+                        continue;
+                if (w < 0) {
+                        s->error = errno;
+                        return 0;
+                }
+                done += (size_t)w;
+        }
+        s->written += (int64_t)(size * n);
+        return size * n;
+}
+
+static int on_transfer_progress(void *userdata, curl_off_t dltotal UNUSED, curl_off_t dlnow, curl_off_t ultotal UNUSED,
+                                curl_off_t ulnow)
+{
+        const struct transfer_sink *s = userdata;
+        s->t->progress(s->t->arg, (int64_t)ulnow, (int64_t)dlnow);
+        return 0;
+}
+
+int client_transfer(const char *method, const char *url, const struct client_transfer *t,
+                    struct client_response *ret, struct tess_error **err)
+{
+        struct transfer_sink sink = { .resp = ret, .t = t };
+        struct curl_slist *headers = NULL;
+        bool absolute = strncmp(url, "http://", 7) == 0 || strncmp(url, "https://", 8) == 0;
+        int r;
+
+        r = request_prepare(method, absolute ? "/" : url, t->body, t->body_len, "application/offset+octet-stream",
+                            CLIENT_UNSIGNED, on_transfer_data, &sink, ret, &headers, err);
+        if (r < 0)
+                return r;
+        for (const char *const *h = t->headers; h && *h; h++)
+                headers = add_header(headers, "%s", *h);
+        curl_easy_setopt(client.curl, CURLOPT_HTTPHEADER, headers);
+        if (absolute)
+                curl_easy_setopt(client.curl, CURLOPT_URL, url);
+        if (t->progress) {
+                curl_easy_setopt(client.curl, CURLOPT_XFERINFOFUNCTION, on_transfer_progress);
+                curl_easy_setopt(client.curl, CURLOPT_XFERINFODATA, &sink);
+                curl_easy_setopt(client.curl, CURLOPT_NOPROGRESS, 0L);
+        }
+        CURLcode rc = curl_easy_perform(client.curl);
+        curl_slist_free_all(headers);
+        if (rc == CURLE_WRITE_ERROR && sink.error)
+                return tess_err(err, sink.error, "writing the download: %s", strerror(sink.error));
+        if (rc == CURLE_WRITE_ERROR)
+                return tess_err(err, EFBIG, "the answer is larger than %u bytes", MAX_ANSWER);
+        return request_finish(rc, ret, err);
+}
+
+char *client_response_header(const struct client_response *r, const char *name)
+{
+        size_t n = strlen(name);
+        char *found = NULL;
+
+        for (const char *line = r->headers.data; line && *line;) {
+                const char *end = strpbrk(line, "\r\n");
+                size_t len = end ? (size_t)(end - line) : strlen(line);
+                if (len > n && line[n] == ':' && strncasecmp(line, name, n) == 0) {
+                        const char *v = line + n + 1;
+                        while (*v == ' ' || *v == '\t')
+                                v++;
+                        free(found);
+                        found = xstrndup(v, len - (size_t)(v - line));
+                }
+                line += len;
+                while (*line == '\r' || *line == '\n')
+                        line++;
+        }
+        return found;
+}
+
 int client_status_error(const struct client_response *r, struct tess_error **err)
 {
         _cleanup_free_ char *line = NULL;

@@ -79,6 +79,25 @@ int client_send(const char *method, const char *path_query, const char *body, si
 int client_upload(const char *path_query, const char *const *local, const char *const *remote, size_t n,
                   struct client_response *ret, struct tess_error **err);
 
+/* A transfer to or from a token URL (vfolder uploads and downloads): never
+ * signed; url is absolute ("http://...") or a path under the endpoint.
+ * headers: extra "Name: value" lines, NULL-terminated (may be NULL).
+ * out_fd >= 0: a 2xx answer's body is written there (other answers are
+ * kept in ret->body for the error).  progress (may be NULL) is called with
+ * the bytes sent and received so far, a few times a second. */
+struct client_transfer {
+        const char *const *headers;
+        const char *body; /* NULL: none */
+        size_t body_len;
+        int out_fd;
+        void (*progress)(void *arg, int64_t sent, int64_t received);
+        void *arg;
+};
+int client_transfer(const char *method, const char *url, const struct client_transfer *t,
+                    struct client_response *ret, struct tess_error **err);
+/* A response header's value (the last of that name), or NULL; caller frees. */
+char *client_response_header(const struct client_response *r, const char *name);
+
 /* A JSON call: body may be NULL; a non-2xx answer is an error "<problem
  * title> (HTTP <status>)"; *ret (if ret is non-NULL) gets the parsed answer
  * (JSON null for an empty one). */

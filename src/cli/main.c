@@ -25,6 +25,7 @@ static const struct command {
         { "session", cmd_session, "create, list, inspect, follow and destroy compute sessions" },
         { "admin", cmd_admin, "manage domains, projects, users, keypairs, policies, resource groups, presets, "
                               "images, agents; read the audit log" },
+        { "vfolder", cmd_vfolder, "virtual folders: create, share, upload and download files, mount into sessions" },
         { "image", cmd_image, "import images into the cluster (OCI layouts, docker save archives)" },
         { "api", cmd_api, "send a raw signed request and print the answer" },
         { "login", cmd_login, "log in with e-mail and password; save the endpoint and keypair" },
