@@ -106,26 +106,6 @@ static void read_samples(struct gpu_util *u, int idx, struct device_samples *ds)
                         u->last_seen[idx] = ds->s[i].timeStamp;
 }
 
-/* Kernel id's GPUs (NVML indices, in its ordinal order), from the file
- * gpu_wiring wrote; how many. */
-static int kernel_devices(const char *dir, int *idx, int max)
-{
-        _cleanup_free_ char *path = xasprintf("%s/%s", dir, GPU_WIRING_DEVICES_FILE);
-        _cleanup_free_ char *text = NULL;
-        size_t len;
-        int n = 0;
-
-        if (fs_read_file(path, 4096, &text, &len, NULL) < 0)
-                return 0;
-        for (char *p = text, *end; n < max; p = end) {
-                long v = strtol(p, &end, 10);
-                if (end == p || v < 0 || v >= FGPU_REGION_DEVICES)
-                        break;
-                idx[n++] = (int)v;
-        }
-        return n;
-}
-
 static void update_kernel(struct gpu_util *u, const struct agent_ctx *ctx, const char *id,
                           struct device_samples *samples)
 {
@@ -135,7 +115,7 @@ static void update_kernel(struct gpu_util *u, const struct agent_ctx *ctx, const
         _cleanup_free_ pid_t *pids = NULL;
         struct fgpu_region *r = NULL;
         int idx[FGPU_REGION_DEVICES];
-        int n = kernel_devices(dir, idx, FGPU_REGION_DEVICES);
+        int n = gpu_wiring_devices(dir, idx, FGPU_REGION_DEVICES);
         size_t npids = 0;
         char why[256];
 

@@ -30,6 +30,7 @@
 #include "../common/utf8.h"
 #include "alloc.h"
 #include "container.h"
+#include "gpu_stats.h"
 #include "gpu_wiring.h"
 #include "image.h"
 #include "image_from_manager.h"
@@ -361,7 +362,9 @@ bool kernel_runtime_usage(struct agent_ctx *ctx, const char *id, struct kernel_u
                 .net_tx = st.net_tx_bytes,
         };
         ret->has_gpu_mem =
-                gpu_wiring_usage(ctx, id, &ret->gpu_mem, &ret->gpu_mem_limit, &ret->gpu_devices, &ret->gpu_util);
+                gpu_wiring_usage(ctx, id, &ret->gpu_mem, &ret->gpu_mem_limit, &ret->gpu_devices, &ret->gpu_util) ||
+                gpu_stats_kernel(ctx, ctx->gpu_stats, id, &ret->gpu_mem, &ret->gpu_mem_limit, &ret->gpu_devices,
+                                 &ret->gpu_util);
         return true;
 }
 
