@@ -86,7 +86,8 @@ $(BUILD)/tessera-runner: $(RUNNER_SRC) $(RUNNER_COMMON) $(wildcard src/runner/*.
 # and never built with sanitizers (their runtimes refuse to be preloaded
 # behind the program).  Needs CUDA's cuda.h for the driver's types.
 FGPU_CFLAGS := -std=gnu17 $(WARN) -O2 -g -fPIC -fvisibility=hidden -I$(CUDA_INC)
-$(BUILD)/libtessera-fgpu.so: $(FGPU_SRC) $(wildcard src/fgpu/*.h) src/fgpu/libtessera-fgpu.map src/common/compat.h
+$(BUILD)/libtessera-fgpu.so: $(FGPU_SRC) $(wildcard src/fgpu/*.h) src/fgpu/libtessera-fgpu.map src/common/compat.h \
+		src/common/nvml_abi.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(FGPU_CFLAGS) -shared -Wl,--version-script=src/fgpu/libtessera-fgpu.map -Wl,-z,now -o $@ \
@@ -98,7 +99,7 @@ $(BUILD)/libtessera-fgpu.so: $(FGPU_SRC) $(wildcard src/fgpu/*.h) src/fgpu/libte
 # the hook: libc only, no sanitizers; -Bsymbolic so that the addresses
 # cuGetProcAddress hands out are the fake's own, as a real driver's are.
 FAKE_CFLAGS := -std=gnu17 $(WARN) -O2 -g -fPIC -fvisibility=hidden -I$(CUDA_INC)
-$(BUILD)/libtessera-fake-%.so: src/fakecuda/fake_%.c src/fakecuda/fake_common.c src/fakecuda/fake.h
+$(BUILD)/libtessera-fake-%.so: src/fakecuda/fake_%.c src/fakecuda/fake_common.c src/fakecuda/fake.h src/common/nvml_abi.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(FAKE_CFLAGS) -shared -Wl,-Bsymbolic -Wl,-soname,$(notdir $@) -o $@ $< src/fakecuda/fake_common.c \

@@ -57,6 +57,8 @@ struct agent_conf {
 
 extern const struct conf_opt agent_conf_opts[];
 
+struct gpu_stats;
+
 /* What the agent's parts share (agent_main.c owns it). */
 struct agent_ctx {
         struct agent_conf *conf;
@@ -64,6 +66,7 @@ struct agent_ctx {
         struct image_store *images;
         const char *secret; /* the cluster secret, hex */
         const struct agent_devices *devices;
+        struct gpu_stats *gpu_stats; /* NVML for whole GPUs' lastStat (gpu_stats.h); NULL: none */
         /* wake the thread that sends events, or the one that reconciles */
         void (*wake_reporter)(struct agent_ctx *ctx);
         void (*wake_reconciler)(struct agent_ctx *ctx);

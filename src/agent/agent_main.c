@@ -30,6 +30,7 @@
 #include "../common/version.h"
 #include "agent.h"
 #include "agent_http.h"
+#include "gpu_stats.h"
 #include "gpu_util.h"
 #include "image.h"
 #include "kernels.h"
@@ -337,6 +338,8 @@ static int agent_start(struct agent *a, struct tess_error **err)
         a->ctx.conf = &a->conf;
         a->ctx.secret = a->secret;
         a->ctx.devices = &a->devices;
+        if (streq(a->devices.gpu_plugin, "cuda") && streq(a->devices.gpu_slot, "cuda.device") && a->devices.ngpu > 0)
+                a->ctx.gpu_stats = gpu_stats_open(a->conf.nvml_library); /* whole GPUs' usage for lastStat */
         a->ctx.wake_reporter = wake_reporter;
         a->ctx.wake_reconciler = wake_reconciler;
         a->ctx.loop_data = a;
@@ -357,6 +360,8 @@ static void agent_release(struct agent *a)
         a->http = agent_http_stop(a->http);
         free(a->address);
         kernels_close(a->kernels);
+        gpu_stats_close(a->ctx.gpu_stats);
+        a->ctx.gpu_stats = NULL;
         a->ctx.images = image_store_close(a->ctx.images);
         a->ctx.outbox = outbox_close(a->ctx.outbox);
         json_decref(a->desired);

@@ -2,39 +2,29 @@
  * them, with libnvidia-ml loaded through dlopen so that the agent runs,
  * and offers no cuda slots, on nodes without the driver.
  *
- * Only the few NVML calls below are used, declared here with NVML's ABI
- * (nvml.h is not needed to build).  Every symbol is looked up before use;
+ * Only the few NVML calls below are used, with NVML's ABI from
+ * common/nvml_abi.h (nvml.h is not needed to build).  Every symbol is looked up before use;
  * a missing one makes the plugin report no GPUs rather than fail. */
 #include "../common/compat.h"
 
 #include <dlfcn.h>
 
 #include "../common/log.h"
+#include "../common/nvml_abi.h"
 #include "gpu.h"
-
-typedef int nvml_return;   /* nvmlReturn_t: 0 is NVML_SUCCESS */
-typedef void *nvml_device; /* nvmlDevice_t */
-struct nvml_memory {       /* nvmlMemory_t */
-        unsigned long long total, free, used;
-};
-struct nvml_pci { /* nvmlPciInfo_t (v3) */
-        char bus_id_legacy[16];
-        unsigned int domain, bus, device, pci_device_id, pci_subsystem_id;
-        char bus_id[32];
-};
 
 struct nvml {
         void *lib;
-        nvml_return (*init)(void);
-        nvml_return (*shutdown)(void);
-        nvml_return (*count)(unsigned int *);
-        nvml_return (*handle)(unsigned int, nvml_device *);
-        nvml_return (*name)(nvml_device, char *, unsigned int);
-        nvml_return (*uuid)(nvml_device, char *, unsigned int);
-        nvml_return (*memory)(nvml_device, struct nvml_memory *);
-        nvml_return (*pci)(nvml_device, struct nvml_pci *);
-        nvml_return (*minor)(nvml_device, unsigned int *);
-        const char *(*error)(nvml_return);
+        nvml_void_fn init;
+        nvml_void_fn shutdown;
+        nvml_count_fn count;
+        nvml_handle_fn handle;
+        nvml_string_fn name;
+        nvml_string_fn uuid;
+        nvml_memory_fn memory;
+        nvml_pci_fn pci;
+        nvml_uint_fn minor;
+        nvml_error_string_fn error;
 };
 
 static bool nvml_load(const char *path, struct nvml *n)
@@ -43,16 +33,16 @@ static bool nvml_load(const char *path, struct nvml *n)
         n->lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
         if (!n->lib)
                 return false;
-        n->init = (nvml_return(*)(void))dlsym(n->lib, "nvmlInit_v2");
-        n->shutdown = (nvml_return(*)(void))dlsym(n->lib, "nvmlShutdown");
-        n->count = (nvml_return(*)(unsigned int *))dlsym(n->lib, "nvmlDeviceGetCount_v2");
-        n->handle = (nvml_return(*)(unsigned int, nvml_device *))dlsym(n->lib, "nvmlDeviceGetHandleByIndex_v2");
-        n->name = (nvml_return(*)(nvml_device, char *, unsigned int))dlsym(n->lib, "nvmlDeviceGetName");
-        n->uuid = (nvml_return(*)(nvml_device, char *, unsigned int))dlsym(n->lib, "nvmlDeviceGetUUID");
-        n->memory = (nvml_return(*)(nvml_device, struct nvml_memory *))dlsym(n->lib, "nvmlDeviceGetMemoryInfo");
-        n->pci = (nvml_return(*)(nvml_device, struct nvml_pci *))dlsym(n->lib, "nvmlDeviceGetPciInfo_v3");
-        n->minor = (nvml_return(*)(nvml_device, unsigned int *))dlsym(n->lib, "nvmlDeviceGetMinorNumber");
-        n->error = (const char *(*)(nvml_return))dlsym(n->lib, "nvmlErrorString");
+        n->init = (nvml_void_fn)dlsym(n->lib, "nvmlInit_v2");
+        n->shutdown = (nvml_void_fn)dlsym(n->lib, "nvmlShutdown");
+        n->count = (nvml_count_fn)dlsym(n->lib, "nvmlDeviceGetCount_v2");
+        n->handle = (nvml_handle_fn)dlsym(n->lib, "nvmlDeviceGetHandleByIndex_v2");
+        n->name = (nvml_string_fn)dlsym(n->lib, "nvmlDeviceGetName");
+        n->uuid = (nvml_string_fn)dlsym(n->lib, "nvmlDeviceGetUUID");
+        n->memory = (nvml_memory_fn)dlsym(n->lib, "nvmlDeviceGetMemoryInfo");
+        n->pci = (nvml_pci_fn)dlsym(n->lib, "nvmlDeviceGetPciInfo_v3");
+        n->minor = (nvml_uint_fn)dlsym(n->lib, "nvmlDeviceGetMinorNumber");
+        n->error = (nvml_error_string_fn)dlsym(n->lib, "nvmlErrorString");
         if (!n->init || !n->shutdown || !n->count || !n->handle || !n->name || !n->uuid || !n->memory) {
                 log_warn("cuda: %s lacks the NVML calls the agent needs; no GPUs offered", path);
                 dlclose(n->lib);
@@ -62,7 +52,7 @@ static bool nvml_load(const char *path, struct nvml *n)
         return true;
 }
 
-static const char *nvml_error(const struct nvml *n, nvml_return r)
+static const char *nvml_error(const struct nvml *n, nvmlReturn_t r)
 {
         const char *s = n->error ? n->error(r) : NULL;
         return s ? s : "NVML error";
@@ -72,7 +62,7 @@ int gpu_nvml_probe(const char *path, struct gpu_info **ret, size_t *ret_n)
 {
         struct nvml n;
         unsigned int count = 0;
-        nvml_return r;
+        nvmlReturn_t r;
 
         *ret = NULL;
         *ret_n = 0;
@@ -90,9 +80,9 @@ int gpu_nvml_probe(const char *path, struct gpu_info **ret, size_t *ret_n)
         struct gpu_info *g = count ? xcalloc(count, sizeof(*g)) : NULL;
         size_t k = 0;
         for (unsigned int i = 0; i < count; i++) {
-                nvml_device d;
-                struct nvml_memory mem = { 0 };
-                struct nvml_pci pci = { 0 };
+                nvmlDevice_t d;
+                nvmlMemory_t mem = { 0 };
+                nvmlPciInfo_t pci = { 0 };
                 unsigned int minor = i;
                 if (n.handle(i, &d) != 0 || n.memory(d, &mem) != 0) {
                         log_warn("cuda: GPU %u does not answer; left out", i);
@@ -105,7 +95,7 @@ int gpu_nvml_probe(const char *path, struct gpu_info **ret, size_t *ret_n)
                 if (n.uuid(d, g[k].uuid, sizeof(g[k].uuid)) != 0)
                         snprintf(g[k].uuid, sizeof(g[k].uuid), "GPU-%u", i);
                 if (n.pci && n.pci(d, &pci) == 0)
-                        snprintf(g[k].pci_bus_id, sizeof(g[k].pci_bus_id), "%s", pci.bus_id);
+                        snprintf(g[k].pci_bus_id, sizeof(g[k].pci_bus_id), "%s", pci.busId);
                 if (n.minor && n.minor(d, &minor) == 0)
                         g[k].minor = (int)minor;
                 else

@@ -13,40 +13,34 @@
 #include "gpu_wiring.h"
 #include "kernel_runtime.h"
 
-#define NVML_ERROR_NOT_FOUND         6
-#define NVML_ERROR_INSUFFICIENT_SIZE 7
-#define SAMPLES_MAX                  4096
-
-typedef int nvml_return;
-typedef void *nvml_device;
+#define SAMPLES_MAX 4096
 
 struct gpu_util {
         void *lib;
         bool initialized; /* nvmlInit succeeded: nvmlShutdown is owed */
-        nvml_return (*handle)(unsigned int, nvml_device *);
-        nvml_return (*process_util)(nvml_device, struct gpu_proc_sample *, unsigned int *, unsigned long long);
+        nvml_handle_fn handle;
+        nvml_process_utilization_fn process_util;
         unsigned long long last_seen[FGPU_REGION_DEVICES]; /* per NVML index: the newest sample read */
 };
 
 /* What one round read of one GPU (NVML index). */
 struct device_samples {
         bool read;
-        struct gpu_proc_sample *s;
+        nvmlProcessUtilizationSample_t *s;
         size_t n;
 };
 
 struct gpu_util *gpu_util_open(const char *nvml_path)
 {
         struct gpu_util *u = xcalloc(1, sizeof(*u));
-        nvml_return (*init)(void);
+        nvml_void_fn init;
 
         u->lib = dlopen(nvml_path, RTLD_NOW | RTLD_LOCAL);
         if (!u->lib)
                 goto fail;
-        init = (nvml_return(*)(void))dlsym(u->lib, "nvmlInit_v2");
-        u->handle = (nvml_return(*)(unsigned int, nvml_device *))dlsym(u->lib, "nvmlDeviceGetHandleByIndex_v2");
-        u->process_util = (nvml_return(*)(nvml_device, struct gpu_proc_sample *, unsigned int *,
-                                          unsigned long long))dlsym(u->lib, "nvmlDeviceGetProcessUtilization");
+        init = (nvml_void_fn)dlsym(u->lib, "nvmlInit_v2");
+        u->handle = (nvml_handle_fn)dlsym(u->lib, "nvmlDeviceGetHandleByIndex_v2");
+        u->process_util = (nvml_process_utilization_fn)dlsym(u->lib, "nvmlDeviceGetProcessUtilization");
         if (!init || !u->handle || !u->process_util || init() != 0)
                 goto fail;
         u->initialized = true;
@@ -62,7 +56,7 @@ void gpu_util_close(struct gpu_util *u)
         if (!u)
                 return;
         if (u->lib) {
-                nvml_return (*shutdown)(void) = (nvml_return(*)(void))dlsym(u->lib, "nvmlShutdown");
+                nvml_void_fn shutdown = (nvml_void_fn)dlsym(u->lib, "nvmlShutdown");
                 if (u->initialized && shutdown)
                         shutdown();
                 dlclose(u->lib);
@@ -70,7 +64,7 @@ void gpu_util_close(struct gpu_util *u)
         free(u);
 }
 
-unsigned gpu_util_container_percent(const struct gpu_proc_sample *s, size_t n, const pid_t *pids, size_t npids)
+unsigned gpu_util_container_percent(const nvmlProcessUtilizationSample_t *s, size_t n, const pid_t *pids, size_t npids)
 {
         unsigned total = 0;
 
@@ -78,7 +72,7 @@ unsigned gpu_util_container_percent(const struct gpu_proc_sample *s, size_t n, c
                 unsigned long long sum = 0, count = 0;
                 for (size_t i = 0; i < n; i++) {
                         if (s[i].pid == (unsigned)pids[p]) {
-                                sum += s[i].sm;
+                                sum += s[i].smUtil;
                                 count++;
                         }
                 }
@@ -91,9 +85,9 @@ unsigned gpu_util_container_percent(const struct gpu_proc_sample *s, size_t n, c
 /* The samples of GPU idx since the last read (none: an idle GPU). */
 static void read_samples(struct gpu_util *u, int idx, struct device_samples *ds)
 {
-        nvml_device dev;
+        nvmlDevice_t dev;
         unsigned int count = 0;
-        nvml_return r;
+        nvmlReturn_t r;
 
         ds->read = true;
         if (u->handle((unsigned)idx, &dev) != 0)
@@ -108,28 +102,8 @@ static void read_samples(struct gpu_util *u, int idx, struct device_samples *ds)
                 count = 0;
         ds->n = count;
         for (size_t i = 0; i < ds->n; i++)
-                if (ds->s[i].timestamp > u->last_seen[idx])
-                        u->last_seen[idx] = ds->s[i].timestamp;
-}
-
-/* Kernel id's GPUs (NVML indices, in its ordinal order), from the file
- * gpu_wiring wrote; how many. */
-static int kernel_devices(const char *dir, int *idx, int max)
-{
-        _cleanup_free_ char *path = xasprintf("%s/%s", dir, GPU_WIRING_DEVICES_FILE);
-        _cleanup_free_ char *text = NULL;
-        size_t len;
-        int n = 0;
-
-        if (fs_read_file(path, 4096, &text, &len, NULL) < 0)
-                return 0;
-        for (char *p = text, *end; n < max; p = end) {
-                long v = strtol(p, &end, 10);
-                if (end == p || v < 0 || v >= FGPU_REGION_DEVICES)
-                        break;
-                idx[n++] = (int)v;
-        }
-        return n;
+                if (ds->s[i].timeStamp > u->last_seen[idx])
+                        u->last_seen[idx] = ds->s[i].timeStamp;
 }
 
 static void update_kernel(struct gpu_util *u, const struct agent_ctx *ctx, const char *id,
@@ -141,7 +115,7 @@ static void update_kernel(struct gpu_util *u, const struct agent_ctx *ctx, const
         _cleanup_free_ pid_t *pids = NULL;
         struct fgpu_region *r = NULL;
         int idx[FGPU_REGION_DEVICES];
-        int n = kernel_devices(dir, idx, FGPU_REGION_DEVICES);
+        int n = gpu_wiring_devices(dir, idx, FGPU_REGION_DEVICES);
         size_t npids = 0;
         char why[256];
 

@@ -13,14 +13,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "../common/nvml_abi.h"
 #include "agent.h"
-
-/* One process's sample, as NVML's nvmlProcessUtilizationSample_t. */
-struct gpu_proc_sample {
-        unsigned int pid;
-        unsigned long long timestamp; /* microseconds */
-        unsigned int sm, mem, enc, dec;
-};
 
 struct gpu_util;
 
@@ -34,7 +28,7 @@ void gpu_util_close(struct gpu_util *u);
 void gpu_util_round(struct gpu_util *u, const struct agent_ctx *ctx);
 
 /* A container's percent of a GPU: the mean of each of its processes'
- * samples, summed over its processes (at most 100). */
-unsigned gpu_util_container_percent(const struct gpu_proc_sample *s, size_t n, const pid_t *pids, size_t npids);
+ * samples (smUtil), summed over its processes (at most 100). */
+unsigned gpu_util_container_percent(const nvmlProcessUtilizationSample_t *s, size_t n, const pid_t *pids, size_t npids);
 
 #endif

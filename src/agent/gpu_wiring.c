@@ -10,7 +10,12 @@
  * many GPUs of what size to show.
  * Fractions (cuda.shares): libtessera-fgpu.so preloaded, its config file
  * with each visible GPU's memory and SM share (fgpu.md's mapping), and a
- * directory for the region all the container's processes share. */
+ * directory for the region all the container's processes share.
+ * Whole GPUs (cuda.device): state_dir/gpu/<id>/devices lists them for the
+ * agent's measurements (gpu_stats.c); with mock GPUs the fake driver's
+ * state file there, bound read-write into the container and named by
+ * TESSERA_FAKE_CUDA_STATE, makes the container's processes share their
+ * GPUs' memory as on a real GPU, and is what the agent reads of them. */
 #include "../common/compat.h"
 
 #include <dlfcn.h>
@@ -23,6 +28,7 @@
 #include "../common/timeutil.h"
 #include "gpu.h"
 #include "../fgpu/fgpu.h"
+#include "../fakecuda/fake.h"
 #include "../fgpu/region.h"
 #include "gpu_wiring.h"
 
@@ -215,6 +221,59 @@ static int wire_fgpu(const struct agent_ctx *ctx, const char *id, const struct k
         return 0;
 }
 
+char *gpu_wiring_gpu_dir(const struct agent_ctx *ctx, const char *id)
+{
+        return xasprintf("%s/gpu/%s", ctx->conf->state_dir, id);
+}
+
+int gpu_wiring_devices(const char *dir, int *idx, int max)
+{
+        _cleanup_free_ char *path = xasprintf("%s/%s", dir, GPU_WIRING_DEVICES_FILE);
+        _cleanup_free_ char *text = NULL;
+        size_t len;
+        int n = 0;
+
+        if (fs_read_file(path, 4096, &text, &len, NULL) < 0)
+                return 0;
+        for (char *p = text, *end; n < max; p = end) {
+                long v = strtol(p, &end, 10);
+                if (end == p || v < 0 || v >= FGPU_REGION_DEVICES)
+                        break;
+                idx[n++] = (int)v;
+        }
+        return n;
+}
+
+/* The devices file of a whole-GPU kernel and, for mock GPUs, the fake
+ * driver's state (every device's bytes in use, zero at the start). */
+static int wire_whole(const struct agent_ctx *ctx, const char *id, const struct kernel_alloc *a,
+                      struct gpu_wiring *w, struct tess_error **err)
+{
+        static const uint64_t unused[FAKE_MAX_DEVICES];
+        _cleanup_free_ char *dir = gpu_wiring_gpu_dir(ctx, id);
+        _cleanup_free_ char *devices_file = xasprintf("%s/%s", dir, GPU_WIRING_DEVICES_FILE);
+        struct buf devices = BUF_INIT;
+        int r;
+
+        for (int i = 0; i < a->ngpus; i++)
+                buf_printf(&devices, "%d\n", ctx->devices->gpu[a->gpus[i].index].index);
+        r = fs_mkdir_p(dir, 0755, err);
+        if (r >= 0)
+                r = fs_write_file_atomic(devices_file, devices.data, devices.len, 0644, err);
+        buf_release(&devices);
+        if (r < 0 || !streq(ctx->devices->gpu_plugin, "mock"))
+                return r;
+        char *state = xasprintf("%s/%s", dir, GPU_WIRING_FAKE_STATE_FILE);
+        r = fs_write_file_atomic(state, unused, sizeof(unused), 0666, err); /* any user in the container */
+        if (r < 0) {
+                free(state);
+                return r;
+        }
+        add_mount(w, state, GPU_FAKE_STATE, false);
+        add_env(w, xstrdup("TESSERA_FAKE_CUDA_STATE=" GPU_FAKE_STATE));
+        return 0;
+}
+
 int gpu_wiring_prepare(const struct agent_ctx *ctx, const char *id, const struct kernel_alloc *a,
                        struct gpu_wiring *ret, struct tess_error **err)
 {
@@ -231,6 +290,8 @@ int gpu_wiring_prepare(const struct agent_ctx *ctx, const char *id, const struct
                 add_env(ret, xstrdup("LD_LIBRARY_PATH=" GPU_LIB_DIR));
         if (r >= 0 && streq(ctx->devices->gpu_slot, "cuda.shares"))
                 r = wire_fgpu(ctx, id, a, ret, err);
+        else if (r >= 0 && streq(ctx->devices->gpu_slot, "cuda.device"))
+                r = wire_whole(ctx, id, a, ret, err);
         if (r < 0)
                 gpu_wiring_release(ret);
         return r;
@@ -248,7 +309,9 @@ void gpu_wiring_release(struct gpu_wiring *w)
 void gpu_wiring_remove(const struct agent_ctx *ctx, const char *id)
 {
         _cleanup_free_ char *dir = gpu_wiring_fgpu_dir(ctx, id);
+        _cleanup_free_ char *whole = gpu_wiring_gpu_dir(ctx, id);
         fs_remove_tree(dir, NULL);
+        fs_remove_tree(whole, NULL);
 }
 
 bool gpu_wiring_usage(const struct agent_ctx *ctx, const char *id, uint64_t *used, uint64_t *limit, int *devices,

@@ -1,7 +1,7 @@
 /* gpu_wiring.h - what a container needs for the GPUs its kernel holds
- * (gpu_wiring.c): device nodes, driver libraries, and for GPU fractions
- * the fGPU hook (libtessera-fgpu.so), its configuration and its shared
- * region. */
+ * (gpu_wiring.c): device nodes, driver libraries, for GPU fractions the
+ * fGPU hook (libtessera-fgpu.so), its configuration and its shared region,
+ * and for whole GPUs the list the agent measures them by (gpu_stats.c). */
 #ifndef TESS_AGENT_GPU_WIRING_H
 #define TESS_AGENT_GPU_WIRING_H
 
@@ -14,7 +14,9 @@
 #define FGPU_DIR     "/opt/tessera/fgpu"       /* the hook, read-only */
 #define FGPU_RUN_DIR "/opt/tessera/fgpu/run"   /* the shared region, read-write */
 #define FGPU_CONFIG  "/etc/tessera/fgpu.conf"  /* the hook's configuration, read-only */
-#define GPU_WIRING_DEVICES_FILE "devices" /* in a kernel's fGPU directory: its GPUs' NVML indices */
+#define GPU_FAKE_STATE "/opt/tessera/nvidia/fake-cuda-state" /* mock whole GPUs: the fake driver's memory in use */
+#define GPU_WIRING_DEVICES_FILE "devices" /* in a kernel's fGPU or GPU directory: its GPUs' NVML indices */
+#define GPU_WIRING_FAKE_STATE_FILE "fake-cuda-state" /* in a mock whole-GPU kernel's GPU directory */
 
 struct gpu_wiring {
         struct container_mount mounts[12];
@@ -35,6 +37,13 @@ void gpu_wiring_release(struct gpu_wiring *w);
 /* The agent's directory for kernel id's fGPU config, region and devices
  * (caller frees). */
 char *gpu_wiring_fgpu_dir(const struct agent_ctx *ctx, const char *id);
+/* The agent's directory for whole-GPU kernel id's devices file and, with
+ * mock GPUs, the fake driver's state file that all its processes share
+ * (TESSERA_FAKE_CUDA_STATE, src/fakecuda/fake.h); caller frees. */
+char *gpu_wiring_gpu_dir(const struct agent_ctx *ctx, const char *id);
+/* The GPUs in dir's devices file (NVML indices, the mock plugin's own for
+ * mock GPUs) in the container's ordinal order, at most max; how many. */
+int gpu_wiring_devices(const char *dir, int *idx, int max);
 /* The GPU memory a fractional kernel's processes hold, and its limit,
  * summed over its GPUs (from its region and config), how many GPUs, and
  * the sum of their utilization by its processes as the agent last measured
@@ -42,7 +51,7 @@ char *gpu_wiring_fgpu_dir(const struct agent_ctx *ctx, const char *id);
  * fraction. */
 bool gpu_wiring_usage(const struct agent_ctx *ctx, const char *id, uint64_t *used, uint64_t *limit, int *devices,
                       int *util);
-/* Remove state_dir/fgpu/<id>/. */
+/* Remove state_dir/fgpu/<id>/ and state_dir/gpu/<id>/. */
 void gpu_wiring_remove(const struct agent_ctx *ctx, const char *id);
 
 /* The fraction of GPU memory and SM time a share gives (fgpu.md's

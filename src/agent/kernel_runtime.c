@@ -27,8 +27,10 @@
 #include "../common/log.h"
 #include "../common/slots.h"
 #include "../common/timeutil.h"
+#include "../common/utf8.h"
 #include "alloc.h"
 #include "container.h"
+#include "gpu_stats.h"
 #include "gpu_wiring.h"
 #include "image.h"
 #include "image_from_manager.h"
@@ -278,19 +280,6 @@ int kernel_runtime_start(struct agent_ctx *ctx, const char *id, const json_t *sp
         return 0;
 }
 
-/* Length of the valid UTF-8 sequence at p (1-4), or 0. */
-static size_t utf8_seq(const unsigned char *p, size_t n)
-{
-        size_t len = p[0] < 0x80 ? 1 : (p[0] & 0xe0) == 0xc0 ? 2 : (p[0] & 0xf0) == 0xe0 ? 3 : (p[0] & 0xf8) == 0xf0 ? 4 : 0;
-
-        if (len == 0 || len > n || (len == 2 && p[0] < 0xc2))
-                return 0;
-        for (size_t i = 1; i < len; i++)
-                if ((p[i] & 0xc0) != 0x80)
-                        return 0;
-        return len;
-}
-
 char *kernel_runtime_log(struct agent_ctx *ctx, const char *id, size_t max)
 {
         struct container_config cfg = kernel_runtime_config(ctx);
@@ -304,7 +293,7 @@ char *kernel_runtime_log(struct agent_ctx *ctx, const char *id, size_t max)
         size_t start = raw.len > max ? raw.len - max : 0;
         const unsigned char *p = (const unsigned char *)raw.data;
         for (size_t i = start; i < raw.len;) {
-                size_t len = utf8_seq(p + i, raw.len - i);
+                size_t len = utf8_seq_len(p + i, raw.len - i);
                 if (len == 0) {
                         buf_puts(&out, "\xef\xbf\xbd");
                         i++;
@@ -373,7 +362,9 @@ bool kernel_runtime_usage(struct agent_ctx *ctx, const char *id, struct kernel_u
                 .net_tx = st.net_tx_bytes,
         };
         ret->has_gpu_mem =
-                gpu_wiring_usage(ctx, id, &ret->gpu_mem, &ret->gpu_mem_limit, &ret->gpu_devices, &ret->gpu_util);
+                gpu_wiring_usage(ctx, id, &ret->gpu_mem, &ret->gpu_mem_limit, &ret->gpu_devices, &ret->gpu_util) ||
+                gpu_stats_kernel(ctx, ctx->gpu_stats, id, &ret->gpu_mem, &ret->gpu_mem_limit, &ret->gpu_devices,
+                                 &ret->gpu_util);
         return true;
 }
 

@@ -39,10 +39,11 @@ int kernel_runtime_stop(struct agent_ctx *ctx, const char *id, struct kernel_exi
  * io and network bytes; false when it is not running. */
 struct kernel_usage {
         uint64_t cpu_ns, mem, mem_limit, io_read, io_write, net_rx, net_tx;
-        bool has_gpu_mem; /* a GPU fraction: what its processes allocated, of what they may */
+        bool has_gpu_mem; /* a GPU fraction: what its processes allocated, of what they may;
+                             whole GPUs: the devices' memory used, of all of it (gpu_stats.h) */
         uint64_t gpu_mem, gpu_mem_limit;
-        int gpu_devices; /* how many GPUs the fraction spans */
-        int gpu_util;    /* percent of them busy with its work, summed (the agent's NVML measurement); -1: none */
+        int gpu_devices; /* how many GPUs the fraction or the whole GPUs span */
+        int gpu_util;    /* percent of them busy, summed (the agent's NVML measurement); -1: none */
 };
 bool kernel_runtime_usage(struct agent_ctx *ctx, const char *id, struct kernel_usage *ret);
 

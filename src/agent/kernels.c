@@ -461,10 +461,10 @@ static json_t *kernel_stat(struct stat_job *k, int64_t now)
                                  stat_item(mem, mem_limit, "bytes"), "io_read", stat_item(ior, NULL, "bytes"),
                                  "io_write", stat_item(iow, NULL, "bytes"), "net_rx", stat_item(rx, NULL, "bytes"),
                                  "net_tx", stat_item(tx, NULL, "bytes"));
-        if (u.has_gpu_mem) { /* Backend.AI's name for a GPU fraction's memory */
+        if (u.has_gpu_mem) { /* Backend.AI's name for GPU memory: a fraction's, or its whole GPUs' */
                 _cleanup_free_ char *gm = u64_text(u.gpu_mem), *gl = u64_text(u.gpu_mem_limit);
                 json_object_set_new(stat, "cuda_mem", stat_item(gm, gl, "bytes"));
-                if (u.gpu_util >= 0) { /* and the share of its GPUs' time its processes used */
+                if (u.gpu_util >= 0) { /* and the share of its GPUs' time it used */
                         _cleanup_free_ char *gu = xasprintf("%d.0", u.gpu_util);
                         _cleanup_free_ char *gc = xasprintf("%d.0", 100 * u.gpu_devices);
                         json_object_set_new(stat, "cuda_util", stat_item(gu, gc, "percent"));

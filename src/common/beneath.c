@@ -8,6 +8,7 @@
 
 #include "beneath.h"
 #include "buf.h"
+#include "utf8.h"
 
 int beneath_clean(const char *path, char **ret)
 {
@@ -39,42 +40,14 @@ int beneath_clean(const char *path, char **ret)
         return 0;
 }
 
-/* Length of the UTF-8 sequence at s (1-4), 0 if it is not one (overlong
- * forms, surrogates and code points past U+10FFFF included). */
-static size_t utf8_len(const unsigned char *s)
-{
-        unsigned c = s[0];
-        size_t n;
-        unsigned cp;
-
-        if (c < 0x80)
-                return 1;
-        if (c >= 0xc2 && c <= 0xdf)
-                n = 2, cp = c & 0x1f;
-        else if (c >= 0xe0 && c <= 0xef)
-                n = 3, cp = c & 0x0f;
-        else if (c >= 0xf0 && c <= 0xf4)
-                n = 4, cp = c & 0x07;
-        else
-                return 0;
-        for (size_t i = 1; i < n; i++) {
-                if ((s[i] & 0xc0) != 0x80)
-                        return 0;
-                cp = (cp << 6) | (s[i] & 0x3f);
-        }
-        if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-                return 0;
-        return n;
-}
-
 int beneath_user_path(const char *path, char **ret, struct tess_error **err)
 {
         const unsigned char *s = (const unsigned char *)path;
-        size_t component = 0;
+        size_t len = strlen(path), component = 0;
         int r;
 
-        for (size_t i = 0; s[i];) {
-                size_t n = utf8_len(s + i);
+        for (size_t i = 0; i < len;) {
+                size_t n = utf8_seq_len(s + i, len - i);
                 if (n == 0)
                         return tess_err(err, EINVAL, "path '%.64s': not UTF-8", path);
                 if (s[i] < 0x20 || s[i] == 0x7f)

@@ -10,40 +10,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../common/nvml_abi.h"
 #include "fake.h"
-
-typedef int nvmlReturn_t;
-enum {
-        NVML_SUCCESS = 0,
-        NVML_ERROR_UNINITIALIZED = 1,
-        NVML_ERROR_INVALID_ARGUMENT = 2,
-        NVML_ERROR_NOT_SUPPORTED = 3,
-        NVML_ERROR_INSUFFICIENT_SIZE = 7,
-        NVML_ERROR_NOT_FOUND = 6,
-        NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25,
-};
 
 struct nvmlDevice_st {
         int index;
 };
-typedef struct nvmlDevice_st *nvmlDevice_t;
-
-typedef struct {
-        unsigned long long total, free, used;
-} nvmlMemory_t;
-typedef struct {
-        unsigned int version;
-        unsigned long long total, reserved, free, used;
-} nvmlMemory_v2_t;
-#define NVML_MEMORY_V2 ((unsigned)(sizeof(nvmlMemory_v2_t) | (2u << 24)))
-typedef struct {
-        unsigned int gpu, memory;
-} nvmlUtilization_t;
-typedef struct {
-        char busIdLegacy[16];
-        unsigned int domain, bus, device, pciDeviceId, pciSubSystemId;
-        char busId[32];
-} nvmlPciInfo_t;
 
 #define API FAKE_EXPORT nvmlReturn_t
 

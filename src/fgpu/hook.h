@@ -5,22 +5,9 @@
 
 #include <cuda.h>
 
+#include "../common/nvml_abi.h" /* NVML with NVIDIA's ABI (nvml.h is not needed to build) */
 #include "fgpu.h"
 #include "region.h"
-
-/* NVML, declared here with NVIDIA's ABI (nvml.h is not needed to build). */
-typedef int nvmlReturn_t;
-typedef struct nvmlDevice_st *nvmlDevice_t;
-typedef struct {
-        unsigned long long total, free, used;
-} nvmlMemory_t;
-typedef struct {
-        unsigned int version;
-        unsigned long long total, reserved, free, used;
-} nvmlMemory_v2_t;
-typedef struct {
-        unsigned int gpu, memory;
-} nvmlUtilization_t;
 
 /* One wrapped symbol: its name, our wrapper, the real function. */
 struct fgpu_symbol {

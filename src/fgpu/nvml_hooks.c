@@ -11,8 +11,6 @@
 nvmlReturn_t (*real_nvmlDeviceGetMemoryInfo)(nvmlDevice_t, nvmlMemory_t *);
 nvmlReturn_t (*real_nvmlDeviceGetMemoryInfo_v2)(nvmlDevice_t, nvmlMemory_v2_t *);
 
-#define NVML_ERROR_FUNCTION_NOT_FOUND 13
-
 FGPU_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *mem)
 {
         fgpu_init();

@@ -16,7 +16,7 @@ FGPU_TSAN_DIR    := $(BUILD)/tests/fgpu-tsan
 FGPU_TSAN        := $(FGPU_TSAN_DIR)/libtessera-fgpu.so $(FGPU_TSAN_DIR)/fgpu_client
 FGPU_CLIENT_LIBS := -L$(BUILD) -l:libtessera-fake-cuda.so -l:libtessera-fake-nvml.so -ldl -lpthread
 
-$(FGPU_CLIENT): tests/fgpu/fgpu_client.c src/fgpu/region.c src/fgpu/region.h $(FAKE_LIBS)
+$(FGPU_CLIENT): tests/fgpu/fgpu_client.c src/fgpu/region.c src/fgpu/region.h src/common/nvml_abi.h $(FAKE_LIBS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -std=gnu17 $(WARN) -O2 -g -Isrc -I$(CUDA_INC) -o $@ $< src/fgpu/region.c \

@@ -34,6 +34,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/nvml_abi.h"
 #include "fgpu/region.h"
 
 #undef cuGetProcAddress
@@ -56,19 +57,11 @@ unsigned long tessera_fake_nvml_calls(const char *name);
 unsigned long long tessera_fake_cuda_used(int dev);
 unsigned long long tessera_fake_cuda_device_used(int dev);
 
-/* NVML, with NVIDIA's ABI. */
-typedef struct nvmlDevice_st *nvmlDevice_t;
-typedef struct {
-        unsigned long long total, free, used;
-} nvml_memory;
-typedef struct {
-        unsigned int version;
-        unsigned long long total, reserved, free, used;
-} nvml_memory_v2;
-int nvmlInit_v2(void);
-int nvmlDeviceGetHandleByIndex_v2(unsigned int, nvmlDevice_t *);
-int nvmlDeviceGetMemoryInfo(nvmlDevice_t, nvml_memory *);
-int nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t, nvml_memory_v2 *);
+/* NVML (types: src/common/nvml_abi.h), linked by name. */
+nvmlReturn_t nvmlInit_v2(void);
+nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int, nvmlDevice_t *);
+nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t, nvmlMemory_t *);
+nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t, nvmlMemory_v2_t *);
 
 #define MAX_ALLOCS 4096
 
@@ -451,15 +444,15 @@ static CUresult call(const char *base, void *fn, int version, char *extra, size_
         }
         if (!strcmp(base, "nvmlDeviceGetMemoryInfo")) {
                 nvmlDevice_t dev;
-                nvml_memory m = { 0 };
-                nvml_memory_v2 m2 = { .version = (unsigned)(sizeof(nvml_memory_v2) | (2u << 24)) };
+                nvmlMemory_t m = { 0 };
+                nvmlMemory_v2_t m2 = { .version = NVML_MEMORY_V2 };
                 nvmlInit_v2();
                 nvmlDeviceGetHandleByIndex_v2((unsigned)current_dev(), &dev);
                 if (version == 2) {
-                        r = (CUresult)((int (*)(nvmlDevice_t, nvml_memory_v2 *))fn)(dev, &m2);
+                        r = (CUresult)((nvml_memory_v2_fn)fn)(dev, &m2);
                         snprintf(extra, len, " total=%llu used=%llu", m2.total, m2.used);
                 } else {
-                        r = (CUresult)((int (*)(nvmlDevice_t, nvml_memory *))fn)(dev, &m);
+                        r = (CUresult)((nvml_memory_fn)fn)(dev, &m);
                         snprintf(extra, len, " total=%llu used=%llu", m.total, m.used);
                 }
                 return r;
@@ -537,8 +530,8 @@ static void cmd_total(int d)
 static void cmd_nvml(int d)
 {
         nvmlDevice_t dev = NULL;
-        nvml_memory m = { 0 };
-        nvml_memory_v2 m2 = { .version = (unsigned)(sizeof(nvml_memory_v2) | (2u << 24)) };
+        nvmlMemory_t m = { 0 };
+        nvmlMemory_v2_t m2 = { .version = NVML_MEMORY_V2 };
         int r = nvmlInit_v2();
         if (r == 0)
                 r = nvmlDeviceGetHandleByIndex_v2((unsigned)d, &dev);

@@ -8,10 +8,10 @@
 #include "common/fs.h"
 #include "fgpu/region.h"
 
-static const struct gpu_proc_sample samples[] = {
-        { .pid = 10, .timestamp = 1, .sm = 30 }, { .pid = 10, .timestamp = 2, .sm = 50 },
-        { .pid = 11, .timestamp = 2, .sm = 20 }, { .pid = 99, .timestamp = 1, .sm = 70 },
-        { .pid = 99, .timestamp = 2, .sm = 70 },
+static const nvmlProcessUtilizationSample_t samples[] = {
+        { .pid = 10, .timeStamp = 1, .smUtil = 30 }, { .pid = 10, .timeStamp = 2, .smUtil = 50 },
+        { .pid = 11, .timeStamp = 2, .smUtil = 20 }, { .pid = 99, .timeStamp = 1, .smUtil = 70 },
+        { .pid = 99, .timeStamp = 2, .smUtil = 70 },
 };
 
 static void test_a_container_sums_its_processes_means(void)
