@@ -8,6 +8,7 @@
 #include "../common/sign.h"
 #include "admin.h"
 #include "api.h"
+#include "api_vfolder.h"
 #include "db.h"
 #include "events.h"
 #include "http.h"
@@ -71,7 +72,7 @@ static void lower(char *s)
 
 json_t *api_openapi_document(void)
 {
-        const struct route *const tables[] = { api_routes, admin_routes };
+        const struct route *const tables[] = { api_routes, vfolder_routes, admin_routes };
         json_t *paths = json_object();
 
         for (size_t t = 0; t < ARRAY_SIZE(tables); t++) {
