@@ -106,8 +106,9 @@ static int has_row(struct api_ctx *c, const char *vfid, const char *uid, struct 
 }
 
 /* Write `n` statements' worth of changes in one transaction: fn(i) per user. */
-static int in_tx(struct api_ctx *c, int (*fn)(struct api_ctx *, const struct vfolder *, const struct target *,
-                                              const char *, struct tess_error **),
+static int in_tx(struct api_ctx *c,
+                 int (*fn)(struct api_ctx *, const struct vfolder *, const struct target *, const char *,
+                           struct tess_error **),
                  const struct vfolder *f, const struct target *t, size_t n, const char *arg, struct tess_error **err)
 {
         int r = db_begin(c->m->db, err);
@@ -200,10 +201,9 @@ void api_vfolder_invitations(struct api_ctx *c)
         json_t *list = json_array();
         for (int i = 0; i < rows->nrows; i++)
                 json_array_append_new(
-                        list, json_pack("{s:s, s:s?, s:s?, s:s, s:s, s:I, s:I, s:s, s:s}", "id",
-                                        db_getn(rows, i, "id"), "inviter", db_getn(rows, i, "inviter"), "invitee",
-                                        db_getn(rows, i, "invitee"), "perm", db_getn(rows, i, "permission"), "state",
-                                        db_getn(rows, i, "state"),
+                        list, json_pack("{s:s, s:s?, s:s?, s:s, s:s, s:I, s:I, s:s, s:s}", "id", db_getn(rows, i, "id"),
+                                        "inviter", db_getn(rows, i, "inviter"), "invitee", db_getn(rows, i, "invitee"),
+                                        "perm", db_getn(rows, i, "permission"), "state", db_getn(rows, i, "state"),
                                         "created_at", (json_int_t)(db_get_int(rows, i, "created_at") / 1000000),
                                         "modified_at", (json_int_t)(db_get_int(rows, i, "modified_at") / 1000000),
                                         "vfolder_id", db_getn(rows, i, "vfolder_id"), "vfolder_name",
@@ -272,8 +272,8 @@ void api_vfolder_invitation_accept(struct api_ctx *c)
                 r = set_state(c, &inv, "accepted", &err);
                 /* a row left by an earlier share is replaced */
                 if (r >= 0)
-                        r = DBQ(c->m->db, "DELETE FROM vfolder_permissions WHERE vfolder_id = ? AND user_id = ?",
-                                NULL, &err, DB_TEXT(inv.vfolder_id), DB_TEXT(inv.invitee));
+                        r = DBQ(c->m->db, "DELETE FROM vfolder_permissions WHERE vfolder_id = ? AND user_id = ?", NULL,
+                                &err, DB_TEXT(inv.vfolder_id), DB_TEXT(inv.invitee));
                 if (r >= 0)
                         r = DBQ(c->m->db,
                                 "INSERT INTO vfolder_permissions(vfolder_id, user_id, permission) VALUES (?, ?, ?)",
@@ -288,8 +288,8 @@ void api_vfolder_invitation_accept(struct api_ctx *c)
                 return;
         }
         api_json(c, 200,
-                 json_pack("{s:s, s:s, s:s, s:s, s:s}", "id", inv.id, "state", "accepted", "vfolder_id",
-                           inv.vfolder_id, "vfolder_name", inv.name, "perm", inv.perm));
+                 json_pack("{s:s, s:s, s:s, s:s, s:s}", "id", inv.id, "state", "accepted", "vfolder_id", inv.vfolder_id,
+                           "vfolder_name", inv.name, "perm", inv.perm));
 }
 
 void api_vfolder_invitation_delete(struct api_ctx *c)

@@ -57,11 +57,11 @@
 #define XFS_SUPER_MAGIC 0x58465342
 #endif
 
-#define WALK_MAX_DEPTH 128           /* deeper directories count, their contents do not */
-#define WALK_MAX_ENTRIES 20000000    /* a walk stops there */
-#define SCOPE_TTL_USEC (3 * 1000000) /* a scope's cached use */
-#define SCOPE_CACHE_N 32
-#define PROJID_MIN 65536u /* below: left to admins (/etc/projid) */
+#define WALK_MAX_DEPTH   128           /* deeper directories count, their contents do not */
+#define WALK_MAX_ENTRIES 20000000      /* a walk stops there */
+#define SCOPE_TTL_USEC   (3 * 1000000) /* a scope's cached use */
+#define SCOPE_CACHE_N    32
+#define PROJID_MIN       65536u /* below: left to admins (/etc/projid) */
 
 /* ---- the walk ---- */
 
@@ -446,17 +446,17 @@ static int quota_apply(const struct scope *s, int64_t limit, struct tess_error *
         if (done)
                 return 0;
 
-        if (get_projid(hostfd, name, &projid, &inherit) < 0)
-                return tess_err(err, errno, "reading the project id of '%s': %s", s->dir, strerror(errno));
+        int r = get_projid(hostfd, name, &projid, &inherit);
+        if (r < 0)
+                return tess_err(err, -r, "reading the project id of '%s': %s", s->dir, strerror(-r));
         if (!projid || !inherit) {
                 struct walk w = { .visit = retag, .arg = &projid };
                 struct tess_error *werr = NULL;
                 if (!projid)
                         projid = pick_projid(hostfd, name);
-                int r = set_projid(hostfd, name, projid, true);
+                r = set_projid(hostfd, name, projid, true);
                 if (r < 0)
-                        return tess_err(err, -r, "setting XFS project id %u on '%s': %s", projid, s->dir,
-                                        strerror(-r));
+                        return tess_err(err, -r, "setting XFS project id %u on '%s': %s", projid, s->dir, strerror(-r));
                 /* what is there already joins the project too */
                 if (walk_path(s->dir, &w, &werr) < 0)
                         tess_error_free(werr);
@@ -571,10 +571,9 @@ static int quota_project(struct api_ctx *c, const char *ref, char id[37], struct
                     &rows, err, DB_TEXT(c->who.user_id), DB_TEXT(ref), DB_TEXT(ref), DB_TEXT(c->who.domain));
         if (r < 0)
                 return r;
-        bool ok = rows->nrows == 1 &&
-                  (api_is_superadmin(c) || db_getn(rows, 0, "member") ||
-                   ((c->who.role == ROLE_ADMIN || c->who.role == ROLE_MONITOR) &&
-                    streq(db_getn(rows, 0, "domain_name"), c->who.domain)));
+        bool ok = rows->nrows == 1 && (api_is_superadmin(c) || db_getn(rows, 0, "member") ||
+                                       ((c->who.role == ROLE_ADMIN || c->who.role == ROLE_MONITOR) &&
+                                        streq(db_getn(rows, 0, "domain_name"), c->who.domain)));
         if (!ok)
                 return tess_err(err, ENOENT, "no project '%.64s' of yours", ref);
         snprintf(id, 37, "%s", db_getn(rows, 0, "id"));
