@@ -341,7 +341,7 @@ int vf_list(struct api_ctx *c, const char *status, bool all, const char *project
         int r;
 
         r = DBQ(c->m->db,
-                "SELECT " VF_COLUMNS VF_FROM_VISIBLE " AND v.status = ? AND (? IS NULL OR v.owner_id = ?)"
+                "SELECT " VF_COLUMNS VF_FROM_VISIBLE " AND v.status = ? AND (CAST(? AS TEXT) IS NULL OR v.owner_id = ?)"
                 " ORDER BY v.name, v.created_at",
                 &rows, err, DB_TEXT(who.user_id), DB_TEXT(who.user_id), DB_TEXT(who.user_id), DB_TEXT(who.user_id),
                 DB_BOOL(who.admin), DB_TEXT(who.domain), DB_BOOL(who.superadmin), DB_TEXT(status),

@@ -138,6 +138,9 @@ struct vf_usage {
         int64_t files; /* files and directories, the folder itself excluded */
 };
 
+/* What the directory `path` holds (0 when it does not exist): allocated
+ * bytes, each inode once, symlinks not followed, the walk bounded. */
+int vf_usage_dir(const char *path, struct vf_usage *ret, struct tess_error **err);
 /* What the folder holds now. */
 int vf_usage_of(const struct vfolder *f, struct vf_usage *ret, struct tess_error **err);
 /* After the folder's directory is made: put it under its quota scope's
