@@ -369,15 +369,15 @@ fail:
         return false;
 }
 
-static const struct route *const route_tables[] = { api_routes, vfolder_routes, admin_routes };
+const struct route *const api_route_tables[] = { api_routes, vfolder_routes, admin_routes, NULL };
 
 static const struct route *find_route(const char *method, const char *path, char *params[API_MAX_PARAMS],
                                       bool *ret_path_known)
 {
         int n;
         *ret_path_known = false;
-        for (size_t t = 0; t < ARRAY_SIZE(route_tables); t++) {
-                for (const struct route *r = route_tables[t]; r->method; r++) {
+        for (size_t t = 0; api_route_tables[t]; t++) {
+                for (const struct route *r = api_route_tables[t]; r->method; r++) {
                         if (!route_match(r->pattern, r->flags & ROUTE_TAIL, path, params, &n))
                                 continue;
                         /* a literal "_" segment beats a {param}: tables list literal routes first */

@@ -98,6 +98,9 @@ struct route {
 
 /* The route table (api.c), terminated by a zero row. */
 extern const struct route api_routes[];
+/* Every table the dispatcher searches, in order (api_routes, the vfolder
+ * routes, the admin routes), NULL-terminated. */
+extern const struct route *const api_route_tables[];
 
 /* Dispatch entry for http.c and request-end hook. */
 void api_dispatch(struct http_req *req, void *data);

@@ -8,7 +8,6 @@
 #include "../common/sign.h"
 #include "admin.h"
 #include "api.h"
-#include "api_vfolder.h"
 #include "db.h"
 #include "events.h"
 #include "http.h"
@@ -72,11 +71,10 @@ static void lower(char *s)
 
 json_t *api_openapi_document(void)
 {
-        const struct route *const tables[] = { api_routes, vfolder_routes, admin_routes };
         json_t *paths = json_object();
 
-        for (size_t t = 0; t < ARRAY_SIZE(tables); t++) {
-                for (const struct route *r = tables[t]; r->method; r++) {
+        for (size_t t = 0; api_route_tables[t]; t++) {
+                for (const struct route *r = api_route_tables[t]; r->method; r++) {
                         json_t *item = json_object_get(paths, r->pattern);
                         if (!item) {
                                 item = json_object();
