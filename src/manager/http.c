@@ -34,7 +34,12 @@ struct http_req {
         char *content_type;
         struct buf resp;
         int resp_fd; /* http_reply_fd(), else -1 */
-        uint64_t resp_fd_size;
+        uint64_t resp_fd_size, resp_fd_offset;
+        /* http_reply_reader() */
+        http_reader_fn reader;
+        void *reader_data;
+        void (*reader_free)(void *data);
+        uint64_t reader_size;
         struct http_header_kv *headers;
         int nheaders;
         /* decoded query, parsed lazily */
@@ -144,6 +149,8 @@ static void req_free(struct http_req *r)
         if (r->resp_fd >= 0)
                 close(r->resp_fd);
         buf_release(&r->pending);
+        if (r->reader && r->reader_free) /* never handed to MHD */
+                r->reader_free(r->reader_data);
         for (int i = 0; i < r->nheaders; i++) {
                 free(r->headers[i].name);
                 free(r->headers[i].value);
@@ -192,6 +199,31 @@ static ssize_t stream_reader(void *cls, uint64_t pos UNUSED, char *out, size_t m
         return 0;
 }
 
+struct reader_ctx {
+        http_reader_fn fn;
+        void *data;
+        void (*data_free)(void *data);
+};
+
+static ssize_t reader_cb(void *cls, uint64_t pos UNUSED, char *out, size_t max)
+{
+        struct reader_ctx *rc = cls;
+        ssize_t n = rc->fn(rc->data, out, max);
+
+        if (n == 0)
+                return MHD_CONTENT_READER_END_OF_STREAM;
+        return n < 0 ? MHD_CONTENT_READER_END_WITH_ERROR : n;
+}
+
+static void reader_free_cb(void *cls)
+{
+        struct reader_ctx *rc = cls;
+
+        if (rc->data_free)
+                rc->data_free(rc->data);
+        free(rc);
+}
+
 struct http_upgraded {
         struct MHD_UpgradeResponseHandle *urh;
 };
@@ -233,8 +265,19 @@ static enum MHD_Result queue_answer(struct http_req *r)
                         r->upgrade = NULL; /* upgraded_cb frees it */
         } else if (r->stream) {
                 resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, stream_reader, r, NULL);
+        } else if (r->reader) {
+                struct reader_ctx *rc = xcalloc(1, sizeof(*rc));
+                *rc = (struct reader_ctx){ r->reader, r->reader_data, r->reader_free };
+                resp = MHD_create_response_from_callback(r->reader_size == HTTP_SIZE_UNKNOWN ? MHD_SIZE_UNKNOWN
+                                                                                            : r->reader_size,
+                                                         256 * 1024, reader_cb, rc, reader_free_cb);
+                if (resp)
+                        r->reader = NULL; /* reader_free_cb frees it */
+                else
+                        free(rc);
         } else if (r->resp_fd >= 0) {
-                resp = MHD_create_response_from_fd64(r->resp_fd_size, r->resp_fd);
+                resp = MHD_create_response_from_fd_at_offset64(r->resp_fd_size, r->resp_fd,
+                                                               r->resp_fd_offset);
                 if (resp)
                         r->resp_fd = -1; /* MHD closes it */
         } else if (r->resp.len > 0) {
@@ -312,12 +355,16 @@ static void on_prepare(struct loop *l UNUSED, int64_t *timeout_usec, void *data)
                 s->need_run = false;
                 MHD_run(s->d);
         }
-        if (MHD_get_timeout(s->d, &ms) == MHD_YES) {
-                if (ms == 0)
-                        MHD_run(s->d);
-                else if ((int64_t)ms * 1000 < *timeout_usec)
-                        *timeout_usec = (int64_t)ms * 1000;
+        if (MHD_get_timeout(s->d, &ms) == MHD_YES && ms == 0) {
+                MHD_run(s->d);
+                /* still ready (a large body is read a buffer at a time, and
+                 * MHD's edge-triggered epoll will not signal the rest): do
+                 * not wait at all */
+                if (MHD_get_timeout(s->d, &ms) != MHD_YES)
+                        return;
         }
+        if (MHD_get_timeout(s->d, &ms) == MHD_YES && (int64_t)ms * 1000 < *timeout_usec)
+                *timeout_usec = (int64_t)ms * 1000;
 }
 
 int http_server_start(struct loop *l, const struct http_server_opts *o, http_dispatch_fn dispatch,
@@ -513,6 +560,10 @@ static void drop_resp_fd(struct http_req *r)
         if (r->resp_fd >= 0)
                 close(r->resp_fd);
         r->resp_fd = -1;
+        r->resp_fd_offset = 0;
+        if (r->reader && r->reader_free)
+                r->reader_free(r->reader_data);
+        r->reader = NULL;
 }
 
 void http_reply(struct http_req *r, unsigned status, const char *content_type, const char *body, size_t len)
@@ -540,6 +591,23 @@ void http_reply_fd(struct http_req *r, unsigned status, const char *content_type
         http_reply(r, status, content_type, "", 0);
         r->resp_fd = fd;
         r->resp_fd_size = size;
+}
+
+void http_reply_fd_at(struct http_req *r, unsigned status, const char *content_type, int fd, uint64_t offset,
+                      uint64_t size)
+{
+        http_reply_fd(r, status, content_type, fd, size);
+        r->resp_fd_offset = offset;
+}
+
+void http_reply_reader(struct http_req *r, unsigned status, const char *content_type, uint64_t size,
+                       http_reader_fn fn, void *data, void (*data_free)(void *data))
+{
+        http_reply(r, status, content_type, "", 0);
+        r->reader = fn;
+        r->reader_data = data;
+        r->reader_free = data_free;
+        r->reader_size = size;
 }
 
 unsigned http_reply_status(const struct http_req *r)

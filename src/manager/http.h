@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "../common/buf.h"
 #include "../common/error.h"
@@ -71,6 +72,18 @@ void http_reply_take(struct http_req *r, unsigned status, const char *content_ty
 /* The same with the first `size` bytes of an open file, streamed from it
  * (never read whole); takes fd. */
 void http_reply_fd(struct http_req *r, unsigned status, const char *content_type, int fd, uint64_t size);
+/* The same with `size` bytes of fd from `offset` (a Range answer). */
+void http_reply_fd_at(struct http_req *r, unsigned status, const char *content_type, int fd, uint64_t offset,
+                      uint64_t size);
+/* An answer produced while it is sent (an archive built on the fly): MHD
+ * calls fn(data, out, max) whenever the client can take more; fn returns
+ * the bytes it put in out (> 0), 0 at the end, or < 0 to abort the
+ * connection.  size: the length when known, else HTTP_SIZE_UNKNOWN
+ * (chunked).  data_free(data) runs once the answer is done or dropped. */
+#define HTTP_SIZE_UNKNOWN UINT64_MAX
+typedef ssize_t (*http_reader_fn)(void *data, char *out, size_t max);
+void http_reply_reader(struct http_req *r, unsigned status, const char *content_type, uint64_t size,
+                       http_reader_fn fn, void *data, void (*data_free)(void *data));
 unsigned http_reply_status(const struct http_req *r);
 
 /* Park the request; answer later with http_reply + http_resume. */
