@@ -5,12 +5,18 @@
 #include <ctype.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
 
 #include "../common/loop.h"
 #include "../common/netaddr.h"
 #include "../common/timeutil.h"
 #include "http.h"
+
+/* Memory MHD gives each connection: its read and write buffers come out of
+ * it, so large bodies and answers move in pieces of up to about half. */
+#define HTTP_CONN_MEMORY      ((size_t)512 << 10)
+#define HTTP_CONN_MEMORY_STEP ((size_t)64 << 10)
 
 struct http_upgrade {
         http_upgrade_fn fn;
@@ -311,8 +317,11 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *c UNUSED, con
                 r->method = xstrdup(method);
                 r->max_body = s->body_limit ? s->body_limit(method, r->path, s->data) : s->max_body;
                 const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-                if (cl && strtoull(cl, NULL, 10) > r->max_body)
+                unsigned long long len = cl ? strtoull(cl, NULL, 10) : 0;
+                if (len > r->max_body)
                         r->body_too_large = true;
+                else if (len > 0)
+                        buf_grow(&r->body, (size_t)len + 1); /* one allocation, no copies while it comes */
                 return MHD_YES;
         }
         if (*upload_data_size > 0) {
@@ -384,10 +393,18 @@ int http_server_start(struct loop *l, const struct http_server_opts *o, http_dis
         s->done = done;
         s->abort = o->abort;
         s->data = data;
+        /* A peer gone mid-answer is an error return, not a signal: so MHD
+         * may send files with sendfile() (SIGPIPE_HANDLED_BY_APP). */
+        signal(SIGPIPE, SIG_IGN);
         s->d = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_ALLOW_UPGRADE | MHD_USE_TURBO |
                                         MHD_USE_ERROR_LOG,
                                 0,
                                 NULL, NULL, access_cb, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+                                MHD_OPTION_SIGPIPE_HANDLED_BY_APP, (int)1,
+                                /* large bodies (uploads) are read and answers written in
+                                 * pieces of up to half of this */
+                                MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONN_MEMORY,
+                                MHD_OPTION_CONNECTION_MEMORY_INCREMENT, (size_t)HTTP_CONN_MEMORY_STEP,
                                 MHD_OPTION_URI_LOG_CALLBACK, uri_log_cb, s, MHD_OPTION_NOTIFY_COMPLETED,
                                 completed_cb, s, MHD_OPTION_CONNECTION_LIMIT, o->max_conns ? o->max_conns : 4096,
                                 MHD_OPTION_CONNECTION_TIMEOUT, o->conn_timeout_s ? o->conn_timeout_s : 120,

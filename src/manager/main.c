@@ -182,7 +182,9 @@ static int manager_run(struct manager *m, struct tess_error **err)
         /* Requests allocate and free the same few hundred KiB over and over:
          * keep it instead of trimming the heap and faulting it back in. */
         mallopt(M_TRIM_THRESHOLD, 64 << 20);
-        mallopt(M_MMAP_THRESHOLD, 8 << 20);
+        /* upload bodies (up to max_upload, 64 MiB) too: a fresh mapping
+         * per request is a page fault per 4 KiB */
+        mallopt(M_MMAP_THRESHOLD, 80 << 20);
         umask(027); /* the database holds password hashes and sealed secrets */
         r = fs_mkdir_p(m->conf.state_dir, 0700, err);
         if (r < 0)

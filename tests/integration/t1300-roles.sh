@@ -48,7 +48,9 @@ test_expect_success 'set up two domains with a superadmin, admins, a monitor and
         call user2 POST /session "{\"name\": \"victim2\", \"image\": \"walk/img:1\", \"enqueueOnly\": true}" &&
         test "$CODE" = 201 && VICTIM2=$(sed -n "s/.*\"sessionId\":\"\([^\"]*\)\".*/\1/p" "$TMP/out") &&
         call ouser POST /session "{\"name\": \"osess\", \"image\": \"walk/img:1\", \"group\": \"oproj\", \"enqueueOnly\": true}" &&
-        test "$CODE" = 201 && OSESS=$(sed -n "s/.*\"sessionId\":\"\([^\"]*\)\".*/\1/p" "$TMP/out")
+        test "$CODE" = 201 && OSESS=$(sed -n "s/.*\"sessionId\":\"\([^\"]*\)\".*/\1/p" "$TMP/out") &&
+        call user2 POST /folders "{\"name\": \"walkf\"}" &&
+        test "$CODE" = 201 && VF=$(sed -n "s/.*\"id\":\"\([^\"]*\)\".*/\1/p" "$TMP/out") && test -n "$VF"
 '
 
 # METHOD PATH BODY | expected status for: oadmin user monitor admin superadmin
@@ -140,6 +142,44 @@ GET /admin/agents                       -                       | 200 403 200 20
 GET /admin/agents/nope                  -                       | 404 403 404 404 404
 PATCH /admin/agents/nope                {"schedulable":false}   | 403 403 403 403 404
 DELETE /admin/agents/nope               -                       | 403 403 403 403 404
+GET /folders/_/hosts                    -                       | 200 200 200 200 200
+GET /folders/_/all-hosts                -                       | 403 403 403 403 200
+GET /folders/_/allowed-types            -                       | 200 200 200 200 200
+GET /folders/_/usage?folder_name=walkf  -                       | 404 404 404 404 404
+GET /folders/_/quota                    -                       | 200 200 200 200 200
+GET /folders                            -                       | 200 200 200 200 200
+POST /folders                           {"name":"walkf-{ROLE}"} | 403 201 403 201 201
+GET /folders/walkf                      -                       | 404 404 404 404 404
+GET /folders/{VF}                       -                       | 404 404 404 404 404
+GET /folders/walkf/files                -                       | 404 404 404 404 404
+DELETE /folders/walkf                   -                       | 404 404 403 404 404
+POST /folders/walkf/rename              {"new_name":"walkg"}    | 404 404 403 404 404
+POST /folders/walkf/restore             {}                      | 404 404 403 404 404
+POST /folders/walkf/purge               {}                      | 404 404 403 404 404
+POST /folders/purge                     {"vfolder_id":"{VF}"}   | 404 404 403 404 404
+DELETE /folders/delete-from-trash-bin   {"vfolder_id":"{VF}"}   | 404 404 403 404 404
+POST /folders/restore-from-trash-bin    {"vfolder_id":"{VF}"}   | 404 404 403 404 404
+POST /folders/walkf/mkdir               {"path":"x"}            | 404 404 403 404 404
+POST /folders/walkf/rename-file         {"target_path":"a","new_name":"b"} | 404 404 403 404 404
+POST /folders/walkf/move-file           {"src":"a","dst":"b"}   | 404 404 403 404 404
+DELETE /folders/walkf/delete-files      {"files":["a"]}         | 404 404 403 404 404
+POST /folders/walkf/delete-files        {"files":["a"]}         | 404 404 403 404 404
+POST /folders/walkf/request-upload      {"path":"a","size":1}   | 404 404 403 404 404
+POST /folders/walkf/request-download    {"path":"a"}            | 404 404 403 404 404
+POST /folders/walkf/invite              {"perm":"ro","emails":["user1@walk.test"]} | 404 404 403 404 404
+POST /folders/walkf/share               {"permission":"ro","emails":["user1@walk.test"]} | 404 404 403 404 404
+DELETE /folders/walkf/unshare           {"emails":["user1@walk.test"]} | 404 404 403 404 404
+POST /folders/walkf/unshare             {"emails":["user1@walk.test"]} | 404 404 403 404 404
+POST /folders/walkf/leave               {}                      | 404 404 403 404 404
+GET /folders/invitations/list           -                       | 200 200 200 200 200
+POST /folders/invitations/accept        {"inv_id":"00000000-0000-4000-8000-000000000000"} | 404 404 403 404 404
+DELETE /folders/invitations/delete      {"inv_id":"00000000-0000-4000-8000-000000000000"} | 404 404 403 404 404
+POST /folders/invitations/delete        {"inv_id":"00000000-0000-4000-8000-000000000000"} | 404 404 403 404 404
+OPTIONS /folders/_/upload               -                       | 204 204 204 204 204
+POST /folders/_/upload?token=x          -                       | 401 401 401 401 401
+GET /folders/_/upload?token=x           -                       | 401 401 401 401 401
+PATCH /folders/_/upload?token=x         -                       | 401 401 401 401 401
+GET /folders/_/download?token=x         -                       | 401 401 401 401 401
 GET /admin/audit-log                    -                       | 200 403 200 200 200
 MATRIX
 
@@ -158,6 +198,8 @@ test_expect_success 'each route answers each role as the matrix says' '
                 path=${path//\{VICTIM\}/$VICTIM}
                 path=${path//\{VICTIM2\}/$VICTIM2}
                 path=${path//\{OSESS\}/$OSESS}
+                path=${path//\{VF\}/$VF}
+                body=${body//\{VF\}/$VF}
                 for i in 0 1 2 3 4; do
                         [ "${want[$i]}" = - ] && continue
                         role=${ROLES[$i]}
@@ -175,7 +217,7 @@ test_expect_success 'the matrix covers every route of /openapi.json' '
         curl -sf "$BACKEND_ENDPOINT/openapi.json" >"$TMP/openapi.json" &&
         jq -r ".paths | to_entries[] | .key as \$p | .value | keys[] | \"\(ascii_upcase) \(\$p)\"" \
                 "$TMP/openapi.json" | sort -u >"$TMP/routes" &&
-        awk "{print \$1, \$2}" "$TMP/matrix" | sed -E "s#\{(U2AK|VICTIM|VICTIM2|OSESS)\}#X#g" >"$TMP/tried" &&
+        awk "{print \$1, \$2}" "$TMP/matrix" | sed -E "s#\{(U2AK|VICTIM|VICTIM2|OSESS|VF)\}#X#g" >"$TMP/tried" &&
         missing=0 &&
         while read -r m p; do
                 re=$(echo "$p" | sed -E "s#\{[^}]*\}#[^/]+#g") &&
