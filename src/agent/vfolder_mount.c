@@ -48,7 +48,7 @@ static const char *str(const json_t *o, const char *key)
 }
 
 /* The directory of one folder, checked, as a host path in *ret. */
-static int folder_source(const char *hosts_spec, const json_t *e, bool writable, uint32_t uid, uint32_t gid,
+static int folder_source(const char *hosts_spec, const json_t *e, uint32_t uid, uint32_t gid,
                          char **ret, struct tess_error **err)
 {
         const char *host = str(e, "host"), *path = str(e, "path");
@@ -70,8 +70,10 @@ static int folder_source(const char *hosts_spec, const json_t *e, bool writable,
                 return tess_err(err, -fd, "'%s/%s' is not a directory beneath storage host '%s' (%s)", root, path,
                                 host, strerror(-fd));
         r = fstat(fd, &st) < 0 ? -errno : 0;
-        /* made by the manager as root: the kernel's user gets it */
-        if (r == 0 && writable && st.st_uid == 0 && uid != 0 && fchown(fd, uid, gid) < 0)
+        /* made by the manager as root (mode 0750 under its umask): the
+         * kernel's user gets it, or could not even read it; a read-only
+         * mount stays read-only whoever owns the directory */
+        if (r == 0 && st.st_uid == 0 && uid != 0 && fchown(fd, uid, gid) < 0)
                 r = -errno;
         close(fd);
         if (r < 0)
@@ -103,7 +105,7 @@ int vfolder_mounts_prepare(const char *hosts_spec, const json_t *list, uint32_t 
                 else if (target[0] != '/' || !plain_relative(target + 1))
                         r = tess_err(err, EINVAL, "target '%.256s' is not a plain absolute path", target);
                 if (r >= 0)
-                        r = folder_source(hosts_spec, e, !ro, uid, gid, &source, err);
+                        r = folder_source(hosts_spec, e, uid, gid, &source, err);
                 if (r < 0) {
                         vfolder_mounts_release(ret);
                         return tess_err_wrap(err, "mounting folder '%.72s'", name);

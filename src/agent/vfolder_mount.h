@@ -29,8 +29,8 @@ struct vfolder_mounts {
 int vfolder_host_path(const char *spec, const char *name, char *buf, size_t n, struct tess_error **err);
 
 /* Mounts for `list` (may be NULL: none).  A folder's directory still
- * owned by root is given to uid:gid (the kernel's user) unless it is
- * mounted read-only.  Errors name the folder. */
+ * owned by root (as the manager made it) is given to uid:gid, the
+ * kernel's user.  Errors name the folder. */
 int vfolder_mounts_prepare(const char *hosts_spec, const json_t *list, uint32_t uid, uint32_t gid,
                            struct vfolder_mounts *ret, struct tess_error **err);
 void vfolder_mounts_release(struct vfolder_mounts *m);
