@@ -48,8 +48,8 @@ static const char *str(const json_t *o, const char *key)
 }
 
 /* The directory of one folder, checked, as a host path in *ret. */
-static int folder_source(const char *hosts_spec, const json_t *e, uint32_t uid, uint32_t gid,
-                         char **ret, struct tess_error **err)
+static int folder_source(const char *hosts_spec, const json_t *e, uint32_t uid, uint32_t gid, char **ret,
+                         struct tess_error **err)
 {
         const char *host = str(e, "host"), *path = str(e, "path");
         char root[4096];
@@ -67,8 +67,8 @@ static int folder_source(const char *hosts_spec, const json_t *e, uint32_t uid, 
         int fd = beneath_open_nofollow(rootfd, path, O_RDONLY | O_DIRECTORY, 0);
         close(rootfd);
         if (fd < 0)
-                return tess_err(err, -fd, "'%s/%s' is not a directory beneath storage host '%s' (%s)", root, path,
-                                host, strerror(-fd));
+                return tess_err(err, -fd, "'%s/%s' is not a directory beneath storage host '%s' (%s)", root, path, host,
+                                strerror(-fd));
         r = fstat(fd, &st) < 0 ? -errno : 0;
         /* made by the manager as root (mode 0750 under its umask): the
          * kernel's user gets it, or could not even read it; a read-only

@@ -45,17 +45,16 @@ int session_mount_target(const char *name, const char *mapped, char *buf, size_t
                 len += cl;
         }
         if (!under(buf, SESSION_MOUNT_HOME, false) && !under(buf, "/data", true) && !under(buf, "/mnt", true))
-                return tess_err(err, EINVAL,
-                                "folder '%s': mount path '%.256s' must be under /home/work, /data or /mnt", name,
-                                mapped ? mapped : buf);
+                return tess_err(err, EINVAL, "folder '%s': mount path '%.256s' must be under /home/work, /data or /mnt",
+                                name, mapped ? mapped : buf);
         return 0;
 }
 
-json_t *session_mount_entry(const char *id, const char *name, const char *host, const char *path,
-                            const char *target, const char *perm)
+json_t *session_mount_entry(const char *id, const char *name, const char *host, const char *path, const char *target,
+                            const char *perm)
 {
-        return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "id", id, "name", name, "host", host, "path", path,
-                         "target", target, "perm", perm);
+        return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "id", id, "name", name, "host", host, "path", path, "target",
+                         target, "perm", perm);
 }
 
 static const json_t *find_by(const json_t *list, const char *key, const char *value)
@@ -63,7 +62,9 @@ static const json_t *find_by(const json_t *list, const char *key, const char *va
         size_t i;
         json_t *e;
 
-        json_array_foreach(list, i, e) if (streq(json_string_value(json_object_get(e, key)), value)) return e;
+        json_array_foreach(list, i, e)
+                if (streq(json_string_value(json_object_get(e, key)), value))
+                        return e;
         return NULL;
 }
 
@@ -103,7 +104,8 @@ json_t *session_mounts_names(const json_t *list)
         json_t *names = json_array(), *e;
         size_t i;
 
-        json_array_foreach(list, i, e) json_array_append(names, json_object_get(e, "name"));
+        json_array_foreach(list, i, e)
+                json_array_append(names, json_object_get(e, "name"));
         return names;
 }
 
@@ -123,8 +125,8 @@ static int merge_allowed(const char *text, const char *host, unsigned *bits, str
         return r;
 }
 
-static int owner_host_perms(struct manager *m, const struct principal *owner, const char *host,
-                            const char *project_id, unsigned *ret, struct tess_error **err)
+static int owner_host_perms(struct manager *m, const struct principal *owner, const char *host, const char *project_id,
+                            unsigned *ret, struct tess_error **err)
 {
         _cleanup_rows_ struct db_rows *rows = NULL;
         int r;
@@ -180,7 +182,8 @@ static int resolve_one(struct manager *m, const struct principal *owner, const c
         if (r < 0)
                 return r;
         if (!(hp & VFH_MOUNT))
-                return tess_err(err, EACCES, "folder '%s': the session's owner lacks 'mount-in-session' on storage host '%s'",
+                return tess_err(err, EACCES,
+                                "folder '%s': the session's owner lacks 'mount-in-session' on storage host '%s'",
                                 f->name, f->host);
         r = session_mount_target(f->name, mapped_path(map, ref, f), target, sizeof(target), err);
         if (r < 0)
@@ -195,7 +198,9 @@ static bool in_mounts(const json_t *mounts, const char *ref)
         size_t i;
         json_t *v;
 
-        json_array_foreach(mounts, i, v) if (streq(json_string_value(v), ref)) return true;
+        json_array_foreach(mounts, i, v)
+                if (streq(json_string_value(v), ref))
+                        return true;
         return false;
 }
 

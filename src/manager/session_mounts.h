@@ -29,8 +29,8 @@ struct principal;
 int session_mount_target(const char *name, const char *mapped, char *buf, size_t n, struct tess_error **err);
 
 /* One entry of the list. */
-json_t *session_mount_entry(const char *id, const char *name, const char *host, const char *path,
-                            const char *target, const char *perm);
+json_t *session_mount_entry(const char *id, const char *name, const char *host, const char *path, const char *target,
+                            const char *perm);
 
 /* Add an explicitly asked mount: -EINVAL if its folder or its target is
  * already in the list. */

@@ -105,8 +105,8 @@ static void test_vfolder_host_path(void)
 static int prepare_one(const char *spec, const char *path, const char *target, const char *perm,
                        struct vfolder_mounts *m, struct tess_error **err)
 {
-        json_t *list = json_pack("[{s:s, s:s, s:s, s:s, s:s, s:s}]", "id", "1", "name", "data", "host", "local",
-                                 "path", path, "target", target, "perm", perm);
+        json_t *list = json_pack("[{s:s, s:s, s:s, s:s, s:s, s:s}]", "id", "1", "name", "data", "host", "local", "path",
+                                 path, "target", target, "perm", perm);
         int r = vfolder_mounts_prepare(spec, list, getuid(), getgid(), m, err);
         json_decref(list);
         return r;
@@ -142,8 +142,10 @@ static void test_vfolder_mounts_prepare(void)
         CHECK(!m.v[0].readonly);
         vfolder_mounts_release(&m);
 
-        static const char *const bad_paths[] = { "user-u/aa/bb/ln", "user-u/aa/bb/file", "user-u/aa/bb/none",
-                                                 "user-u/aa/bb/cc/../cc", "/user-u/aa/bb/cc", "", "user-u/./aa" };
+        static const char *const bad_paths[] = { "user-u/aa/bb/ln",   "user-u/aa/bb/file",
+                                                 "user-u/aa/bb/none", "user-u/aa/bb/cc/../cc",
+                                                 "/user-u/aa/bb/cc",  "",
+                                                 "user-u/./aa" };
         for (size_t i = 0; i < ARRAY_SIZE(bad_paths); i++) {
                 CHECK(prepare_one(spec, bad_paths[i], "/home/work/data", "rw", &m, &err) < 0);
                 CHECK(err && strstr(err->msg, "folder 'data'"));
