@@ -53,6 +53,7 @@ struct agent_conf {
         char *bridge, *bridge_cidr;
         char *listen;  /* HOST:PORT of the agent's HTTP server (agent_http.c) */
         char *address; /* what it tells the manager; NULL: found out */
+        char *vfolder_hosts; /* "NAME=PATH,...": where folders are (vfolder_mount.c) */
 };
 
 extern const struct conf_opt agent_conf_opts[];

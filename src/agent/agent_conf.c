@@ -58,5 +58,7 @@ const struct conf_opt agent_conf_opts[] = {
                  "where the agent serves its manager (execute, files, logs); port 0: any free one"),
         CONF_OPT("address", CONF_T_STR, AC, address, NULL, 0, 0, false,
                  "HOST:PORT the manager reaches the agent at (default: this host's address towards the manager)"),
+        CONF_OPT("vfolder_hosts", CONF_T_STR, AC, vfolder_hosts, "local=/var/lib/tessera/vfolders", 0, 0, false,
+                 "storage hosts of virtual folders, NAME=PATH,... (the manager's names; folders are bound from here)"),
         { 0 },
 };

@@ -59,6 +59,7 @@ struct container_mount {
         const char *source;      /* host path */
         const char *destination; /* absolute path inside */
         bool readonly;
+        bool single; /* "bind", not "rbind": mounts beneath source stay out (folders) */
 };
 
 /* A device node given to the container (GPUs): created inside at the same

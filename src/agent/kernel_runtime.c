@@ -36,8 +36,11 @@
 #include "image_from_manager.h"
 #include "kernel_runtime.h"
 #include "registry.h"
+#include "vfolder_mount.h"
 
 #define STOP_GRACE_USEC (10 * USEC_PER_SEC)
+#define KERNEL_UID 1000 /* the runner's user processes (its TESSERA_UID default) */
+#define KERNEL_GID 1000
 
 static pthread_once_t monitor_once = PTHREAD_ONCE_INIT;
 static char monitor_exe[4096]; /* "": `tessera _monitor` (/proc/self/exe) */
@@ -218,6 +221,7 @@ int kernel_runtime_start(struct agent_ctx *ctx, const char *id, const json_t *sp
         bool batch = streq(json_string_value(json_object_get(spec, "session_type")), "batch");
         struct kernel_alloc *alloc = xcalloc(1, sizeof(*alloc));
         struct gpu_wiring gw = { 0 };
+        struct vfolder_mounts vm = { 0 };
         int r;
 
         progress(data, "preparing");
@@ -233,11 +237,21 @@ int kernel_runtime_start(struct agent_ctx *ctx, const char *id, const json_t *sp
         r = alloc_kernel(ctx, id, want > 0 ? want : 1, gpu_slot ? slot_of(slots, gpu_slot) : 0, alloc, err);
         if (r >= 0)
                 r = gpu_wiring_prepare(ctx, id, alloc, &gw, err);
+        if (r >= 0)
+                r = vfolder_mounts_prepare(ctx->conf->vfolder_hosts, json_object_get(spec, "vfolder_mounts"),
+                                           KERNEL_UID, KERNEL_GID, &vm, err);
         if (r < 0) {
+                gpu_wiring_release(&gw);
                 image_info_free(&img);
                 free(alloc);
                 return r;
         }
+        /* the GPU's, then the folders' */
+        struct container_mount *mounts = xcalloc(gw.nmounts + vm.n + 1, sizeof(*mounts));
+        for (size_t i = 0; i < gw.nmounts; i++)
+                mounts[i] = gw.mounts[i];
+        for (size_t i = 0; i < vm.n; i++)
+                mounts[gw.nmounts + i] = vm.v[i];
         char **env = kernel_env(spec, &img, alloc->ncores, gw.env, gw.nenv);
         _cleanup_free_ char *runner = runner_path(ctx);
         const char *const interactive_args[] = { CONTAINER_RUNNER_PATH, NULL };
@@ -254,8 +268,8 @@ int kernel_runtime_start(struct agent_ctx *ctx, const char *id, const json_t *sp
                 .n_cores = (size_t)alloc->ncores,
                 .memory = slot_of(slots, "mem"),
                 .runner_path = runner,
-                .mounts = gw.mounts,
-                .n_mounts = gw.nmounts,
+                .mounts = mounts,
+                .n_mounts = gw.nmounts + vm.n,
                 .devices = gw.devices,
                 .n_devices = gw.ndevices,
                 .network = streq(ctx->conf->network, "none") ? CONTAINER_NET_NONE : CONTAINER_NET_BRIDGE,
@@ -269,6 +283,8 @@ int kernel_runtime_start(struct agent_ctx *ctx, const char *id, const json_t *sp
                 free(*e);
         free(env);
         gpu_wiring_release(&gw);
+        vfolder_mounts_release(&vm);
+        free(mounts);
         free(alloc);
         if (r < 0) {
                 image_info_free(&img);

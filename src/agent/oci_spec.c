@@ -141,10 +141,16 @@ static void add_mount(json_t *mounts, const char *dst, const char *type, const c
                                         "options", o));
 }
 
+static void add_bind_of(json_t *mounts, const char *dst, const char *src, bool ro, bool exec, bool recursive)
+{
+        const char *opts[] = { recursive ? "rbind" : "bind", ro ? "ro" : "rw", "nosuid", "nodev",
+                               exec ? NULL : "noexec", NULL };
+        add_mount(mounts, dst, "bind", src, opts);
+}
+
 static void add_bind(json_t *mounts, const char *dst, const char *src, bool ro, bool exec)
 {
-        const char *opts[] = { "rbind", ro ? "ro" : "rw", "nosuid", "nodev", exec ? NULL : "noexec", NULL };
-        add_mount(mounts, dst, "bind", src, opts);
+        add_bind_of(mounts, dst, src, ro, exec, true);
 }
 
 static int build_mounts(const struct container_spec *spec, const struct oci_spec_host *host, json_t **ret,
@@ -179,7 +185,7 @@ static int build_mounts(const struct container_spec *spec, const struct oci_spec
                         return tess_err(err, EINVAL, "mount '%s' -> '%s': paths must be absolute",
                                         cm->source ? cm->source : "", cm->destination ? cm->destination : "");
                 }
-                add_bind(m, cm->destination, cm->source, cm->readonly, true);
+                add_bind_of(m, cm->destination, cm->source, cm->readonly, true, !cm->single);
         }
         *ret = m;
         return 0;

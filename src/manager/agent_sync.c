@@ -51,7 +51,7 @@ static const char desired_sql[] =
         "SELECT k.id, k.session_id, k.cluster_role, k.cluster_idx, k.cluster_hostname, k.occupied_slots,"
         " k.device_alloc, s.name AS session_name, s.status AS session_status, s.session_type, s.startup_command,"
         " s.bootstrap_script, s.environ, s.cluster_size, s.cluster_mode, s.image, s.architecture, s.access_key,"
-        " s.user_id, s.mounts, i.registry, i.digest AS image_digest"
+        " s.user_id, s.mounts, s.vfolder_mounts, i.registry, i.digest AS image_digest"
         " FROM kernels k JOIN sessions s ON s.id = k.session_id"
         " LEFT JOIN images i ON i.name || ':' || i.tag = s.image AND i.architecture = s.architecture"
         " WHERE k.agent_id = ? AND s.status IN ('SCHEDULED', 'PREPARING', 'PULLING', 'CREATING', 'RUNNING',"
@@ -78,7 +78,7 @@ static int desired_state(struct manager *m, const char *agent, json_t **ret, cha
                 const char *status = db_getn(rows, i, "session_status");
                 json_t *k = json_pack(
                         "{s:s, s:s, s:s, s:s, s:I, s:s, s:s, s:s, s:s, s:s?, s:s?, s:o, s:I, s:s, s:s, s:s, s:s, s:s,"
-                        " s:s?, s:s?, s:o, s:o, s:o}",
+                        " s:s?, s:s?, s:o, s:o, s:o, s:o}",
                         "id", db_getn(rows, i, "id"), "action", streq(status, "TERMINATING") ? "stop" : "run",
                         "session_id", db_getn(rows, i, "session_id"), "session_name",
                         db_getn(rows, i, "session_name"), "cluster_idx", (json_int_t)db_get_int(rows, i, "cluster_idx"),
@@ -93,7 +93,8 @@ static int desired_state(struct manager *m, const char *agent, json_t **ret, cha
                         db_getn(rows, i, "user_id"), "registry", db_getn(rows, i, "registry"), "image_digest",
                         db_getn(rows, i, "image_digest"), "slots", json_or_empty(db_getn(rows, i, "occupied_slots"), false),
                         "device_alloc", json_or_empty(db_getn(rows, i, "device_alloc"), false), "mounts",
-                        json_or_empty(db_getn(rows, i, "mounts"), true));
+                        json_or_empty(db_getn(rows, i, "mounts"), true), "vfolder_mounts",
+                        json_or_empty(db_getn(rows, i, "vfolder_mounts"), true));
                 if (!k) {
                         json_decref(kernels);
                         return tess_err(err, EIO, "kernel %s: cannot describe it", db_getn(rows, i, "id"));

@@ -25,6 +25,7 @@
 #include "manager.h"
 #include "model.h"
 #include "session.h"
+#include "session_mounts.h"
 #include "session_request.h"
 
 /* The keypair a request acts for: the caller, or owner_access_key for admins. */
@@ -317,12 +318,14 @@ static void answer_or_wait(struct api_ctx *c, const struct session_request *q, c
 
 static int insert_session(struct api_ctx *c, const struct session_request *q, const struct principal *owner,
                           const char *project_id, const char *domain, const char *rg, const char *image_ref,
-                          const char *id, struct tess_error **err)
+                          const json_t *vmounts, const char *id, struct tess_error **err)
 {
         int64_t now = now_usec();
         char when[48];
         _cleanup_free_ char *slots_text = slots_to_text(&q->resources);
-        _cleanup_free_ char *environ = json_text_or(q->environ, "{}"), *mounts = json_text_or(q->mounts, "[]"),
+        json_t *names = session_mounts_names(vmounts); /* Backend.AI's `mounts`: the names */
+        _cleanup_free_ char *environ = json_text_or(q->environ, "{}"), *mounts = json_text_or(names, "[]"),
+                            *vfolder_mounts = json_text_or((json_t *)vmounts, "[]"),
                             *mount_map = json_text_or(q->mount_map, "{}"),
                             *ropts = json_text_or(q->resource_opts, "{}"),
                             *ports = json_text_or(q->preopen_ports, "[]"),
@@ -330,18 +333,19 @@ static int insert_session(struct api_ctx *c, const struct session_request *q, co
         _cleanup_free_ char *hist = xasprintf("{\"PENDING\":\"%s\"}", time_format_iso(now, when, sizeof(when)));
         int r;
 
+        json_decref(names);
         r = DBQ(c->m->db,
                 "INSERT INTO sessions(id, name, session_type, priority, cluster_mode, cluster_size, domain_name,"
                 " project_id, user_id, access_key, image, architecture, tag, resource_group, requested_slots,"
-                " environ, resource_opts, mounts, mount_map, preopen_ports, designated_agents, startup_command,"
+                " environ, resource_opts, mounts, vfolder_mounts, mount_map, preopen_ports, designated_agents, startup_command,"
                 " bootstrap_script, callback_url, starts_at, batch_timeout, status, status_history,"
                 " status_changed_at, created_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'PENDING', ?, ?, ?)",
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'PENDING', ?, ?, ?)",
                 NULL, err, DB_TEXT(id), DB_TEXT(q->name), DB_TEXT(q->type), DB_INT(q->priority),
                 DB_TEXT(q->cluster_mode), DB_INT(q->cluster_size), DB_TEXT(domain), DB_TEXT(project_id),
                 DB_TEXT(owner->user_id), DB_TEXT(owner->access_key), DB_TEXT(image_ref), DB_TEXT(q->architecture),
                 DB_TEXT(q->tag), DB_TEXT(rg), DB_TEXT(slots_text), DB_TEXT(environ), DB_TEXT(ropts), DB_TEXT(mounts),
-                DB_TEXT(mount_map), DB_TEXT(ports), DB_TEXT(agents), DB_TEXT(q->startup_command),
+                DB_TEXT(vfolder_mounts), DB_TEXT(mount_map), DB_TEXT(ports), DB_TEXT(agents), DB_TEXT(q->startup_command),
                 DB_TEXT(q->bootstrap_script), DB_TEXT(q->callback_url),
                 q->starts_at ? DB_INT(q->starts_at) : DB_NULLARG,
                 q->batch_timeout ? DB_INT(q->batch_timeout) : DB_NULLARG, DB_TEXT(hist), DB_INT(now), DB_INT(now));
@@ -470,11 +474,19 @@ void api_session_create(struct api_ctx *c)
         }
         if (r < 0)
                 return api_fail(c, err);
-        uuid_generate_str(id);
-        r = db_begin(c->m->db, &err);
+        /* the owner's folders: an admin creating for owner_access_key mounts the owner's */
+        json_t *vmounts = NULL;
+        r = session_mounts_resolve(c->m, &owner, project_id, q.mounts, q.mount_map, &vmounts, &err);
         if (r < 0)
                 return api_fail(c, err);
-        r = insert_session(c, &q, &owner, project_id, domain, rg, image_ref, id, &err);
+        uuid_generate_str(id);
+        r = db_begin(c->m->db, &err);
+        if (r < 0) {
+                json_decref(vmounts);
+                return api_fail(c, err);
+        }
+        r = insert_session(c, &q, &owner, project_id, domain, rg, image_ref, vmounts, id, &err);
+        json_decref(vmounts);
         if (r >= 0)
                 r = db_commit(c->m->db, &err);
         else

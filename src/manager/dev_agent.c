@@ -4,7 +4,8 @@
  * has its cluster secret, it writes state_dir/agent.conf (this manager's
  * URL, the secret's file, state_dir/agent for the agent's own state, the
  * mock GPUs asked for with --mock-gpus, --mock-gpu-memory and
- * --fgpu-per-gpu, the network of --agent-network) and runs `tessera agent
+ * --fgpu-per-gpu, the network of --agent-network, the manager's storage
+ * hosts as its vfolder_hosts) and runs `tessera agent
  * --config` on it as a child process.  The manager knows the agent only by that command line, as it
  * would know one on another node.  At exit the agent is stopped (SIGTERM,
  * also when the manager is killed: PR_SET_PDEATHSIG); its containers keep
@@ -16,12 +17,25 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../common/buf.h"
 #include "../common/fs.h"
 #include "../common/log.h"
 #include "manager.h"
 
+/* The manager's storage hosts, resolved: the agent binds folders from the same directories. */
+static char *hosts_text(const struct manager *m)
+{
+        struct buf b = BUF_INIT;
+
+        for (size_t i = 0; i < m->vfolder_hosts.n; i++)
+                buf_printf(&b, "%s%s=%s", i ? "," : "", m->vfolder_hosts.v[i].name, m->vfolder_hosts.v[i].path);
+        return buf_detach(&b, NULL);
+}
+
 static char *agent_conf_text(const struct manager *m)
 {
+        _cleanup_free_ char *hosts = hosts_text(m);
+
         return xasprintf("# written by tessera dev at every start\n"
                          "manager = \"http://%s\"\n"
                          "id = \"%s\"\n"
@@ -32,10 +46,11 @@ static char *agent_conf_text(const struct manager *m)
                          "mock_gpu_memory = \"%s\"\n"
                          "fgpu_per_gpu = \"%s\"\n"
                          "network = \"%s\"\n"
-                         "listen = \"127.0.0.1:0\"\n",
+                         "listen = \"127.0.0.1:0\"\n"
+                         "vfolder_hosts = \"%s\"\n",
                          m->conf.listen, m->dev_agent.id, m->conf.state_dir, m->conf.cluster_secret_file,
                          m->conf.log_level, m->dev_agent.mock_gpus, m->dev_agent.mock_gpu_memory,
-                         m->dev_agent.fgpu_per_gpu, m->dev_agent.network);
+                         m->dev_agent.fgpu_per_gpu, m->dev_agent.network, hosts ? hosts : "");
 }
 
 int dev_agent_start(struct manager *m, struct tess_error **err)

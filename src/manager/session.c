@@ -84,7 +84,7 @@ const char session_columns[] =
         "s.id, s.name, s.session_type, s.priority, s.cluster_mode, s.cluster_size, s.domain_name, s.project_id,"
         " p.name AS project_name, s.user_id, u.email AS user_email, s.access_key, s.image, s.architecture, s.tag,"
         " s.resource_group, s.requested_slots, s.occupying_slots, s.environ, s.resource_opts, s.mounts,"
-        " s.mount_map, s.startup_command, s.starts_at, s.batch_timeout, s.status, s.status_info, s.status_data,"
+        " s.mount_map, s.vfolder_mounts, s.startup_command, s.starts_at, s.batch_timeout, s.status, s.status_info, s.status_data,"
         " s.status_history, s.result, s.num_queries, s.last_stat, s.created_at, s.terminated_at,"
         " s.occupied_at, k.container_id AS container_id";
 
@@ -112,6 +112,7 @@ json_t *session_info_json(const struct db_rows *rows, int row)
                    *requested = db_getn(rows, row, "requested_slots"),
                    *occupying = db_getn(rows, row, "occupying_slots"), *environ = db_getn(rows, row, "environ"),
                    *ropts = db_getn(rows, row, "resource_opts"), *mounts = db_getn(rows, row, "mounts"),
+                   *vfolder_mounts = db_getn(rows, row, "vfolder_mounts"),
                    *status = db_getn(rows, row, "status"), *status_info = db_getn(rows, row, "status_info"),
                    *status_data = db_getn(rows, row, "status_data"),
                    *history = db_getn(rows, row, "status_history"), *result = db_getn(rows, row, "result");
@@ -129,13 +130,14 @@ json_t *session_info_json(const struct db_rows *rows, int row)
                 time_format_iso(strtoll(term, NULL, 10), term_iso, sizeof(term_iso));
         return json_pack(
                 "{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o,"
-                " s:s, s:o, s:o, s:o, s:s, s:o, s:o, s:I, s:o, s:o, s:I, s:s, s:s}",
+                " s:o, s:s, s:o, s:o, s:o, s:s, s:o, s:o, s:I, s:o, s:o, s:I, s:s, s:s}",
                 "sessionId", id, "sessionName", name, "type", type, "domainName", domain, "groupId", project_id,
                 "groupName", project, "userId", user_id, "ownerAccessKey", access_key, "image", image, "lang", image,
                 "architecture", arch, "tag", json_str_or_null(tag), "registry", "", "containerId",
                 json_str_or_null(container), "occupiedSlots", json_text(occupying, "{}"), "occupyingSlots",
                 json_text(occupying, "{}"), "requestedSlots", json_text(requested, "{}"), "environ",
                 json_text(environ, "{}"), "resourceOpts", json_text(ropts, "{}"), "mounts", json_text(mounts, "[]"),
+                "vfolder_mounts", json_text(vfolder_mounts, "[]"),
                 "status", status, "statusInfo", json_str_or_null(status_info), "statusData",
                 json_text(status_data, "{}"), "statusHistory", json_text(history, "{}"), "creationTime",
                 created_iso, "terminationTime", term ? json_string(term_iso) : json_null(), "resourceGroup",
