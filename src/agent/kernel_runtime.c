@@ -28,6 +28,7 @@
 #include "../common/slots.h"
 #include "../common/timeutil.h"
 #include "../common/utf8.h"
+#include "../common/work_user.h"
 #include "alloc.h"
 #include "container.h"
 #include "gpu_stats.h"
@@ -39,8 +40,8 @@
 #include "vfolder_mount.h"
 
 #define STOP_GRACE_USEC (10 * USEC_PER_SEC)
-#define KERNEL_UID 1000 /* the runner's user processes (its TESSERA_UID default) */
-#define KERNEL_GID 1000
+#define KERNEL_UID TESSERA_WORK_UID /* the runner's user processes (its TESSERA_UID default) */
+#define KERNEL_GID TESSERA_WORK_GID
 
 static pthread_once_t monitor_once = PTHREAD_ONCE_INIT;
 static char monitor_exe[4096]; /* "": `tessera _monitor` (/proc/self/exe) */

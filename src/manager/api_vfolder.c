@@ -22,6 +22,7 @@
 #include "../common/fs.h"
 #include "../common/log.h"
 #include "../common/timeutil.h"
+#include "../common/work_user.h"
 #include "api_vfolder.h"
 #include "db.h"
 #include "http.h"
@@ -202,6 +203,8 @@ void api_vfolder_create(struct api_ctx *c)
                 r = vf_find(c, id, VF_STATUS_READY, VF_PERM_RO, &f, &err);
         if (r >= 0)
                 r = fs_mkdir_p(f.path, 0755, &err);
+        if (r >= 0 && chown(f.path, TESSERA_WORK_UID, TESSERA_WORK_GID) < 0)
+                log_debug("vfolder %s: cannot give it to uid %d: %s", f.id, TESSERA_WORK_UID, strerror(errno));
         if (r >= 0)
                 r = vf_quota_prepare(c->m, &f, &err);
         if (r >= 0)

@@ -154,6 +154,8 @@ static int mkdir_one(int rootfd, const char *path, bool parents, bool exist_ok, 
         if (dfd < 0)
                 return vf_fs_error(err, -dfd, "path", parent);
         r = mkdirat(dfd, base, 0755) < 0 ? -errno : 0;
+        if (r == 0)
+                vf_give_to_work_user(dfd, base);
         if (r == -EEXIST && exist_ok && fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
                 r = 0;
         close(dfd);

@@ -260,6 +260,8 @@ void api_vfolder_tus_create(struct api_ctx *c)
                              (unsigned long long)len, (long long)u.t.size);
         if (r >= 0 && (fd = openat(u.updir, u.id, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0)
                 r = tess_err(&err, EIO, "upload: %s", strerror(errno));
+        if (r >= 0)
+                vf_give_to_work_user(fd, "");
         if (r >= 0 && fstat(fd, &st) < 0)
                 r = tess_err(&err, EIO, "upload: %s", strerror(errno));
         if (r >= 0 && u.t.size == 0)

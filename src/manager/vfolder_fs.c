@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 
 #include "../common/beneath.h"
+#include "../common/log.h"
+#include "../common/work_user.h"
 #include "vfolder.h"
 #include "vfolder_fs.h"
 
@@ -62,6 +64,7 @@ int vf_dir_open(int rootfd, const char *rel, bool mk)
                         if (mkdirat(fd, name, 0755) < 0 && errno != EEXIST) {
                                 next = -errno;
                         } else {
+                                vf_give_to_work_user(fd, name);
                                 next = beneath_open(fd, name, O_PATH | O_DIRECTORY, 0);
                         }
                 }
@@ -101,6 +104,13 @@ static int remove_at(int parent, const char *name, int depth)
         if (r >= 0 && unlinkat(parent, name, AT_REMOVEDIR) < 0)
                 r = -errno;
         return r;
+}
+
+void vf_give_to_work_user(int dirfd, const char *name)
+{
+        if (fchownat(dirfd, name, TESSERA_WORK_UID, TESSERA_WORK_GID,
+                     AT_SYMLINK_NOFOLLOW | (*name ? 0 : AT_EMPTY_PATH)) < 0)
+                log_debug("vfolder: cannot give '%s' to uid %d: %s", name, TESSERA_WORK_UID, strerror(errno));
 }
 
 int vf_remove_tree_at(int dirfd, const char *name)

@@ -22,6 +22,11 @@ void vf_path_split(char *clean, const char **parent, const char **base);
 /* The directory rel beneath rootfd (O_PATH), its missing components made
  * (0755) when mk.  The fd, or -errno. */
 int vf_dir_open(int rootfd, const char *rel, bool mk);
+/* Make name in dirfd (or dirfd itself for "") the sessions' user's
+ * (common/work_user.h), so that code in a session may use what the
+ * manager wrote; never follows a symlink.  Best effort: a manager that
+ * may not chown leaves it its own. */
+void vf_give_to_work_user(int dirfd, const char *name);
 /* Remove name in dirfd and, for a directory, all it holds; symlinks are
  * removed, never followed.  0 or -errno. */
 int vf_remove_tree_at(int dirfd, const char *name);
