@@ -176,10 +176,10 @@ POST /folders/invitations/accept        {"inv_id":"00000000-0000-4000-8000-00000
 DELETE /folders/invitations/delete      {"inv_id":"00000000-0000-4000-8000-000000000000"} | 404 404 403 404 404
 POST /folders/invitations/delete        {"inv_id":"00000000-0000-4000-8000-000000000000"} | 404 404 403 404 404
 OPTIONS /folders/_/upload               -                       | 204 204 204 204 204
-POST /folders/_/upload?token=x          -                       | 401 401 401 401 401
-GET /folders/_/upload?token=x           -                       | 401 401 401 401 401
-PATCH /folders/_/upload?token=x         -                       | 401 401 401 401 401
-GET /folders/_/download?token=x         -                       | 401 401 401 401 401
+POST /folders/_/upload?token=x          -                       | 412 412 412 412 412
+GET /folders/_/upload?token=x           -                       | 412 412 412 412 412
+PATCH /folders/_/upload?token=x         -                       | 412 412 412 412 412
+GET /folders/_/download?token=x         -                       | 403 403 403 403 403
 GET /admin/audit-log                    -                       | 200 403 200 200 200
 MATRIX
 
