@@ -59,7 +59,10 @@ session() {
 test_expect_success 'a manager with its agent, users A and B' '
         start_dev_with_busybox &&
         AK[admin]=$BACKEND_ACCESS_KEY && SK[admin]=$BACKEND_SECRET_KEY &&
-        make_user A a@e2e.test && make_user B b@e2e.test
+        make_user A a@e2e.test && make_user B b@e2e.test &&
+        # each file costs A one signed request-upload: more than the default
+        # 10,000 requests per 15 minutes for this test
+        api PATCH "/admin/keypairs/${AK[A]}" "{\"rate_limit\": 100000}" && test "$CODE" = 200
 '
 
 test_expect_success 'A creates a folder and uploads 200 MB and 10,000 small files' '
@@ -85,22 +88,26 @@ test_expect_success 'the uploaded bytes are identical (download and compare)' '
 
 test_expect_success 'an upload cut half way resumes when re-run and ends with identical bytes' '
         head -c 120000000 /dev/urandom >"$TMP/cut.bin" &&
-        (as A "$TESSERA" vfolder upload --chunk-size 1048576 results "$TMP/cut.bin" >/dev/null 2>&1 & echo $! >"$TMP/up.pid") &&
+        { (
+                export BACKEND_ACCESS_KEY=${AK[A]} BACKEND_SECRET_KEY=${SK[A]}
+                exec "$TESSERA" vfolder upload --chunk-size 1048576 results "$TMP/cut.bin" >/dev/null 2>&1
+        ) & } &&
+        up=$! &&
         for _ in $(seq 1 600); do
-                find "$MANAGER_STATE/vfolders" -path "*upload*" -type f -size +30M 2>/dev/null | grep -q . && break
+                find "$MANAGER_STATE/vfolders/.uploads" -type f -size +30M 2>/dev/null | grep -q . && break
                 sleep 0.05
         done &&
-        kill -9 "$(cat "$TMP/up.pid")" &&
+        kill -9 $up && ! wait $up &&
         as A "$TESSERA" --json vfolder ls-files results >"$TMP/files" &&
-        ! jq -e ".items[] | select(.name == \"cut.bin\")" "$TMP/files" >/dev/null &&
+        ! jq -e ".items[] | select(.name == \"cut.bin\")" "$TMP/files" &&
         as A "$TESSERA" vfolder upload results "$TMP/cut.bin" &&
         (cd "$TMP" && as A "$TESSERA" vfolder download results cut.bin -o cut.back) &&
         test "$(sha256sum <"$TMP/cut.bin")" = "$(sha256sum <"$TMP/cut.back")"
 '
 
 test_expect_success 'A mounts the folder rw in a session and writes a result file' '
-        session A a1 "[\"results\"]" &&
-        run_in A a1 "wc -c </home/work/results/big.bin; echo 42 >/home/work/results/answer.txt" &&
+        session A sess-a1 "[\"results\"]" &&
+        run_in A sess-a1 "wc -c </home/work/results/big.bin; echo 42 >/home/work/results/answer.txt" &&
         test "$EXIT_CODE" = 0 && grep -q 200000000 "$TMP/console" &&
         as A "$TESSERA" --json vfolder ls-files results >"$TMP/files" &&
         jq -e ".items[] | select(.name == \"answer.txt\")" "$TMP/files"
@@ -113,16 +120,16 @@ test_expect_success 'B, invited read-only, accepts and reads the result in its o
         as B "$TESSERA" vfolder accept "$inv" &&
         as B "$TESSERA" --json vfolder ls >"$TMP/bls" &&
         test "$(jq -r ".[] | select(.name == \"results\") | .permission" "$TMP/bls")" = ro &&
-        session B b1 "[\"results\"]" &&
-        run_in B b1 "cat /home/work/results/answer.txt" && test "$EXIT_CODE" = 0 &&
+        session B sess-b1 "[\"results\"]" &&
+        run_in B sess-b1 "cat /home/work/results/answer.txt" && test "$EXIT_CODE" = 0 &&
         grep -qx 42 "$TMP/console" &&
-        run_in B b1 "echo no >/home/work/results/b.txt" && test "$EXIT_CODE" != 0 &&
+        run_in B sess-b1 "echo no >/home/work/results/b.txt" && test "$EXIT_CODE" != 0 &&
         test_must_fail as B "$TESSERA" vfolder mkdir results fromb
 '
 
 test_expect_success 'A deletes the folder once the sessions are gone; B loses access' '
-        as A "$TESSERA" session rm a1 && as B "$TESSERA" session rm b1 &&
-        wait_status a1 TERMINATED && as B wait_status b1 TERMINATED &&
+        as A "$TESSERA" session rm sess-a1 && as B "$TESSERA" session rm sess-b1 &&
+        wait_status sess-a1 TERMINATED && wait_status sess-b1 TERMINATED &&
         as A "$TESSERA" vfolder rm results &&
         test_must_fail as B "$TESSERA" vfolder info results &&
         as B "$TESSERA" --json vfolder ls >"$TMP/bls" &&
