@@ -1,9 +1,11 @@
 #!/bin/bash
 # bench/vfolder-transfer.sh - folder transfer benchmarks (nothing fails on
 # timing).  In one run, on the same disk:
-#   1. upload of a 1 GiB file through the API (curl, tus PATCH of 64 MiB
-#      chunks over loopback) vs `cp` of the same file, target >= 70 % of cp;
-#   2. download of it (GET /folders/_/download) vs cp, same target;
+#   1. upload of a 1 GiB file through the API over loopback with
+#      `tessera vfolder upload` (tus, 16 MiB chunks) vs `cp` of the same
+#      file, each followed by sync, target >= 70 % of cp;
+#   2. download of it with `tessera vfolder download` (GET
+#      /folders/_/download, fsynced) vs cp, same target;
 #   3. listing a folder of 100,000 files (GET /folders/{name}/files),
 #      target <= 1 s.
 # usage: BUILD=build/release bench/vfolder-transfer.sh [MiB]   (default 1024)
@@ -45,26 +47,16 @@ t0=$(now); cp "$WORK/src" "$WORK/copy"; sync; t1=$(now)
 CP=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
 rm -f "$WORK/copy"
 
-TOKEN=$(api POST /folders/bench/request-upload "{\"path\": \"big.bin\", \"size\": $BYTES}" | jq -r .token)
-U="$EP/folders/_/upload?token=$TOKEN"
-CH=$((64 * 1048576))
-t0=$(now)
-curl -sS -o /dev/null -X POST -H "Tus-Resumable: 1.0.0" -H "Upload-Length: $BYTES" "$U"
-for ((off = 0; off < BYTES; off += CH)); do
-        n=$((BYTES - off < CH ? BYTES - off : CH))
-        dd if="$WORK/src" bs=4M iflag=skip_bytes,count_bytes skip=$off count=$n status=none |
-                curl -sS -o /dev/null -H "Expect:" -X PATCH -H "Tus-Resumable: 1.0.0" \
-                        -H "Content-Type: application/offset+octet-stream" -H "Upload-Offset: $off" \
-                        --data-binary @- "$U"
-done
-sync
-t1=$(now)
+# the client users run: tessera vfolder upload (tus, 16 MiB PATCH chunks)
+# and download (one GET, written to disk and fsynced)
+export BACKEND_ENDPOINT=$EP BACKEND_ACCESS_KEY=$AK BACKEND_SECRET_KEY=$SK
+t0=$(now); "$TESSERA" vfolder upload bench "$WORK/src" >/dev/null; sync; t1=$(now)
 UP=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
 
-TOKEN=$(api POST /folders/bench/request-download '{"path": "big.bin"}' | jq -r .token)
-t0=$(now); curl -sS -o "$WORK/down" "$EP/folders/_/download?token=$TOKEN"; sync; t1=$(now)
+t0=$(now); "$TESSERA" vfolder download bench src -o "$WORK/down" >/dev/null; sync; t1=$(now)
 DOWN=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
 cmp -s "$WORK/down" "$WORK/src" || echo "download differs!"
+rm -f "$WORK/down"
 
 api POST /folders/many/mkdir '{"path": "d"}' >/dev/null
 DIR=$(find "$WORK/state/vfolders" -type d -name d -path "*/d" | head -1)

@@ -112,12 +112,22 @@ static const struct admin_verb verbs[] = {
         { "total", 0, OPT_SLOTS, DEST_BODY, "total_resource_slots", V_CU, 0, "SLOT=VALUE",           \
           "resource limit, repeatable: --total cpu=4 --total mem=8g ('none': unlimited)" }
 
+#define VFOLDER_HOSTS_OPT                                                                            \
+        { "vfolder-hosts", 0, OPT_JSON, DEST_BODY, "allowed_vfolder_hosts", V_CU, 0, "JSON",           \
+          "storage hosts and what may be done on them: '{\"local\": [\"create-vfolder\", ...]}'" }
+#define VFOLDER_LIMIT_OPTS                                                                           \
+        { "max-vfolder-count", 0, OPT_INT, DEST_BODY, "max_vfolder_count", V_CU, 0, "N",            \
+          "folders one owner may have, trash included (0: unlimited)" },                            \
+        { "max-quota-scope-size", 0, OPT_STR, DEST_BODY, "max_quota_scope_size", V_CU, 0, "SIZE",   \
+          "bytes the owner's folders may hold on a host, e.g. 100g (0: unlimited)" }
+
 static const struct cli_opt domain_opts[] = {
         DESCRIPTION_OPT,
         ACTIVE_OPT,
         TOTAL_OPT,
         { "allowed-registry", 0, OPT_LIST, DEST_BODY, "allowed_docker_registries", V_CU, 0, "REGISTRY",
           "a registry its images may come from, repeatable" },
+        VFOLDER_HOSTS_OPT,
         {},
 };
 
@@ -129,6 +139,8 @@ static const struct cli_opt project_opts[] = {
         DESCRIPTION_OPT,
         ACTIVE_OPT,
         TOTAL_OPT,
+        VFOLDER_HOSTS_OPT,
+        VFOLDER_LIMIT_OPTS,
         {},
 };
 
@@ -181,6 +193,8 @@ static const struct cli_opt policy_opts[] = {
           "terminate idle sessions after this long (0: never)" },
         { "max-session-lifetime", 0, OPT_INT, DEST_BODY, "max_session_lifetime", V_CU, 0, "SECONDS",
           "terminate sessions after this long (0: never)" },
+        VFOLDER_HOSTS_OPT,
+        VFOLDER_LIMIT_OPTS,
         {},
 };
 
