@@ -6,30 +6,23 @@
 #include <sys/stat.h>
 
 #include "../common/beneath.h"
+#include "../common/vfolder_hosts.h"
 #include "vfolder_mount.h"
 
 int vfolder_host_path(const char *spec, const char *name, char *buf, size_t n, struct tess_error **err)
 {
-        _cleanup_free_ char *copy = xstrdup(spec ? spec : "");
-        char *save = NULL;
+        struct vf_hosts hosts;
+        int r = vf_hosts_parse(spec, &hosts, err);
 
-        for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
-                while (*item == ' ')
-                        item++;
-                char *eq = strchr(item, '=');
-                if (!eq || eq == item || eq[1] != '/')
-                        return tess_err(err, EINVAL, "vfolder_hosts: '%.128s' is not NAME=/absolute/path", item);
-                *eq = '\0';
-                if (!streq(item, name))
-                        continue;
-                size_t len = strlen(eq + 1);
-                while (len > 1 && eq[len] == '/') /* trailing slashes */
-                        eq[len--] = '\0';
-                if (snprintf(buf, n, "%s", eq + 1) >= (int)n)
-                        return tess_err(err, EINVAL, "vfolder_hosts: the path of '%s' is too long", name);
-                return 0;
-        }
-        return tess_err(err, ENOENT, "storage host '%.64s' is not among this agent's vfolder_hosts", name);
+        if (r < 0)
+                return r;
+        const struct vf_host *h = vf_hosts_find(&hosts, name);
+        if (!h)
+                r = tess_err(err, ENOENT, "storage host '%.64s' is not among this agent's vfolder_hosts", name);
+        else if (snprintf(buf, n, "%s", h->path) >= (int)n)
+                r = tess_err(err, EINVAL, "vfolder_hosts: the path of '%s' is too long", name);
+        vf_hosts_release(&hosts);
+        return r;
 }
 
 /* A relative path with nothing to clean: no "..", ".", empty component

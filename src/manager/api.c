@@ -8,6 +8,7 @@
 #include "../common/log.h"
 #include "../common/loop.h"
 #include "../common/timeutil.h"
+#include "../common/vfolder_hosts.h"
 #include "admin.h"
 #include "api.h"
 #include "api_vfolder.h"
@@ -298,13 +299,7 @@ void api_audit_target(struct api_ctx *c, const char *fmt, ...)
 
 bool api_valid_name(const char *s)
 {
-        size_t n = strlen(s);
-        if (n < 1 || n > 64 || !isalnum((unsigned char)s[0]))
-                return false;
-        for (; *s; s++)
-                if (!isalnum((unsigned char)*s) && *s != '.' && *s != '_' && *s != '-')
-                        return false;
-        return true;
+        return vf_host_name_valid(s);
 }
 
 bool api_valid_session_name(const char *s)

@@ -109,51 +109,6 @@ json_t *session_mounts_names(const json_t *list)
         return names;
 }
 
-/* ---- the owner's permissions on a host (vf_host_perms for a principal
- * that is not the caller) ---- */
-
-static int merge_allowed(const char *text, const char *host, unsigned *bits, struct tess_error **err)
-{
-        json_t *o = text ? json_loads(text, 0, NULL) : NULL;
-        unsigned b = 0;
-        int r = 0;
-
-        if (o && json_object_get(o, host))
-                r = vf_host_perms_parse(json_object_get(o, host), &b, err);
-        json_decref(o);
-        *bits |= b;
-        return r;
-}
-
-static int owner_host_perms(struct manager *m, const struct principal *owner, const char *host, const char *project_id,
-                            unsigned *ret, struct tess_error **err)
-{
-        _cleanup_rows_ struct db_rows *rows = NULL;
-        int r;
-
-        *ret = 0;
-        if (!vf_hosts_find(&m->vfolder_hosts, host))
-                return 0;
-        if (owner->role == ROLE_SUPERADMIN) {
-                *ret = VFH_ALL;
-                return 0;
-        }
-        r = DBQ(m->db,
-                "SELECT (SELECT allowed_vfolder_hosts FROM domains WHERE name = ?) AS d,"
-                " (SELECT allowed_vfolder_hosts FROM keypair_resource_policies WHERE name = ?) AS k,"
-                " (SELECT allowed_vfolder_hosts FROM projects WHERE id = ?) AS p",
-                &rows, err, DB_TEXT(owner->domain), DB_TEXT(owner->resource_policy), DB_TEXT(project_id));
-        if (r < 0)
-                return r;
-        static const char *const cols[] = { "d", "k", "p" };
-        for (size_t i = 0; i < ARRAY_SIZE(cols); i++) {
-                r = merge_allowed(db_getn(rows, 0, cols[i]), host, ret, err);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
-}
-
 /* ---- resolving ---- */
 
 static const char *mapped_path(const json_t *map, const char *ref, const struct vfolder *f)
@@ -178,7 +133,8 @@ static int resolve_one(struct manager *m, const struct principal *owner, const c
 
         if (r < 0)
                 return r;
-        r = owner_host_perms(m, owner, f->host, streq(f->ownership_type, "project") ? f->owner_id : NULL, &hp, err);
+        r = vf_host_perms_of(m, owner->domain, owner->resource_policy, owner->role, f->host,
+                             streq(f->ownership_type, "project") ? f->owner_id : NULL, &hp, err);
         if (r < 0)
                 return r;
         if (!(hp & VFH_MOUNT))

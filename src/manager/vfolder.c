@@ -92,54 +92,6 @@ char *vf_host_perms_all_text(const char *host)
         return t;
 }
 
-/* ---- hosts ---- */
-
-int vf_hosts_parse(const char *spec, struct vf_hosts *ret, struct tess_error **err)
-{
-        _cleanup_free_ char *copy = xstrdup(spec ? spec : "");
-        char *save = NULL;
-
-        *ret = (struct vf_hosts){ 0 };
-        for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
-                while (*item == ' ')
-                        item++;
-                char *eq = strchr(item, '=');
-                if (!eq || eq == item || eq[1] != '/') {
-                        vf_hosts_release(ret);
-                        return tess_err(err, EINVAL, "vfolder_hosts: '%.128s' is not NAME=/absolute/path", item);
-                }
-                *eq = '\0';
-                size_t len = strlen(eq + 1);
-                while (len > 1 && eq[len] == '/') /* trailing slashes */
-                        eq[len--] = '\0';
-                if (!api_valid_name(item) || vf_hosts_find(ret, item)) {
-                        vf_hosts_release(ret);
-                        return tess_err(err, EINVAL, "vfolder_hosts: '%.64s' is not a valid, unique host name", item);
-                }
-                ret->v = xrealloc(ret->v, (ret->n + 1) * sizeof(*ret->v));
-                ret->v[ret->n++] = (struct vf_host){ xstrdup(item), xstrdup(eq + 1) };
-        }
-        return 0;
-}
-
-void vf_hosts_release(struct vf_hosts *h)
-{
-        for (size_t i = 0; i < h->n; i++) {
-                free(h->v[i].name);
-                free(h->v[i].path);
-        }
-        free(h->v);
-        *h = (struct vf_hosts){ 0 };
-}
-
-const struct vf_host *vf_hosts_find(const struct vf_hosts *h, const char *name)
-{
-        for (size_t i = 0; name && i < h->n; i++)
-                if (streq(h->v[i].name, name))
-                        return &h->v[i];
-        return NULL;
-}
-
 /* ---- names and layout ---- */
 
 bool vf_valid_name(const char *s)
@@ -375,24 +327,24 @@ static int merge_allowed(const char *text, const char *host, unsigned *bits, str
         return r;
 }
 
-int vf_host_perms(struct api_ctx *c, const char *host, const char *project_id, unsigned *ret,
-                  struct tess_error **err)
+int vf_host_perms_of(struct manager *m, const char *domain, const char *policy, int role, const char *host,
+                     const char *project_id, unsigned *ret, struct tess_error **err)
 {
         _cleanup_rows_ struct db_rows *rows = NULL;
         int r;
 
         *ret = 0;
-        if (!vf_hosts_find(&c->m->vfolder_hosts, host))
+        if (!vf_hosts_find(&m->vfolder_hosts, host))
                 return 0;
-        if (c->who.role == ROLE_SUPERADMIN) {
+        if (role == ROLE_SUPERADMIN) {
                 *ret = VFH_ALL;
                 return 0;
         }
-        r = DBQ(c->m->db,
+        r = DBQ(m->db,
                 "SELECT (SELECT allowed_vfolder_hosts FROM domains WHERE name = ?) AS d,"
                 " (SELECT allowed_vfolder_hosts FROM keypair_resource_policies WHERE name = ?) AS k,"
                 " (SELECT allowed_vfolder_hosts FROM projects WHERE id = ?) AS p",
-                &rows, err, DB_TEXT(c->who.domain), DB_TEXT(c->who.resource_policy), DB_TEXT(project_id));
+                &rows, err, DB_TEXT(domain), DB_TEXT(policy), DB_TEXT(project_id));
         if (r < 0)
                 return r;
         for (const char *col = "d"; col; col = streq(col, "d") ? "k" : streq(col, "k") ? "p" : NULL) {
@@ -401,6 +353,13 @@ int vf_host_perms(struct api_ctx *c, const char *host, const char *project_id, u
                         return r;
         }
         return 0;
+}
+
+int vf_host_perms(struct api_ctx *c, const char *host, const char *project_id, unsigned *ret,
+                  struct tess_error **err)
+{
+        return vf_host_perms_of(c->m, c->who.domain, c->who.resource_policy, c->who.role, host, project_id, ret,
+                                err);
 }
 
 int vf_need_host_perm(struct api_ctx *c, const struct vfolder *f, unsigned need, struct tess_error **err)

@@ -20,6 +20,7 @@
 #include <jansson.h>
 
 #include "../common/error.h"
+#include "../common/vfolder_hosts.h"
 
 struct api_ctx;
 struct manager;
@@ -60,18 +61,7 @@ int vf_allowed_hosts_check(const json_t *v, struct tess_error **err);
 /* The whole set, as stored in allowed_vfolder_hosts for the default host. */
 char *vf_host_perms_all_text(const char *host);
 
-/* Storage hosts from "NAME=PATH,NAME=PATH". */
-struct vf_host {
-        char *name;
-        char *path;
-};
-struct vf_hosts {
-        struct vf_host *v;
-        size_t n;
-};
-int vf_hosts_parse(const char *spec, struct vf_hosts *ret, struct tess_error **err);
-void vf_hosts_release(struct vf_hosts *h);
-const struct vf_host *vf_hosts_find(const struct vf_hosts *h, const char *name);
+/* Storage hosts: common/vfolder_hosts.h. */
 
 /* Folder names: 1-64 of [A-Za-z0-9._-] starting with a letter or digit,
  * or a dot and such a name (auto-mounted); not a reserved name. */
@@ -125,6 +115,10 @@ json_t *vf_json(const struct vfolder *f);
  * Superadmins have all on every configured host. */
 int vf_host_perms(struct api_ctx *c, const char *host, const char *project_id, unsigned *ret,
                   struct tess_error **err);
+/* The same for a principal that is not the caller (a session's owner):
+ * its domain, keypair policy and role (enum role). */
+int vf_host_perms_of(struct manager *m, const char *domain, const char *policy, int role, const char *host,
+                     const char *project_id, unsigned *ret, struct tess_error **err);
 /* -EACCES unless the caller has `need` on the folder's host. */
 int vf_need_host_perm(struct api_ctx *c, const struct vfolder *f, unsigned need, struct tess_error **err);
 
