@@ -57,15 +57,15 @@ for recipe in "${RECIPES[@]}"; do
                 api POST /admin/images "{\"name\": \"$NAME\", \"tag\": \"$TAG\", \"registry\": \"$REGISTRY\"}" &&
                 { test "$CODE" = 201 || test "$CODE" = 409; } &&
                 start=$(date +%s) &&
-                api POST /session "{\"name\": \"img$N\", \"image\": \"$NAME:$TAG\", \"enqueueOnly\": true, \"config\": {\"resources\": {\"cpu\": 1, \"mem\": \"2g\"}}}" &&
+                api POST /session "{\"name\": \"image$N\", \"image\": \"$NAME:$TAG\", \"enqueueOnly\": true, \"config\": {\"resources\": {\"cpu\": 1, \"mem\": \"2g\"}}}" &&
                 test "$CODE" = 201 &&
-                wait_status img$N RUNNING &&
-                "$TESSERA" session exec img$N "$(check_of "$RECIPE")" >"$TMP/check.$N" 2>&1 &&
+                wait_status image$N RUNNING &&
+                "$TESSERA" session exec image$N "$(check_of "$RECIPE")" >"$TMP/check.$N" 2>&1 &&
                 session_s=$(($(date +%s) - start)) &&
                 printf "%-26s %-32s %8s %9.1f %9s  %s\n" "$(basename "$RECIPE")" "$NAME:$TAG" "$build_s" \
                         "$(awk "BEGIN { print $size / 1048576 }")" "$session_s" "$(tail -n 1 "$TMP/check.$N")" >>"$SUMMARY" &&
                 grep -q "$(expect_of "$RECIPE")" "$TMP/check.$N" &&
-                api DELETE /session/img$N
+                api DELETE /session/image$N
         ' || printf '%-26s %-32s FAILED: %s\n' "$(basename "$recipe")" "$name:$tag" \
                 "$(tail -n 1 "$TMP/check.$n" 2>/dev/null || tail -n 1 "$TMP/build.$n.err" 2>/dev/null)" >>"$SUMMARY"
 done

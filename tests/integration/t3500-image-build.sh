@@ -66,12 +66,12 @@ test_expect_success 'the dev agent pulls the pushed image and runs Python 3.11 i
         WITH_AGENT="--agent-network none" start_manager &&
         api POST /admin/images "{\"name\": \"python\", \"tag\": \"3.11\", \"registry\": \"$REGISTRY\"}" &&
         test "$CODE" = 201 &&
-        api POST /session "{\"name\": \"py\", \"image\": \"python:3.11\", \"enqueueOnly\": true, \"config\": {\"resources\": {\"cpu\": 1, \"mem\": \"512m\"}}}" &&
+        api POST /session "{\"name\": \"py311\", \"image\": \"python:3.11\", \"enqueueOnly\": true, \"config\": {\"resources\": {\"cpu\": 1, \"mem\": \"512m\"}}}" &&
         test "$CODE" = 201 &&
-        wait_status py RUNNING &&
-        "$TESSERA" session exec py "python3 -c \"import sys; print(sys.version)\"" >"$TMP/version" &&
+        wait_status py311 RUNNING &&
+        "$TESSERA" session exec py311 "python3 -c \"import sys; print(sys.version)\"" >"$TMP/version" &&
         grep -q "^3\.11\." "$TMP/version" &&
-        test "$("$TESSERA" session exec py "id -un")" = work
+        test "$("$TESSERA" session exec py311 "id -un")" = work
 '
 
 test_done
