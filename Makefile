@@ -173,7 +173,7 @@ check: test-deps
 # Every recipe of images/ (or IMAGES="images/a.recipe ..."): built with
 # the release binary (cached), pushed, run in a session and checked; a
 # summary table at the end (docs/images.md).
-check-images: all
+check-images: all $(BUILD)/test-tool
 	$(Q)BUILD=$(BUILD) tests/images/check-images.sh $(IMAGES)
 
 run: deps

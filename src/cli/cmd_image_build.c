@@ -2,9 +2,10 @@
  * an OCI image layout from a recipe (image_recipe.h, docs/images.md), with
  * debootstrap and no container engine.
  *
- * Steps: debootstrap the recipe's suite and packages into a fresh
- * directory (its output condensed to one line per phase; the whole log
- * kept beside the cache), clean what differs between builds or belongs to
+ * Steps: debootstrap the recipe's suite into a fresh directory, then
+ * apt-get install --no-install-recommends the recipe's packages in it (their
+ * output condensed to one line per phase; the whole log kept beside the
+ * cache when the build fails), clean what differs between builds or belongs to
  * the runtime (/dev, /proc, apt lists, logs, ldconfig's aux-cache ...),
  * add the `work` user (uid 1000, home /home/work) as Backend.AI's images
  * have, write the tree as one reproducible layer (src/agent/layer_writer.c:
@@ -24,6 +25,7 @@
 #include <fcntl.h>
 #include <glob.h>
 #include <sys/file.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -39,11 +41,11 @@
 #include "image_push.h"
 #include "image_recipe.h"
 
-#define BUILDER_VERSION "tessera-image-build 1"
+#define BUILDER_VERSION "tessera-image-build 2"
 #define RECIPE_MAX      ((size_t)1 << 20)
 #define EPOCH_DEFAULT   "1700000000"
 #define MIRROR_DEFAULT  "http://deb.debian.org/debian"
-#define STEPS           4
+#define STEPS           5
 
 struct build {
         struct recipe r;
@@ -169,6 +171,24 @@ static void phase_end(struct build *b, struct phase *ph)
         ph->count = 0;
 }
 
+/* apt-get's lines in debootstrap's words: "Get:3 http://... libc6 ..." is
+ * "I: Retrieving ...", "Unpacking x", "Setting up x" are "I: Unpacking x",
+ * "I: Configuring x"; the rest is dropped but for E: and W: lines. */
+static const char *apt_as_debootstrap(const char *line, char *tmp, size_t n)
+{
+        if (strncmp(line, "Get:", 4) == 0)
+                snprintf(tmp, n, "I: Retrieving %s", line + 4 + strcspn(line + 4, " "));
+        else if (strncmp(line, "Unpacking ", 10) == 0)
+                snprintf(tmp, n, "I: Unpacking %s", line + 10);
+        else if (strncmp(line, "Setting up ", 11) == 0)
+                snprintf(tmp, n, "I: Configuring %s", line + 11);
+        else if ((strncmp(line, "E: ", 3) == 0 || strncmp(line, "W: ", 3) == 0) && !strstr(line, "posix_openpt"))
+                return line; /* (apt's pty for its log: there is no /dev/pts in the chroot, harmless) */
+        else
+                return NULL;
+        return tmp;
+}
+
 /* One line of debootstrap's output: "I: Retrieving libc6 2.36-9" counts
  * towards the phase "Retrieving"; W: and E: lines pass through. */
 static void condense(struct build *b, struct phase *ph, const char *line)
@@ -202,38 +222,20 @@ static void condense(struct build *b, struct phase *ph, const char *line)
                 fprintf(stderr, "\r\033[K        %s %u:%.60s", verb, ph->count, what);
 }
 
-static int run_debootstrap(struct build *b, const char *rootfs, struct tess_error **err)
+/* Run argv with its output condensed, the whole of it appended to
+ * WORK/debootstrap.log; `apt` translates apt-get's lines first. */
+static int run_condensed(struct build *b, const char *const *argv, bool apt, struct tess_error **err)
 {
-        _cleanup_free_ char *include = NULL, *variant = xasprintf("--variant=%s", b->r.variant);
-        _cleanup_free_ char *debs = xasprintf("%s/debs/%s-%s", b->cache, b->r.suite, image_host_arch());
-        _cleanup_free_ char *cache_opt = xasprintf("--cache-dir=%s", debs);
         _cleanup_free_ char *log_path = xasprintf("%s/debootstrap.log", b->work);
-        _cleanup_(buf_release) struct buf inc = BUF_INIT;
-        _cleanup_fclose_ FILE *log = NULL;
-        const char *argv[10];
-        int pipefd[2], n = 0, status;
+        _cleanup_fclose_ FILE *log = fopen(log_path, "ae");
         struct phase ph = { .count = 0 };
-        char *line = NULL;
+        int pipefd[2], status;
+        char *line = NULL, tmp[512];
         size_t cap = 0;
         pid_t pid;
 
-        for (char **p = b->r.packages; *p; p++)
-                buf_printf(&inc, "%s%s", inc.len ? "," : "--include=", *p);
-        include = buf_detach(&inc, NULL);
-        if (fs_mkdir_p(debs, 0755, err) < 0)
-                return -EIO;
-        argv[n++] = "debootstrap";
-        argv[n++] = variant;
-        if (*include)
-                argv[n++] = include;
-        argv[n++] = cache_opt;
-        argv[n++] = b->r.suite;
-        argv[n++] = rootfs;
-        argv[n++] = b->mirror;
-        argv[n] = NULL;
-        log = fopen(log_path, "we");
         if (!log || pipe2(pipefd, O_CLOEXEC) < 0)
-                return tess_err(err, errno, "starting debootstrap: %s", strerror(errno));
+                return tess_err(err, errno, "starting %s: %s", argv[0], strerror(errno));
         pid = fork();
         if (pid < 0)
                 return tess_err(err, errno, "fork: %s", strerror(errno));
@@ -241,8 +243,9 @@ static int run_debootstrap(struct build *b, const char *rootfs, struct tess_erro
                 dup2(pipefd[1], 1);
                 dup2(pipefd[1], 2);
                 setenv("LC_ALL", "C", 1);
-                execvp("debootstrap", (char **)argv);
-                fprintf(stderr, "E: cannot run debootstrap: %s\n", strerror(errno));
+                setenv("DEBIAN_FRONTEND", "noninteractive", 1);
+                execvp(argv[0], (char **)argv);
+                fprintf(stderr, "E: cannot run %s: %s\n", argv[0], strerror(errno));
                 _exit(127);
         }
         close(pipefd[1]);
@@ -250,7 +253,9 @@ static int run_debootstrap(struct build *b, const char *rootfs, struct tess_erro
         while (out && getline(&line, &cap, out) > 0) {
                 fputs(line, log);
                 line[strcspn(line, "\n")] = '\0';
-                condense(b, &ph, line);
+                const char *l = apt ? apt_as_debootstrap(line, tmp, sizeof(tmp)) : line;
+                if (l)
+                        condense(b, &ph, l);
         }
         phase_end(b, &ph);
         free(line);
@@ -261,9 +266,65 @@ static int run_debootstrap(struct build *b, const char *rootfs, struct tess_erro
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
                 ;
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-                return tess_err(err, EIO, "debootstrap failed (exit %d); its output: %s",
-                                WIFEXITED(status) ? WEXITSTATUS(status) : -1, log_path);
+                return tess_err(err, EIO, "%s failed (exit %d)", argv[0], WIFEXITED(status) ? WEXITSTATUS(status) : -1);
         return 0;
+}
+
+static char *debs_dir(const struct build *b)
+{
+        return xasprintf("%s/debs/%s-%s", b->cache, b->r.suite, image_host_arch());
+}
+
+/* The base system: debootstrap with its downloads kept in the cache. */
+static int run_debootstrap(struct build *b, const char *rootfs, struct tess_error **err)
+{
+        _cleanup_free_ char *variant = xasprintf("--variant=%s", b->r.variant), *debs = debs_dir(b);
+        _cleanup_free_ char *cache_opt = xasprintf("--cache-dir=%s", debs);
+        const char *argv[] = { "debootstrap", variant, cache_opt, b->r.suite, rootfs, b->mirror, NULL };
+
+        if (fs_mkdir_p(debs, 0755, err) < 0)
+                return -EIO;
+        return run_condensed(b, argv, false, err);
+}
+
+/* The recipe's packages: apt-get in the new system (debootstrap's own
+ * --include resolves no virtual packages), its archive the cache's debs
+ * directory bind-mounted, /proc mounted for the maintainer scripts. */
+static int install_packages(struct build *b, const char *rootfs, struct tess_error **err)
+{
+        _cleanup_free_ char *debs = debs_dir(b), *archives = xasprintf("%s/var/cache/apt/archives", rootfs);
+        _cleanup_free_ char *partial = xasprintf("%s/partial", debs), *proc = xasprintf("%s/proc", rootfs);
+        const char *update[] = { "chroot", rootfs, "apt-get", "-q", "-o", "APT::Sandbox::User=root", "update", NULL };
+        const char *install[8 + RECIPE_LINES_MAX] = { "chroot",
+                                                      rootfs,
+                                                      "apt-get",
+                                                      "-q",
+                                                      "-y",
+                                                      "-o",
+                                                      "APT::Sandbox::User=root",
+                                                      "install",
+                                                      "--no-install-recommends" };
+        size_t n = 9;
+        int r;
+
+        for (char **p = b->r.packages; *p && n < sizeof(install) / sizeof(install[0]) - 1; p++)
+                install[n++] = *p;
+        install[n] = NULL;
+        if (fs_mkdir_p(partial, 0755, err) < 0 || fs_mkdir_p(archives, 0755, err) < 0)
+                return -EIO;
+        if (mount(debs, archives, NULL, MS_BIND, NULL) < 0)
+                return tess_err(err, errno, "binding '%s' to '%s': %s", debs, archives, strerror(errno));
+        if (mount("proc", proc, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
+                r = tess_err(err, errno, "mounting /proc in '%s': %s", rootfs, strerror(errno));
+                umount2(archives, MNT_DETACH);
+                return r;
+        }
+        r = run_condensed(b, update, true, err);
+        if (r == 0)
+                r = run_condensed(b, install, true, err);
+        umount2(proc, MNT_DETACH);
+        umount2(archives, MNT_DETACH);
+        return r;
 }
 
 /* ---- the root filesystem ---- */
@@ -433,6 +494,14 @@ static int write_layout(struct build *b, const char *layout, const struct layer_
 
 /* ---- the build ---- */
 
+static size_t count_words(char **w)
+{
+        size_t n = 0;
+        while (w[n])
+                n++;
+        return n;
+}
+
 static int build_image(struct build *b, struct tess_error **err)
 {
         _cleanup_free_ char *rootfs = xasprintf("%s/rootfs", b->work), *layout = xasprintf("%s/image", b->work);
@@ -446,16 +515,19 @@ static int build_image(struct build *b, struct tess_error **err)
                 return tess_err(err, EPERM, "building an image needs root (debootstrap)");
         if (mkdir(rootfs, 0755) < 0 || fs_mkdir_p(blobs, 0755, err) < 0)
                 return tess_err(err, errno ? errno : EIO, "creating '%s'", rootfs);
-        step(b, 1, "debootstrap %s (%s%s%s) from %s", b->r.suite, b->r.variant, b->r.packages[0] ? ", " : "",
-             b->r.packages[0] ? "+packages" : "", b->mirror);
+        step(b, 1, "debootstrap %s (%s) from %s", b->r.suite, b->r.variant, b->mirror);
         r = run_debootstrap(b, rootfs, err);
         if (r < 0)
                 return r;
-        step(b, 2, "cleaning the root filesystem, adding the work user");
+        step(b, 2, "apt-get install --no-install-recommends of %zu packages", count_words(b->r.packages));
+        r = b->r.packages[0] ? install_packages(b, rootfs, err) : 0;
+        if (r < 0)
+                return r;
+        step(b, 3, "cleaning the root filesystem, adding the work user");
         r = finish_rootfs(b, rootfs, err);
         if (r < 0)
                 return tess_err_wrap(err, "finishing the root filesystem");
-        step(b, 3, "writing the layer (mtimes @%lld, sorted, numeric owners, gzip -n)", (long long)b->epoch);
+        step(b, 4, "writing the layer (mtimes @%lld, sorted, numeric owners, gzip -n)", (long long)b->epoch);
         r = layer_write(rootfs, layer_tmp, b->epoch, &li, err);
         if (r < 0)
                 return r;
@@ -464,7 +536,7 @@ static int build_image(struct build *b, struct tess_error **err)
                 return tess_err(err, errno, "renaming the layer: %s", strerror(errno));
         fprintf(stderr, "        %s: %.1f MiB (tar %.1f MiB, %llu entries)\n", li.digest, li.size / 1048576.0,
                 li.tar_size / 1048576.0, (unsigned long long)li.entries);
-        step(b, 4, "writing the config, manifest and index");
+        step(b, 5, "writing the config, manifest and index");
         r = write_layout(b, layout, &li, manifest, err);
         if (r < 0)
                 return r;
@@ -502,8 +574,12 @@ static int build_cached(struct build *b, bool rebuild, struct tess_error **err)
                 /* keep debootstrap's log where the next look finds it */
                 _cleanup_free_ char *from = xasprintf("%s/debootstrap.log", b->work);
                 _cleanup_free_ char *to = xasprintf("%s/%s-%s.failed.log", b->cache, b->r.name, b->r.tag);
+                _cleanup_free_ char *inner = xasprintf("%s/rootfs/debootstrap/debootstrap.log", b->work);
+                _cleanup_free_ char *inner_to = xasprintf("%s/%s-%s.failed-inner.log", b->cache, b->r.name, b->r.tag);
                 if (rename(from, to) == 0)
                         fprintf(stderr, "debootstrap's log: %s\n", to);
+                if (rename(inner, inner_to) == 0)
+                        fprintf(stderr, "debootstrap's own log (dpkg's messages): %s\n", inner_to);
         }
         fs_remove_tree(b->work, NULL);
         return r;

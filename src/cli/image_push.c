@@ -182,13 +182,50 @@ static bool digest_ok(const char *d)
         return d && strncmp(d, "sha256:", 7) == 0 && strlen(d) == 71 && strspn(d + 7, "0123456789abcdef") == 64;
 }
 
+/* The blob's upload: POST for a location, then one PUT of the whole blob. */
+static int upload_blob(struct registry_client *c, const char *layout, const char *digest, bool verbose,
+                       struct image_push_result *res, struct answer *a, struct tess_error **err)
+{
+        _cleanup_free_ char *path = xasprintf("%s/blobs/sha256/%s", layout, digest + 7);
+        _cleanup_free_ char *post = xasprintf("%s/v2/%s/blobs/uploads/", c->base, c->repository), *put = NULL;
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        struct stat st;
+        char *esc;
+        int r;
+
+        if (fd < 0 || fstat(fd, &st) < 0)
+                return tess_err(err, errno, "%s: %s", path, strerror(errno));
+        r = request(c, "POST", post, NULL, NULL, a, err);
+        if (r == 0 && a->status != 202)
+                r = status_error("starting an upload", a, err);
+        if (r == 0 && !a->location.len)
+                r = tess_err(err, EIO, "starting an upload: the registry gave no Location");
+        if (r < 0)
+                return r;
+        esc = curl_easy_escape(c->curl, digest, 0);
+        const char *loc = a->location.data;
+        put = xasprintf("%s%s%sdigest=%s", loc[0] == '/' ? c->base : "", loc, strchr(loc, '?') ? "&" : "?",
+                        esc ? esc : digest);
+        curl_free(esc);
+        struct body b = { .fd = fd, .size = st.st_size };
+        if (verbose)
+                fprintf(stderr, "  %s: uploading %.1f MiB\n", digest, st.st_size / 1048576.0);
+        r = request(c, "PUT", put, "application/octet-stream", &b, a, err);
+        if (r == 0 && a->status != 201)
+                r = status_error("uploading", a, err);
+        if (r == 0) {
+                res->sent++;
+                res->bytes_sent += st.st_size;
+        }
+        return r;
+}
+
+/* A blob the registry lacks (HEAD) is uploaded. */
 static int push_blob(struct registry_client *c, const char *layout, const char *digest, bool verbose,
                      struct image_push_result *res, struct tess_error **err)
 {
-        _cleanup_free_ char *head = NULL, *post = NULL, *path = NULL, *put = NULL, *what = NULL;
-        _cleanup_close_ int fd = -1;
+        _cleanup_free_ char *head = NULL;
         struct answer a = { .location = BUF_INIT, .www_auth = BUF_INIT, .body = BUF_INIT };
-        struct stat st;
         int r;
 
         if (!digest_ok(digest))
@@ -199,37 +236,9 @@ static int push_blob(struct registry_client *c, const char *layout, const char *
         if (r == 0 && a.status == 200) {
                 if (verbose)
                         fprintf(stderr, "  %s: the registry has it\n", digest);
-                goto out;
+        } else if (r == 0) {
+                r = upload_blob(c, layout, digest, verbose, res, &a, err);
         }
-        path = xasprintf("%s/blobs/sha256/%s", layout, digest + 7);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (r == 0 && (fd < 0 || fstat(fd, &st) < 0))
-                r = tess_err(err, errno, "%s: %s", path, strerror(errno));
-        post = xasprintf("%s/v2/%s/blobs/uploads/", c->base, c->repository);
-        if (r == 0)
-                r = request(c, "POST", post, NULL, NULL, &a, err);
-        if (r == 0 && a.status != 202)
-                r = status_error("starting an upload", &a, err);
-        if (r == 0 && !a.location.len)
-                r = tess_err(err, EIO, "starting an upload: the registry gave no Location");
-        if (r == 0) {
-                char *esc = curl_easy_escape(c->curl, digest, 0);
-                const char *loc = a.location.data;
-                put = xasprintf("%s%s%sdigest=%s", loc[0] == '/' ? c->base : "", loc, strchr(loc, '?') ? "&" : "?",
-                                esc ? esc : digest);
-                curl_free(esc);
-                struct body b = { .fd = fd, .size = st.st_size };
-                if (verbose)
-                        fprintf(stderr, "  %s: uploading %.1f MiB\n", digest, st.st_size / 1048576.0);
-                r = request(c, "PUT", put, "application/octet-stream", &b, &a, err);
-                if (r == 0 && a.status != 201)
-                        r = status_error("uploading", &a, err);
-                if (r == 0) {
-                        res->sent++;
-                        res->bytes_sent += st.st_size;
-                }
-        }
-out:
         answer_release(&a);
         if (r < 0)
                 return tess_err_wrap(err, "pushing blob %s", digest);

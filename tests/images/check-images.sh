@@ -66,8 +66,10 @@ for recipe in "${RECIPES[@]}"; do
                         "$(awk "BEGIN { print $size / 1048576 }")" "$session_s" "$(tail -n 1 "$TMP/check.$N")" >>"$SUMMARY" &&
                 grep -q "$(expect_of "$RECIPE")" "$TMP/check.$N" &&
                 api DELETE /session/image$N
-        ' || printf '%-26s %-32s FAILED: %s\n' "$(basename "$recipe")" "$name:$tag" \
-                "$(tail -n 1 "$TMP/check.$n" 2>/dev/null || tail -n 1 "$TMP/build.$n.err" 2>/dev/null)" >>"$SUMMARY"
+        '
+        # (a row is written once the session answered: none means the build, push or session failed)
+        grep -q "^$(basename "$recipe") " "$SUMMARY" || printf '%-26s %-32s FAILED: %s\n' "$(basename "$recipe")" \
+                "$name:$tag" "$(tail -n 1 "$TMP/build.$n.err" 2>/dev/null)" >>"$SUMMARY"
 done
 
 echo "# summary ($(date -u +%Y-%m-%d), $(uname -m), $(nproc) cores)"

@@ -21,7 +21,7 @@ test_expect_success 'a recipe builds twice into the same digests (the second bui
         digests "$(tail -n 1 "$TMP/one.out")" >"$TMP/one.digests" &&
         "$TESSERA" image build --rebuild -o "$TMP/tiny" "$TEST_ROOT/tests/data/tiny.recipe" >"$TMP/two.out" 2>"$TMP/two.err" &&
         test "$(tail -n 1 "$TMP/two.out")" = "$TMP/tiny" &&
-        grep -q "^\[1/4 .*debootstrap bookworm (minbase)" "$TMP/two.err" &&
+        grep -q "^\[1/5 .*debootstrap bookworm (minbase)" "$TMP/two.err" &&
         grep -q "Configuring: [0-9]* packages" "$TMP/two.err" &&
         digests "$TMP/tiny" >"$TMP/two.digests" &&
         test_cmp "$TMP/one.digests" "$TMP/two.digests" &&
