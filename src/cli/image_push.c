@@ -289,6 +289,39 @@ static int pick_manifest(const char *layout, char **ret_digest, struct tess_erro
         return tess_err(err, EINVAL, "%s names no image manifest for linux/%s", path, image_host_arch());
 }
 
+/* The blobs of the manifest `manifest` of `layout`, then the manifest, under `tag_or_digest`. */
+static int push_manifest(struct registry_client *c, const char *layout, const char *manifest, const char *tag_or_digest,
+                         bool verbose, struct image_push_result *res, struct tess_error **err)
+{
+        _cleanup_free_ char *mpath = xasprintf("%s/blobs/sha256/%s", layout, manifest + 7), *mtext = NULL;
+        _cleanup_free_ char *url = xasprintf("%s/v2/%s/manifests/%s", c->base, c->repository, tag_or_digest);
+        struct answer a = { .location = BUF_INIT, .www_auth = BUF_INIT, .body = BUF_INIT };
+        json_t *m = NULL, *l;
+        size_t mlen, i;
+        int r;
+
+        r = read_json(mpath, &m, &mtext, &mlen, err);
+        if (r < 0)
+                return r;
+        r = push_blob(c, layout, json_string_value(json_object_get(json_object_get(m, "config"), "digest")), verbose,
+                      res, err);
+        json_array_foreach(json_object_get(m, "layers"), i, l) {
+                if (r < 0)
+                        break;
+                r = push_blob(c, layout, json_string_value(json_object_get(l, "digest")), verbose, res, err);
+        }
+        if (r == 0) {
+                const char *mt = json_string_value(json_object_get(m, "mediaType"));
+                struct body b = { .fd = -1, .mem = mtext, .size = (int64_t)mlen };
+                r = request(c, "PUT", url, mt ? mt : MEDIA_OCI_MANIFEST, &b, &a, err);
+                if (r == 0 && a.status != 201)
+                        r = status_error("putting the manifest", &a, err);
+        }
+        answer_release(&a);
+        json_decref(m);
+        return r;
+}
+
 int image_push(const char *layout, const char *ref, const char *const *insecure, bool verbose,
                struct image_push_result *ret, struct tess_error **err)
 {
@@ -298,10 +331,7 @@ int image_push(const char *layout, const char *ref, const char *const *insecure,
         struct image_ref ir = { 0 };
         struct registry_client c = { 0 };
         struct image_push_result res = { 0 };
-        struct answer a = { .location = BUF_INIT, .www_auth = BUF_INIT, .body = BUF_INIT };
-        _cleanup_free_ char *manifest = NULL, *mpath = NULL, *mtext = NULL, *url = NULL;
-        json_t *m = NULL, *l;
-        size_t mlen, i;
+        char *manifest = NULL;
         int r;
 
         r = image_ref_parse(ref, NULL, &ir, err);
@@ -311,33 +341,13 @@ int image_push(const char *layout, const char *ref, const char *const *insecure,
         r = pick_manifest(layout, &manifest, err);
         if (r == 0)
                 r = registry_client_init(&c, &ir, &o, err);
-        if (r < 0)
-                goto out;
-        mpath = xasprintf("%s/blobs/sha256/%s", layout, manifest + 7);
-        r = read_json(mpath, &m, &mtext, &mlen, err);
         if (r == 0)
-                r = push_blob(&c, layout, json_string_value(json_object_get(json_object_get(m, "config"), "digest")),
-                              verbose, &res, err);
-        json_array_foreach(json_object_get(m, "layers"), i, l) {
-                if (r < 0)
-                        break;
-                r = push_blob(&c, layout, json_string_value(json_object_get(l, "digest")), verbose, &res, err);
-        }
-        if (r < 0)
-                goto out;
-        const char *mt = json_string_value(json_object_get(m, "mediaType"));
-        url = xasprintf("%s/v2/%s/manifests/%s", c.base, c.repository, ir.digest ? ir.digest : ir.tag);
-        struct body b = { .fd = -1, .mem = mtext, .size = (int64_t)mlen };
-        r = request(&c, "PUT", url, mt ? mt : MEDIA_OCI_MANIFEST, &b, &a, err);
-        if (r == 0 && a.status != 201)
-                r = status_error("putting the manifest", &a, err);
+                r = push_manifest(&c, layout, manifest, ir.digest ? ir.digest : ir.tag, verbose, &res, err);
         if (r == 0) {
                 snprintf(res.manifest, sizeof(res.manifest), "%s", manifest);
                 *ret = res;
         }
-out:
-        answer_release(&a);
-        json_decref(m);
+        free(manifest);
         registry_client_release(&c);
         image_ref_release(&ir);
         if (r < 0)
