@@ -255,10 +255,11 @@ static void print_words(struct buf *out, const char *key, char **w)
 {
         if (!w || !*w)
                 return;
-        buf_printf(out, "%s =", key);
-        for (; *w; w++)
-                buf_printf(out, " %s", *w);
-        buf_putc(out, '\n');
+        /* quoted: a word may start with '#' */
+        buf_printf(out, "%s = \"", key);
+        for (char **p = w; *p; p++)
+                buf_printf(out, "%s%s", p == w ? "" : " ", *p);
+        buf_puts(out, "\"\n");
 }
 
 static void print_kvs(struct buf *out, const char *prefix, const struct recipe_kv *v, size_t n)

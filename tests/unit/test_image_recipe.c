@@ -40,10 +40,12 @@ static void test_recipe_print_round_trip(void)
         struct buf one = BUF_INIT, two = BUF_INIT;
         struct tess_error *err = NULL;
 
-        CHECK(parse("suite = trixie\nname = x\nlabel.b = 2\nlabel.a = \" one # two \"\nmirror = http://m/debian\n", &r,
-                    &err) == 0);
+        CHECK(parse("suite = trixie\nname = x\nlabel.b = 2\nlabel.a = \" one # two \"\nmirror = http://m/debian\n"
+                    "cmd = \"  /b  #c  \"\n",
+                    &r, &err) == 0);
         recipe_print(&r, &one);
         CHECK(strstr(one.data, "label.a = \" one # two \"\nlabel.b = \"2\"\n") != NULL);
+        CHECK(strstr(one.data, "cmd = \"/b #c\"\n") != NULL); /* found by fuzzing: '#' starting a word */
         CHECK(recipe_parse(one.data, one.len, "printed", &back, &err) == 0);
         recipe_print(&back, &two);
         CHECK_STREQ(one.data, two.data);
