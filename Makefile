@@ -4,13 +4,14 @@
 #   make check         build with ASan+UBSan into build/asan and run every test
 #   make run           install missing Debian packages, build, start `tessera dev`
 #   make fuzz          build libFuzzer targets with clang into build/fuzz
+#   make check-images  build every recipe of images/ and check it in a session (long: docs/images.md)
 #   make format        clang-format the sources
 #   make V=1           show commands
 
 BUILD    ?= build
 CC       ?= cc
 SANITIZE ?=
-PKGS     := libmicrohttpd jansson sqlite3 libpq openssl libcurl libarchive
+PKGS     := libmicrohttpd jansson sqlite3 libpq openssl libcurl libarchive zlib
 
 ifeq ($(V),1)
 Q :=
@@ -60,7 +61,7 @@ UNIT_BINS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 FUZZ_BINS   := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz-replay/%,$(FUZZ_SRC))
 LIB_OBJS    := $(call obj,$(COMMON_SRC) $(SCHED_SRC) $(SIM_SRC) $(MANAGER_SRC) $(AGENT_SRC) $(FGPU_AGENT_SRC) $(CLI_SRC))
 
-.PHONY: all check tests run deps test-deps fuzz format clean docs
+.PHONY: all check check-images tests run deps test-deps fuzz format clean docs
 all: $(TESSERA) $(RUNNER) $(MONITOR) $(FGPU_LIB) $(FAKE_LIBS)
 
 $(BUILD)/obj/%.o: %.c
@@ -168,6 +169,12 @@ check: test-deps
 	$(Q)$(MAKE) --no-print-directory BUILD=build/asan SANITIZE=address,undefined,float-cast-overflow tests
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)BUILD=build/asan tests/run.sh
+
+# Every recipe of images/ (or IMAGES="images/a.recipe ..."): built with
+# the release binary (cached), pushed, run in a session and checked; a
+# summary table at the end (docs/images.md).
+check-images: all $(BUILD)/test-tool
+	$(Q)BUILD=$(BUILD) tests/images/check-images.sh $(IMAGES)
 
 run: deps
 	$(Q)$(MAKE) --no-print-directory -j$$(nproc) all

@@ -3,8 +3,10 @@
 # engine, and cache it outside the repository.
 #
 #   NAME    busybox  one layer: Debian's busybox-static and its applets (seconds)
-#           python   Debian bookworm minbase + python3 by debootstrap (minutes;
-#                    needs root and the Debian archive)
+#           python   images/python3.11.recipe built by `tessera image build`
+#                    (Debian bookworm minbase + python3 by debootstrap; minutes,
+#                    needs root, the Debian archive and $TESSERA, default
+#                    build/tessera; cached by tessera, docs/images.md)
 #   OUTDIR  optional: copy the image layout there too
 #
 # The image is an OCI image layout (oci-layout, index.json, blobs/sha256/)
@@ -30,6 +32,15 @@ usage() {
 NAME=$1
 OUTDIR=${2:-}
 case $NAME in busybox | python) ;; *) usage ;; esac
+
+# python: one builder for recipes and tests (docs/images.md)
+if [ "$NAME" = python ]; then
+        ROOT=$(cd "$HERE/../.." && pwd)
+        TESSERA=${TESSERA:-$ROOT/build/tessera}
+        [ -x "$TESSERA" ] || { echo "build.sh: $TESSERA is missing (make)" >&2; exit 1; }
+        "$TESSERA" image build ${OUTDIR:+--output "$OUTDIR"} "$ROOT/images/python3.11.recipe" | tail -n 1
+        exit "${PIPESTATUS[0]}"
+fi
 . "$HERE/rootfs-$NAME.sh"
 
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-1700000000}

@@ -134,6 +134,10 @@ int cmd_admin(int argc, char **argv);
 int cmd_admin_usage(int argc, char **argv); /* `tessera admin usage` */
 int cmd_api(int argc, char **argv);
 int cmd_image(int argc, char **argv);
+/* `tessera image build` (cmd_image_build.c) and `push` (cmd_image_push.c). */
+extern const struct cli_opt image_build_opts[], image_push_opts[];
+int image_build_cmd(struct cli_call *call);
+int image_push_cmd(struct cli_call *call);
 int cmd_vfolder(int argc, char **argv);
 int cmd_login(int argc, char **argv);
 int cmd_logout(int argc, char **argv);

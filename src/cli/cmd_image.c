@@ -339,12 +339,31 @@ static const struct cli_leaf image_leaves[] = {
           1,
           "PATH",
           "give every agent an image: an OCI layout directory or a docker save archive (superadmins)" },
+        { "build",
+          NULL,
+          image_build_cmd,
+          { image_build_opts },
+          0,
+          1,
+          1,
+          "RECIPE",
+          "build an OCI image layout from a recipe (images/*.recipe) with debootstrap; cached (root)" },
+        { "push",
+          NULL,
+          image_push_cmd,
+          { image_push_opts },
+          0,
+          2,
+          2,
+          "LAYOUT REF",
+          "push an OCI image layout to a registry: REF is HOST[:PORT]/NAME[:TAG]" },
         {},
 };
 
 int cmd_image(int argc, char **argv)
 {
         return cli_run_group("tessera image",
-                             "Images from files, through the manager (see them with 'tessera admin image list').",
+                             "Images: build them from recipes, push them to registries, import them from files through the manager\n"
+                             "(see them with 'tessera admin image list').",
                              image_leaves, argc, argv);
 }

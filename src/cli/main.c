@@ -26,7 +26,7 @@ static const struct command {
         { "admin", cmd_admin, "manage domains, projects, users, keypairs, policies, resource groups, presets, "
                               "images, agents; read the audit log" },
         { "vfolder", cmd_vfolder, "virtual folders: create, share, upload and download files, mount into sessions" },
-        { "image", cmd_image, "import images into the cluster (OCI layouts, docker save archives)" },
+        { "image", cmd_image, "build images from recipes, push them to registries, import OCI layouts or docker save archives" },
         { "api", cmd_api, "send a raw signed request and print the answer" },
         { "login", cmd_login, "log in with e-mail and password; save the endpoint and keypair" },
         { "logout", cmd_logout, "forget the saved endpoint and keypair" },

@@ -34,7 +34,7 @@ REGISTRY_PIDS=()
 registry_runs=0
 
 test_image() {
-        "$TEST_ROOT/scripts/test-images/build.sh" "$1" | tail -n 1
+        TESSERA=$TESSERA "$TEST_ROOT/scripts/test-images/build.sh" "$1" | tail -n 1
 }
 
 # bcrypt htpasswd line: htpasswd (apache2-utils), else python3's crypt
@@ -168,12 +168,14 @@ registry_stop() {
 }
 
 registry_push() {
-        local name=$1 ref=$2 image
+        local name=$1 ref=$2 image own
         shift 2
         image=$(test_image "$name") || return 1
+        # the name the layout gives its image (python:3.11 for python)
+        own=$(jq -r '.manifests[0].annotations["org.opencontainers.image.ref.name"]' "$image/index.json") || return 1
         skopeo copy --quiet --insecure-policy --dest-tls-verify=false \
                 ${REGISTRY_CREDS:+--dest-creds "$REGISTRY_CREDS"} "$@" \
-                "oci:$image:$name:latest" "docker://$REGISTRY/$ref"
+                "oci:$image:$own" "docker://$REGISTRY/$ref"
 }
 
 fake_registry_start() {

@@ -1,0 +1,287 @@
+/* layer_writer.c - a directory tree as a reproducible gzip'd tar; see
+ * layer_writer.h.  One pass: libarchive writes the tar into a callback
+ * that hashes it (the diff_id) and deflates it with zlib into the output
+ * file, hashing that too (the digest). */
+#include "../common/compat.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <openssl/evp.h>
+#include <zlib.h>
+
+#include "../common/buf.h"
+#include "layer_writer.h"
+
+#define OUT_CHUNK      (256u << 10)
+#define PATH_DEPTH_MAX 256
+
+struct link_seen {
+        dev_t dev;
+        ino_t ino;
+        char *path;
+};
+
+struct writer {
+        struct archive *a;
+        int out_fd;
+        z_stream z;
+        EVP_MD_CTX *tar_md, *gz_md;
+        unsigned char *zbuf;
+        int64_t tar_size, gz_size, mtime;
+        uint64_t entries;
+        struct link_seen *links;
+        size_t n_links, cap_links;
+        int rc; /* first failure in a callback */
+        struct tess_error *cb_err;
+        struct tess_error **err;
+};
+
+static int flush_z(struct writer *w, int mode)
+{
+        do {
+                w->z.next_out = w->zbuf;
+                w->z.avail_out = OUT_CHUNK;
+                int zr = deflate(&w->z, mode);
+                if (zr == Z_STREAM_ERROR)
+                        return tess_err(&w->cb_err, EIO, "deflate failed");
+                size_t n = OUT_CHUNK - w->z.avail_out;
+                EVP_DigestUpdate(w->gz_md, w->zbuf, n);
+                for (size_t off = 0; off < n;) {
+                        ssize_t k = write(w->out_fd, w->zbuf + off, n - off);
+                        if (k < 0 && errno == EINTR)
+                                continue;
+                        if (k < 0)
+                                return tess_err(&w->cb_err, errno, "writing the layer: %s", strerror(errno));
+                        off += (size_t)k;
+                }
+                w->gz_size += (int64_t)n;
+        } while (w->z.avail_out == 0 || (mode == Z_FINISH && w->z.avail_in > 0));
+        return 0;
+}
+
+static la_ssize_t on_write(struct archive *a UNUSED, void *data, const void *buf, size_t n)
+{
+        struct writer *w = data;
+
+        if (w->rc < 0)
+                return -1;
+        EVP_DigestUpdate(w->tar_md, buf, n);
+        w->tar_size += (int64_t)n;
+        w->z.next_in = (Bytef *)buf;
+        w->z.avail_in = (uInt)n;
+        while (w->z.avail_in > 0) {
+                w->rc = flush_z(w, Z_NO_FLUSH);
+                if (w->rc < 0)
+                        return -1;
+        }
+        return (la_ssize_t)n;
+}
+
+static int arch_error(struct writer *w, const char *what)
+{
+        if (w->rc < 0) {
+                tess_error_free(*w->err);
+                *w->err = TAKE_PTR(w->cb_err);
+                return w->rc;
+        }
+        return tess_err(w->err, EIO, "%s: %s", what, archive_error_string(w->a));
+}
+
+static const char *link_target(struct writer *w, const struct stat *st, const char *path)
+{
+        for (size_t i = 0; i < w->n_links; i++)
+                if (w->links[i].dev == st->st_dev && w->links[i].ino == st->st_ino)
+                        return w->links[i].path;
+        if (w->n_links == w->cap_links)
+                w->links =
+                        xrealloc(w->links, (w->cap_links = w->cap_links ? 2 * w->cap_links : 64) * sizeof(*w->links));
+        w->links[w->n_links++] = (struct link_seen){ st->st_dev, st->st_ino, xstrdup(path) };
+        return NULL;
+}
+
+static int copy_data(struct writer *w, int dirfd, const char *name, const char *path, int64_t size)
+{
+        _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        char buf[65536];
+        int64_t left = size;
+
+        if (fd < 0)
+                return tess_err(w->err, errno, "opening '%s': %s", path, strerror(errno));
+        while (left > 0) {
+                ssize_t n = read(fd, buf, sizeof(buf) < (uint64_t)left ? sizeof(buf) : (size_t)left);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return tess_err(w->err, errno, "reading '%s': %s", path, strerror(errno));
+                if (n == 0)
+                        return tess_err(w->err, EIO, "'%s' shrank while it was written", path);
+                if (archive_write_data(w->a, buf, (size_t)n) != n)
+                        return arch_error(w, path);
+                left -= n;
+        }
+        return 0;
+}
+
+static int bytewise(const struct dirent **a, const struct dirent **b)
+{
+        return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+static int no_dots(const struct dirent *d)
+{
+        return !streq(d->d_name, ".") && !streq(d->d_name, "..");
+}
+
+static int write_dir(struct writer *w, int dirfd, const char *prefix, int depth);
+
+/* One entry `name` of directory `dirfd`, whose path in the layer is `path`. */
+static int write_entry(struct writer *w, int dirfd, const char *name, const char *path, int depth)
+{
+        struct archive_entry *e;
+        struct stat st;
+        const char *hard;
+        int r = 0;
+
+        if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return tess_err(w->err, errno, "'%s': %s", path, strerror(errno));
+        if (S_ISSOCK(st.st_mode))
+                return 0;
+        e = archive_entry_new();
+        archive_entry_set_pathname(e, path);
+        archive_entry_set_mode(e, st.st_mode);
+        archive_entry_set_uid(e, st.st_uid);
+        archive_entry_set_gid(e, st.st_gid);
+        archive_entry_set_mtime(e, w->mtime, 0);
+        if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
+                archive_entry_set_rdev(e, st.st_rdev);
+        hard = !S_ISDIR(st.st_mode) && st.st_nlink > 1 ? link_target(w, &st, path) : NULL;
+        if (hard) {
+                archive_entry_set_hardlink(e, hard);
+                archive_entry_set_size(e, 0);
+        } else if (S_ISLNK(st.st_mode)) {
+                char target[4097];
+                ssize_t n = readlinkat(dirfd, name, target, sizeof(target) - 1);
+                if (n < 0) {
+                        archive_entry_free(e);
+                        return tess_err(w->err, errno, "reading link '%s': %s", path, strerror(errno));
+                }
+                target[n] = '\0';
+                archive_entry_set_symlink(e, target);
+        } else if (S_ISREG(st.st_mode)) {
+                archive_entry_set_size(e, st.st_size);
+        }
+        if (archive_write_header(w->a, e) != ARCHIVE_OK)
+                r = arch_error(w, path);
+        archive_entry_free(e);
+        w->entries++;
+        if (r == 0 && !hard && S_ISREG(st.st_mode) && st.st_size > 0)
+                r = copy_data(w, dirfd, name, path, st.st_size);
+        if (r == 0 && S_ISDIR(st.st_mode)) {
+                _cleanup_close_ int sub = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (sub < 0)
+                        return tess_err(w->err, errno, "opening '%s': %s", path, strerror(errno));
+                r = write_dir(w, sub, path, depth + 1);
+        }
+        return r;
+}
+
+static int write_dir(struct writer *w, int dirfd, const char *prefix, int depth)
+{
+        struct dirent **names = NULL;
+        int n, r = 0;
+
+        if (depth > PATH_DEPTH_MAX)
+                return tess_err(w->err, ELOOP, "'%s': deeper than %d directories", prefix, PATH_DEPTH_MAX);
+        /* scandirat reads relative to dirfd: "." is this directory */
+        n = scandirat(dirfd, ".", &names, no_dots, bytewise);
+        if (n < 0)
+                return tess_err(w->err, errno, "listing '%s': %s", *prefix ? prefix : ".", strerror(errno));
+        for (int i = 0; i < n; i++) {
+                if (r == 0) {
+                        _cleanup_free_ char *path =
+                                *prefix ? xasprintf("%s/%s", prefix, names[i]->d_name) : xstrdup(names[i]->d_name);
+                        r = write_entry(w, dirfd, names[i]->d_name, path, depth);
+                }
+                free(names[i]);
+        }
+        free(names);
+        return r;
+}
+
+static void hex_digest(EVP_MD_CTX *md, char out[72])
+{
+        unsigned char sum[EVP_MAX_MD_SIZE];
+        unsigned len = 0;
+
+        EVP_DigestFinal_ex(md, sum, &len);
+        memcpy(out, "sha256:", 7);
+        for (unsigned i = 0; i < len && i < 32; i++)
+                snprintf(out + 7 + 2 * i, 3, "%02x", sum[i]);
+}
+
+int layer_write(const char *root, const char *out, int64_t mtime, struct layer_info *ret, struct tess_error **err)
+{
+        struct writer w = { .mtime = mtime, .err = err, .out_fd = -1 };
+        int rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC), r = 0;
+
+        if (rootfd < 0)
+                return tess_err(err, errno, "opening '%s': %s", root, strerror(errno));
+        w.out_fd = open(out, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (w.out_fd < 0) {
+                r = tess_err(err, errno, "creating '%s': %s", out, strerror(errno));
+                close(rootfd);
+                return r;
+        }
+        w.zbuf = xmalloc(OUT_CHUNK);
+        w.tar_md = EVP_MD_CTX_new();
+        w.gz_md = EVP_MD_CTX_new();
+        /* windowBits 15 + 16: a gzip wrapper with mtime 0, no name (gzip -n) */
+        if (!w.tar_md || !w.gz_md || EVP_DigestInit_ex(w.tar_md, EVP_sha256(), NULL) != 1 ||
+            EVP_DigestInit_ex(w.gz_md, EVP_sha256(), NULL) != 1 ||
+            deflateInit2(&w.z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+                r = tess_err(err, ENOMEM, "cannot start the layer's digests or compressor");
+                goto out_free;
+        }
+        w.a = archive_write_new();
+        archive_write_set_format_pax_restricted(w.a);
+        /* names as the bytes they are (no translation from the locale's
+         * charset, which fails on non-ASCII names in the C locale) */
+        archive_write_set_format_option(w.a, "pax", "hdrcharset", "BINARY");
+        archive_write_set_bytes_in_last_block(w.a, 1);
+        if (archive_write_open2(w.a, &w, NULL, on_write, NULL, NULL) != ARCHIVE_OK) {
+                r = arch_error(&w, "starting the tar");
+                goto out_archive;
+        }
+        r = write_dir(&w, rootfd, "", 0);
+        if (r == 0 && archive_write_close(w.a) != ARCHIVE_OK)
+                r = arch_error(&w, "finishing the tar");
+        if (r == 0 && (w.rc = flush_z(&w, Z_FINISH)) < 0)
+                r = arch_error(&w, "finishing the layer");
+        if (r == 0 && fsync(w.out_fd) < 0)
+                r = tess_err(err, errno, "syncing '%s': %s", out, strerror(errno));
+        if (r == 0) {
+                *ret = (struct layer_info){ .size = w.gz_size, .tar_size = w.tar_size, .entries = w.entries };
+                hex_digest(w.gz_md, ret->digest);
+                hex_digest(w.tar_md, ret->diff_id);
+        }
+out_archive:
+        archive_write_free(w.a);
+        deflateEnd(&w.z);
+out_free:
+        EVP_MD_CTX_free(w.tar_md);
+        EVP_MD_CTX_free(w.gz_md);
+        free(w.zbuf);
+        for (size_t i = 0; i < w.n_links; i++)
+                free(w.links[i].path);
+        free(w.links);
+        tess_error_free(w.cb_err);
+        close(w.out_fd);
+        close(rootfd);
+        if (r < 0)
+                unlink(out);
+        return r;
+}

@@ -1,0 +1,34 @@
+/* layer_writer.h - write a directory tree as a reproducible OCI layer
+ * (gzip'd tar), for `tessera image build` and session commits.
+ *
+ * The tar is written by libarchive (pax restricted: ustar headers, a pax
+ * header only where ustar cannot hold a name or size; names are raw bytes,
+ * hdrcharset=BINARY, whatever the locale).  Entries are
+ * relative ("usr/bin/python3"), in byte order of their paths, directories
+ * before their contents; every mtime is `mtime`; owners are numeric (no
+ * user or group names); no atime, ctime, xattrs or ACLs; hard links inside
+ * the tree are written as links to the first path.  Sockets are skipped.
+ * The gzip stream (zlib, level 6) has no name and no timestamp, like
+ * `gzip -n`.  Same tree and mtime, same bytes. */
+#ifndef TESS_AGENT_LAYER_WRITER_H
+#define TESS_AGENT_LAYER_WRITER_H
+
+#include <stdint.h>
+
+#include "../common/error.h"
+
+struct layer_info {
+        char digest[72];  /* "sha256:<hex>" of the gzip'd layer */
+        char diff_id[72]; /* "sha256:<hex>" of the tar */
+        int64_t size;     /* bytes of the gzip'd layer */
+        int64_t tar_size; /* bytes of the tar */
+        uint64_t entries;
+};
+
+/* Write the tree under `root` (not root itself) to the new file `out`.
+ * IN  root, out - borrowed; mtime - seconds since the epoch
+ * OUT ret - the digests and sizes
+ * RET 0, or negative errno (the partial `out` is removed) */
+int layer_write(const char *root, const char *out, int64_t mtime, struct layer_info *ret, struct tess_error **err);
+
+#endif
