@@ -391,7 +391,9 @@ int vf_mounted(struct manager *m, const char *id, struct tess_error **err)
 
 int vfolder_hosts_open(struct manager *m, struct tess_error **err)
 {
-        _cleanup_free_ char *def = xasprintf("local=%s/vfolders", m->conf.state_dir);
+        /* the state dir may be given relative ("make run": ./tessera-data) */
+        _cleanup_free_ char *state = realpath(m->conf.state_dir, NULL);
+        _cleanup_free_ char *def = xasprintf("local=%s/vfolders", state ? state : m->conf.state_dir);
         const char *spec = m->conf.vfolder_hosts && *m->conf.vfolder_hosts ? m->conf.vfolder_hosts : def;
         int r = vf_hosts_parse(spec, &m->vfolder_hosts, err);
 

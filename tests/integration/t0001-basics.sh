@@ -107,4 +107,15 @@ test_expect_success 'a bad option in the config file stops the start with file:l
         grep -q "listen_port" "$TMP/err"
 '
 
+test_expect_success 'a relative --state-dir works (make run uses ./tessera-data): folders live under its absolute path' '
+        port=$(test_free_port) &&
+        { (cd "$TMP" && exec "$TESSERA" dev --state-dir rel-state --listen 127.0.0.1:$port --no-agent \
+                </dev/null >"$TMP/rel.log" 2>&1) & } &&
+        pid=$! &&
+        for _ in $(seq 1 100); do curl -sf -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.1; done &&
+        curl -sf "http://127.0.0.1:$port/" >/dev/null &&
+        test -d "$TMP/rel-state/vfolders" &&
+        kill $pid && wait $pid
+'
+
 test_done
