@@ -8,7 +8,7 @@
 #      /folders/_/download, fsynced) vs cp, same target;
 #   3. listing a folder of 100,000 files (GET /folders/{name}/files),
 #      target <= 1 s.
-# usage: BUILD=build/release bench/vfolder-transfer.sh [MiB]   (default 1024)
+# usage: [ROUNDS=5] BUILD=build/release bench/vfolder-transfer.sh [MiB]   (default 1024)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build/release}
@@ -43,20 +43,36 @@ dd if=/dev/urandom of="$WORK/src" bs=1M count="$MIB" status=none
 sync
 BYTES=$((MIB * 1048576))
 
-t0=$(now); cp "$WORK/src" "$WORK/copy"; sync; t1=$(now)
-CP=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
-rm -f "$WORK/copy"
+# timed CMD...: seconds CMD and a sync take
+timed() {
+        local t0 t1
+        t0=$(now)
+        "$@" >/dev/null
+        sync
+        t1=$(now)
+        awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }'
+}
+median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 # the client users run: tessera vfolder upload (tus, 16 MiB PATCH chunks)
-# and download (one GET, written to disk and fsynced)
+# and download (one GET, written to disk and fsynced).  This machine's page
+# cache writes vary several-fold from one minute to the next, so the three
+# are interleaved over ROUNDS rounds and compared by their medians.
 export BACKEND_ENDPOINT=$EP BACKEND_ACCESS_KEY=$AK BACKEND_SECRET_KEY=$SK
-t0=$(now); "$TESSERA" vfolder upload bench "$WORK/src" >/dev/null; sync; t1=$(now)
-UP=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
-
-t0=$(now); "$TESSERA" vfolder download bench src -o "$WORK/down" >/dev/null; sync; t1=$(now)
-DOWN=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
-cmp -s "$WORK/down" "$WORK/src" || echo "download differs!"
-rm -f "$WORK/down"
+ROUNDS=${ROUNDS:-5}
+: >"$WORK/cp.t"; : >"$WORK/up.t"; : >"$WORK/down.t"
+for ((i = 0; i < ROUNDS; i++)); do
+        timed cp "$WORK/src" "$WORK/copy" >>"$WORK/cp.t"
+        rm -f "$WORK/copy"
+        "$TESSERA" vfolder rm-files bench src >/dev/null 2>&1 || true
+        timed "$TESSERA" vfolder upload bench "$WORK/src" >>"$WORK/up.t"
+        timed "$TESSERA" vfolder download bench src -o "$WORK/down" >>"$WORK/down.t"
+        cmp -s "$WORK/down" "$WORK/src" || echo "download differs!"
+        rm -f "$WORK/down"
+done
+CP=$(median <"$WORK/cp.t")
+UP=$(median <"$WORK/up.t")
+DOWN=$(median <"$WORK/down.t")
 
 api POST /folders/many/mkdir '{"path": "d"}' >/dev/null
 DIR=$(find "$WORK/state/vfolders" -type d -name d -path "*/d" | head -1)
@@ -65,7 +81,7 @@ api GET "/folders/many/files?path=d" >/dev/null # warm the cache
 t0=$(now); N=$(api GET "/folders/many/files?path=d" | jq ".items | length"); t1=$(now)
 LS=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
 
-echo "file: $MIB MiB on $(df --output=source "$WORK" | tail -1), $(nproc) cores"
+echo "file: $MIB MiB on $(df --output=source "$WORK" | tail -1), $(nproc) cores, median of $ROUNDS interleaved rounds"
 echo "cp:           $(rate $BYTES "$CP") MB/s"
 echo "tus upload:   $(rate $BYTES "$UP") MB/s ($(awk -v a="$CP" -v b="$UP" 'BEGIN { printf "%.0f", 100 * a / b }') % of cp; target >= 70 %)"
 echo "download:     $(rate $BYTES "$DOWN") MB/s ($(awk -v a="$CP" -v b="$DOWN" 'BEGIN { printf "%.0f", 100 * a / b }') % of cp; target >= 70 %)"
