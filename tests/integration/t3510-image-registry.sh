@@ -116,4 +116,14 @@ test_expect_success 'GET /images: a user sees visible images grouped by name, wi
         test "$CODE" = 403
 '
 
+test_expect_success 'the CLI lists images and manages aliases' '
+        "$TESSERA" image ls >"$TMP/ls" && grep -q "registry.test/stable/python" "$TMP/ls" && grep -q "3.11" "$TMP/ls" &&
+        ! grep -q "stable/old" "$TMP/ls" && grep -q "other.io/lab/torch  *2.1  *torch" "$TMP/ls" &&
+        "$TESSERA" admin image update registry.test/stable/old:1 --hidden false && "$TESSERA" image ls | grep -q "stable/old" &&
+        "$TESSERA" admin image-alias create py2 --image-id "$PY311" &&
+        "$TESSERA" admin image-alias list >"$TMP/al" && grep -q "py2 .*registry.test/stable/python:3.11" "$TMP/al" &&
+        "$TESSERA" admin image-alias delete py2 &&
+        "$TESSERA" admin image-alias list >"$TMP/al" && ! grep -q py2 "$TMP/al"
+'
+
 test_done
