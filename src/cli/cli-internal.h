@@ -137,6 +137,7 @@ int cmd_image(int argc, char **argv);
 /* `tessera image build` (cmd_image_build.c) and `push` (cmd_image_push.c). */
 extern const struct cli_opt image_build_opts[], image_push_opts[];
 int image_build_cmd(struct cli_call *call);
+int image_list_cmd(struct cli_call *call); /* cmd_image_list.c */
 int image_push_cmd(struct cli_call *call);
 int cmd_vfolder(int argc, char **argv);
 int cmd_login(int argc, char **argv);

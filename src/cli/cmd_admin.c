@@ -238,6 +238,13 @@ static const struct cli_opt image_opts[] = {
         { "max", 0, OPT_SLOTS, DEST_BODY, "max_resources", V_CU, 0, "SLOT=VALUE",
           "most resources a session may have, repeatable" },
         { "size", 0, OPT_INT, DEST_BODY, "size_bytes", V_CU, 0, "BYTES", "image size" },
+        { "hidden", 0, OPT_BOOL, DEST_BODY, "hidden", V_CU, 0, "true|false",
+          "hidden images are not listed to users and refused for new sessions" },
+        {},
+};
+
+static const struct cli_opt image_alias_opts[] = {
+        { "image-id", 0, OPT_STR, DEST_BODY, "image_id", V_CREATE, 0, "ID", "the image it names (required)" },
         {},
 };
 
@@ -337,6 +344,14 @@ static const struct column image_columns[] = {
         {},
 };
 
+static const struct column image_alias_columns[] = {
+        { "ALIAS", "alias", COL_TEXT },
+        { "IMAGE", "image", COL_TEXT },
+        { "ARCH", "architecture", COL_TEXT },
+        { "IMAGE ID", "image_id", COL_SHORTID },
+        {},
+};
+
 static const struct column agent_columns[] = {
         { "ID", "id", COL_TEXT },
         { "STATUS", "status", COL_TEXT },
@@ -377,6 +392,9 @@ static const struct admin_entity entities[] = {
           "Resource presets offered to users." },
         { "image", NULL, "/admin/images", NULL, "NAME:TAG", KEY_IMAGE_REF, false, V_CRUD, image_opts,
           image_columns, "Registered images (key: NAME:TAG or id)." },
+        { "image-alias", NULL, "/admin/image-aliases", "alias", "ALIAS", KEY_FIELD, false,
+          V_CREATE | V_LIST | V_SHOW | V_DELETE, image_alias_opts, image_alias_columns,
+          "Image aliases: short names sessions may use for an image." },
         { "agent", NULL, "/admin/agents", "id", "ID", KEY_FIELD, false, V_LIST | V_SHOW | V_UPDATE | V_DELETE,
           agent_opts, agent_columns, "Agents (nodes); they register themselves." },
         { "audit-log", NULL, "/admin/audit-log", NULL, NULL, KEY_FIELD, false, V_LIST, audit_opts, audit_columns,

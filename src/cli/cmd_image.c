@@ -330,6 +330,8 @@ static const struct cli_opt import_opts[] = {
 };
 
 static const struct cli_leaf image_leaves[] = {
+        { "ls", "list", image_list_cmd, { NULL }, 0, 0, 0, NULL,
+          "the images you may start sessions from: names, tags and aliases" },
         { "import",
           NULL,
           image_import_run,

@@ -41,6 +41,11 @@ const struct route admin_routes[] = {
         CRUD("/admin/resource-groups", "name", "a resource group", "resource groups", RD, ROUTE_SUPERADMIN),
         CRUD("/admin/presets", "name", "a resource preset", "resource presets", RD, ROUTE_SUPERADMIN),
         CRUD("/admin/images", "image", "an image", "images", RD, ROUTE_SUPERADMIN),
+        { "GET", "/admin/image-aliases", admin_list, RD, "List image aliases", "admin" },
+        { "POST", "/admin/image-aliases", admin_create, ROUTE_SUPERADMIN, "Create an image alias", "admin" },
+        { "GET", "/admin/image-aliases/{alias}", admin_show, RD, "Show an image alias", "admin" },
+        { "DELETE", "/admin/image-aliases/{alias}", admin_delete, ROUTE_SUPERADMIN, "Delete an image alias",
+          "admin" },
         { "GET", "/admin/agents", admin_list, RD, "List agents", "admin" },
         { "GET", "/admin/agents/{id}", admin_show, RD, "Show an agent", "admin" },
         { "PATCH", "/admin/agents/{id}", admin_update, ROUTE_SUPERADMIN, "Change an agent", "admin" },
@@ -51,7 +56,7 @@ const struct route admin_routes[] = {
 
 static const struct entity *const entities[] = {
         &admin_domains, &admin_projects, &admin_users,   &admin_keypairs, &admin_policies,
-        &admin_rgroups, &admin_presets,  &admin_images,  &admin_agents,   &admin_audit,
+        &admin_rgroups, &admin_presets,  &admin_images,  &admin_image_aliases, &admin_agents, &admin_audit,
 };
 
 static const struct entity *entity_of(const struct api_ctx *c)

@@ -56,6 +56,7 @@ static const struct field image_fields[] = {
         { "min_resources", "min_resources", FT_SLOTS },
         { "max_resources", "max_resources", FT_SLOTS },
         { "size_bytes", "size_bytes", FT_INT, 0, .min = 0, .max = INT64_MAX },
+        { "hidden", "hidden", FT_BOOL }, /* hidden: not listed to users, refused at session create */
         { "created_at", "created_at", FT_TIME, FF_RO },
         {},
 };

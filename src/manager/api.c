@@ -55,6 +55,8 @@ const struct route api_routes[] = {
           "session" },
         { "GET", "/events/session", api_events_session, ROUTE_READ, "Session events (server-sent events)",
           "session" },
+        { "GET", "/images", api_images_list, ROUTE_READ,
+          "The images the caller may use, grouped by name with their versions and aliases", "image" },
         { "GET", "/resource/presets", api_resource_presets, ROUTE_READ, "Resource presets", "resource" },
         { "POST", "/resource/check-presets", api_resource_check_presets, ROUTE_READ,
           "Limits, usage and remaining resources; which presets fit", "resource" },

@@ -26,6 +26,7 @@
 #include "model.h"
 #include "session.h"
 #include "session_mounts.h"
+#include "session_image.h"
 #include "session_request.h"
 
 /* The keypair a request acts for: the caller, or owner_access_key for admins. */
@@ -45,62 +46,6 @@ static int resolve_owner(struct api_ctx *c, const char *owner_ak, struct princip
                 return tess_err(err, ENOENT, "access key '%s' not found", owner_ak);
         if (ret->role == ROLE_SUPERADMIN && !api_is_superadmin(c))
                 return tess_err(err, EACCES, "only superadmins may act for a superadmin's keypair");
-        return 0;
-}
-
-/* Image reference -> registered image row: exact "name:tag", or a name
- * whose last path components match ("python:3.11" finds
- * "registry.local/stable/python:3.11"). */
-static int resolve_image(struct manager *m, const char *ref, const char *arch, struct db_rows **ret,
-                         struct tess_error **err)
-{
-        _cleanup_free_ char *name = NULL;
-        const char *tag = "latest";
-        const char *slash = strrchr(ref, '/'), *colon = strrchr(ref, ':'), *at = strchr(ref, '@');
-        int r;
-
-        if (at)
-                return tess_err(err, EINVAL, "image '%s': refer to images by name and tag, not digest", ref);
-        if (colon && (!slash || colon > slash)) {
-                name = xstrndup(ref, (size_t)(colon - ref));
-                tag = colon + 1;
-        } else {
-                name = xstrdup(ref);
-        }
-        _cleanup_free_ char *suffix = xasprintf("%%/%s", name);
-        r = DBQ(m->db,
-                "SELECT id, name, tag, min_resources, max_resources, labels FROM images"
-                " WHERE (name = ? OR name LIKE ?) AND tag = ? AND architecture = ? ORDER BY length(name) LIMIT 2",
-                ret, err, DB_TEXT(name), DB_TEXT(suffix), DB_TEXT(tag), DB_TEXT(arch));
-        if (r < 0)
-                return r;
-        if ((*ret)->nrows == 0) {
-                *ret = db_rows_free(*ret);
-                return tess_err(err, EINVAL, "image '%s' is not registered (for %s)", ref, arch);
-        }
-        return 0;
-}
-
-/* Fill defaults and image minimums; cap by image maximums. */
-static int apply_image_resources(struct session_request *q, const struct db_rows *img, struct tess_error **err)
-{
-        struct slots min, max;
-        int r = slots_from_text(&min, db_getn(img, 0, "min_resources"), err);
-        if (r < 0)
-                return r;
-        r = slots_from_text(&max, db_getn(img, 0, "max_resources"), err);
-        if (r < 0)
-                return r;
-        if (!slots_has(&q->resources, "cpu"))
-                slots_set(&q->resources, "cpu", 1000, NULL);
-        if (!slots_has(&q->resources, "mem"))
-                slots_set(&q->resources, "mem", 1LL << 30, NULL);
-        for (int i = 0; i < min.n; i++)
-                if (slots_get(&q->resources, min.s[i].name) < min.s[i].value && slot_type_find(min.s[i].name))
-                        slots_set(&q->resources, min.s[i].name, min.s[i].value, NULL);
-        const char *over;
-        if (!slots_fit(&q->resources, &max, true, &over))
-                return tess_err(err, EINVAL, "'%s' is more than image '%s' allows", over, db_getn(img, 0, "name"));
         return 0;
 }
 
@@ -457,11 +402,11 @@ void api_session_create(struct api_ctx *c)
                         err->code = EINVAL; /* no resource group is open to the caller: a bad request */
                 return api_fail(c, err);
         }
-        r = resolve_image(c->m, q.image, q.architecture, &img, &err);
+        r = session_image_resolve(c->m, q.image, q.architecture, domain, &img, &err);
         if (r < 0)
                 return api_fail(c, err);
         _cleanup_free_ char *image_ref = xasprintf("%s:%s", db_getn(img, 0, "name"), db_getn(img, 0, "tag"));
-        r = apply_image_resources(&q, img, &err);
+        r = session_image_resources(&q, img, &err);
         if (r < 0)
                 return api_fail(c, err);
 

@@ -175,6 +175,13 @@ static const struct migration migrations[] = {
           "UPDATE domains SET allowed_vfolder_hosts = '{\"local\":[\"create-vfolder\",\"modify-vfolder\","
           "\"delete-vfolder\",\"mount-in-session\",\"upload-file\",\"download-file\",\"invite-others\","
           "\"set-user-specific-permission\"]}' WHERE allowed_vfolder_hosts = '{}';" },
+        /* the image registry (docs/images.md): aliases, hidden images */
+        { 5,
+          "CREATE TABLE image_aliases ("
+          " alias TEXT PRIMARY KEY, image_id TEXT NOT NULL REFERENCES images(id) ON DELETE CASCADE,"
+          " created_at BIGINT NOT NULL);"
+          "CREATE INDEX image_aliases_image ON image_aliases(image_id);"
+          "ALTER TABLE images ADD COLUMN hidden INTEGER NOT NULL DEFAULT 0;" },
 };
 
 int db_schema_version(struct db *db, struct tess_error **err)

@@ -133,6 +133,11 @@ GET /admin/images/walk%2Fimg:1          -                       | 200 403 200 20
 POST /admin/images                      {"name":"walk/{ROLE}","tag":"1"} | 403 403 403 403 201
 PATCH /admin/images/walk%2Fimg:1        {"labels":{"a":"b"}}    | 403 403 403 403 200
 DELETE /admin/images/nope:1             -                       | 403 403 403 403 404
+GET /admin/image-aliases                -                       | 200 403 200 200 200
+GET /admin/image-aliases/nope           -                       | 404 403 404 404 404
+POST /admin/image-aliases               {"alias":"a-{ROLE}","image_id":"nope"} | 403 403 403 403 400
+DELETE /admin/image-aliases/nope        -                       | 403 403 403 403 404
+GET /images                             -                       | 200 200 200 200 200
 GET /admin/image-blobs/sha256:0000000000000000000000000000000000000000000000000000000000000000 - | 403 403 403 403 200
 PATCH /admin/image-blobs/sha256:0000000000000000000000000000000000000000000000000000000000000000?offset=0 - | 403 403 403 403 200
 PUT /admin/image-blobs/sha256:0000000000000000000000000000000000000000000000000000000000000000?offset=0 - | 403 403 403 403 400

@@ -1,0 +1,64 @@
+/* api_images.c - GET /images: the images a user may start sessions from,
+ * grouped by name with their versions and aliases (what a launcher
+ * shows).  Hidden images and those of registries the caller's domain does
+ * not allow are left out. */
+#include "../common/compat.h"
+
+#include "api.h"
+#include "db.h"
+#include "manager.h"
+#include "session_image.h"
+
+/* The aliases of image `id` as a JSON array of strings. */
+static json_t *aliases_of(const struct db_rows *al, const char *id)
+{
+        json_t *a = json_array();
+        for (int i = 0; i < al->nrows; i++)
+                if (streq(db_get(al, i, 1), id))
+                        json_array_append_new(a, json_string(db_get(al, i, 0)));
+        return a;
+}
+
+void api_images_list(struct api_ctx *c)
+{
+        _cleanup_rows_ struct db_rows *rows = NULL, *al = NULL;
+        struct tess_error *err = NULL;
+        json_t *items = json_array(), *group = NULL;
+        const char *last = NULL;
+
+        int r = DBQ(c->m->db,
+                    "SELECT id, name, tag, architecture, registry, digest, labels FROM images WHERE hidden = 0"
+                    " ORDER BY name, tag, architecture",
+                    &rows, &err);
+        if (r >= 0)
+                r = DBQ(c->m->db, "SELECT alias, image_id FROM image_aliases ORDER BY alias", &al, &err);
+        if (r < 0) {
+                json_decref(items);
+                return api_fail(c, err);
+        }
+        for (int i = 0; i < rows->nrows; i++) {
+                const char *name = db_getn(rows, i, "name"), *id = db_getn(rows, i, "id");
+                r = session_image_allowed(c->m, c->who.domain, db_getn(rows, i, "registry"), name, &err);
+                if (r < 0) {
+                        json_decref(items);
+                        return api_fail(c, err);
+                }
+                if (r == 0)
+                        continue;
+                if (!last || !streq(last, name)) {
+                        group = json_pack("{s:s, s:[], s:[]}", "name", name, "versions", "aliases");
+                        json_array_append_new(items, group);
+                        last = name;
+                }
+                json_t *labels = json_loads(db_getn(rows, i, "labels"), 0, NULL);
+                json_t *aliases = aliases_of(al, id);
+                json_array_append_new(json_object_get(group, "versions"),
+                                      json_pack("{s:s, s:s, s:s, s:s, s:o, s:O}", "id", id, "tag",
+                                                db_getn(rows, i, "tag"), "architecture",
+                                                db_getn(rows, i, "architecture"), "digest", db_getn(rows, i, "digest"),
+                                                "labels", labels ? labels : json_object(), "aliases", aliases));
+                json_array_extend(json_object_get(group, "aliases"), aliases);
+                json_decref(aliases);
+        }
+        api_json(c, 200, json_pack("{s:o}", "images", items));
+}

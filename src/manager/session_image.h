@@ -1,0 +1,34 @@
+/* session_image.h - the image of a session create: how a reference
+ * (alias, name:tag, full reference) finds a registered image, whether the
+ * caller may use it, and the resources it asks for (minimums, maximums). */
+#ifndef TESS_SESSION_IMAGE_H
+#define TESS_SESSION_IMAGE_H
+
+#include "../common/error.h"
+#include "db.h"
+#include "manager.h"
+#include "session_request.h"
+
+/* `ref` -> the registered image row (id, name, tag, registry, min_resources,
+ * max_resources, labels) for `arch`, as Backend.AI resolves it: an alias;
+ * else "name[:tag]" (no tag: latest), the whole name or its last path
+ * components ("python:3.11" finds "registry.local/stable/python:3.11").
+ * -EINVAL naming the image when it is not registered, hidden, or its
+ * registry is not among the domain's allowed_docker_registries (when that
+ * list is not empty). */
+int session_image_resolve(struct manager *m, const char *ref, const char *arch, const char *domain,
+                          struct db_rows **ret, struct tess_error **err);
+
+/* 1 when the domain's allowed_docker_registries (empty: all) allows the
+ * registry of an image (its registry column, else the host-like first
+ * component of its name; images without one, imported into the manager,
+ * are always allowed), 0 if not. */
+int session_image_allowed(struct manager *m, const char *domain, const char *registry_col, const char *name,
+                          struct tess_error **err);
+
+/* Fill default cpu and mem; raise what is less than the image's minimum
+ * (min_resources and ai.backend.resource.min.* labels); -EINVAL when more
+ * than its max_resources. */
+int session_image_resources(struct session_request *q, const struct db_rows *img, struct tess_error **err);
+
+#endif
