@@ -39,8 +39,8 @@ rootfs_config() {
                         "ai.backend.base-distro": "busybox",
                         "ai.backend.runtime-type": "app",
                         "ai.backend.runtime-path": "/bin/sh",
-                        "ai.backend.resource.min.cpu": "1",
-                        "ai.backend.resource.min.mem": "64m"
+                        "ai.backend.resource.min.cpu": "0.1",
+                        "ai.backend.resource.min.mem": "32m"
                 }
         }'
 }
