@@ -4,17 +4,8 @@
 
 #include <ctype.h>
 
+#include "../common/conf.h"
 #include "image_recipe.h"
-
-static char *trim(char *s)
-{
-        while (isspace((unsigned char)*s))
-                s++;
-        size_t n = strlen(s);
-        while (n > 0 && isspace((unsigned char)s[n - 1]))
-                s[--n] = '\0';
-        return s;
-}
 
 /* Split on blanks into a NULL-terminated vector. */
 static char **words(const char *v)
@@ -155,26 +146,13 @@ static int set_key(struct recipe *r, const char *key, const char *value, struct 
 
 static int parse_line(struct recipe *r, char *line, struct tess_error **err)
 {
-        char *s = trim(line), *eq;
+        char *key, *val;
+        int sr = conf_split_line(line, &key, &val);
 
-        if (!*s || *s == '#')
+        if (sr == 0)
                 return 0;
-        eq = strchr(s, '=');
-        if (!eq)
+        if (sr < 0)
                 return tess_err(err, EINVAL, "expected 'key = value'");
-        *eq = '\0';
-        char *key = trim(s), *val = trim(eq + 1);
-        size_t vl = strlen(val);
-        if (vl >= 2 && val[0] == '"' && val[vl - 1] == '"') {
-                val[vl - 1] = '\0';
-                val++;
-        } else {
-                char *hash = strstr(val, " #");
-                if (hash) {
-                        *hash = '\0';
-                        val = trim(val);
-                }
-        }
         if (strlen(key) > RECIPE_KEY_MAX || strlen(val) > RECIPE_VALUE_MAX)
                 return tess_err(err, EINVAL, "key or value too long");
         if (!printable(val))

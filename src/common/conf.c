@@ -139,30 +139,44 @@ int conf_parse(const struct conf_opt *opts, void *out, const char *name, const c
                 if (next)
                         *next++ = '\0';
                 lineno++;
-                char *s = trim(line);
-                if (!*s || *s == '#')
+                char *key, *val;
+                int r = conf_split_line(line, &key, &val);
+                if (r == 0)
                         continue;
-                char *eq = strchr(s, '=');
-                if (!eq)
+                if (r < 0)
                         return tess_err(err, EINVAL, "%s:%d: expected 'key = value'", name, lineno);
-                *eq = '\0';
-                char *key = trim(s), *val = trim(eq + 1);
-                size_t vl = strlen(val);
-                if (vl >= 2 && val[0] == '"' && val[vl - 1] == '"') {
-                        val[vl - 1] = '\0';
-                        val++;
-                } else {
-                        char *hash = strstr(val, " #");
-                        if (hash) {
-                                *hash = '\0';
-                                val = trim(val);
-                        }
-                }
-                int r = conf_set(opts, out, key, val, err);
+                r = conf_set(opts, out, key, val, err);
                 if (r < 0)
                         return tess_err_wrap(err, "%s:%d", name, lineno);
         }
         return 0;
+}
+
+int conf_split_line(char *line, char **ret_key, char **ret_val)
+{
+        char *s = trim(line), *eq;
+
+        if (!*s || *s == '#')
+                return 0;
+        eq = strchr(s, '=');
+        if (!eq)
+                return -EINVAL;
+        *eq = '\0';
+        char *key = trim(s), *val = trim(eq + 1);
+        size_t vl = strlen(val);
+        if (vl >= 2 && val[0] == '"' && val[vl - 1] == '"') {
+                val[vl - 1] = '\0';
+                val++;
+        } else {
+                char *hash = strstr(val, " #");
+                if (hash) {
+                        *hash = '\0';
+                        val = trim(val);
+                }
+        }
+        *ret_key = key;
+        *ret_val = val;
+        return 1;
 }
 
 int conf_load_file(const struct conf_opt *opts, void *out, const char *path, struct tess_error **err)

@@ -44,6 +44,10 @@ int conf_set(const struct conf_opt *opts, void *out, const char *key, const char
 /* Parse file text (name used in errors) on top of what `out` holds. */
 int conf_parse(const struct conf_opt *opts, void *out, const char *name, const char *text, size_t len,
                struct tess_error **err);
+/* One line of the format, split in place: 0 for a blank or comment line,
+ * 1 with *ret_key and *ret_val (unquoted, trailing " # comment" dropped),
+ * -EINVAL when there is no '='.  Also the syntax of image recipes. */
+int conf_split_line(char *line, char **ret_key, char **ret_val);
 int conf_load_file(const struct conf_opt *opts, void *out, const char *path, struct tess_error **err);
 /* Free owned strings. */
 void conf_release(const struct conf_opt *opts, void *out);
