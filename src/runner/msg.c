@@ -5,6 +5,7 @@
 
 #include <stdarg.h>
 
+#include "../common/utf8.h"
 #include "msg.h"
 
 /* ---- reader ---- */
@@ -759,34 +760,6 @@ void rbuf_printf(struct rbuf *b, const char *fmt, ...)
         b->len += (size_t)n;
 }
 
-/* Length of the valid UTF-8 sequence at p[0..n), or 0 if invalid or cut. */
-static size_t utf8_seq(const unsigned char *p, size_t n)
-{
-        unsigned c = p[0], cp;
-        size_t len;
-
-        if (c < 0x80)
-                return 1;
-        if (c >= 0xc2 && c <= 0xdf)
-                len = 2, cp = c & 0x1f;
-        else if (c >= 0xe0 && c <= 0xef)
-                len = 3, cp = c & 0x0f;
-        else if (c >= 0xf0 && c <= 0xf4)
-                len = 4, cp = c & 0x07;
-        else
-                return 0;
-        if (n < len)
-                return 0;
-        for (size_t i = 1; i < len; i++) {
-                if ((p[i] & 0xc0) != 0x80)
-                        return 0;
-                cp = (cp << 6) | (p[i] & 0x3f);
-        }
-        if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-                return 0;
-        return len;
-}
-
 void rbuf_json_str(struct rbuf *b, const char *s, size_t n)
 {
         static const char hex[] = "0123456789abcdef";
@@ -796,7 +769,7 @@ void rbuf_json_str(struct rbuf *b, const char *s, size_t n)
         rbuf_append(b, "\"", 1);
         while (i < n) {
                 unsigned char c = p[i];
-                size_t l = c >= 0x20 && c < 0x80 && c != '"' && c != '\\' ? 1 : c >= 0x80 ? utf8_seq(p + i, n - i) : 0;
+                size_t l = c >= 0x20 && c < 0x80 && c != '"' && c != '\\' ? 1 : c >= 0x80 ? utf8_seq_len(p + i, n - i) : 0;
                 if (l) {
                         i += l;
                         run += l;
