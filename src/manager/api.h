@@ -176,6 +176,8 @@ void api_session_files(struct api_ctx *c);
 void api_stream_pty(struct api_ctx *c); /* api_stream_pty.c */
 void api_events_session(struct api_ctx *c);   /* api_events.c */
 void api_images_list(struct api_ctx *c);      /* api_images.c */
+void api_bgtask_show(struct api_ctx *c);      /* api_bgtask.c */
+void api_events_bgtask(struct api_ctx *c);
 void api_resource_presets(struct api_ctx *c); /* api_resource.c */
 int api_agent_auth(struct api_ctx *c, struct tess_error **err); /* api_agent.c */
 void api_agent_heartbeat(struct api_ctx *c);

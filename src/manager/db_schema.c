@@ -182,6 +182,22 @@ static const struct migration migrations[] = {
           " created_at BIGINT NOT NULL);"
           "CREATE INDEX image_aliases_image ON image_aliases(image_id);"
           "ALTER TABLE images ADD COLUMN hidden INTEGER NOT NULL DEFAULT 0;" },
+        /* registries to scan, private images (session commit), background tasks */
+        { 6,
+          "CREATE TABLE container_registries ("
+          " name TEXT PRIMARY KEY, url TEXT NOT NULL, project TEXT NOT NULL DEFAULT '',"
+          " username TEXT NOT NULL DEFAULT '', password_sealed TEXT NOT NULL DEFAULT '',"
+          " last_scan_at BIGINT, created_at BIGINT NOT NULL);"
+          "ALTER TABLE images ADD COLUMN owner_id TEXT;"
+          "CREATE INDEX images_owner ON images(owner_id);"
+          "ALTER TABLE keypair_resource_policies ADD COLUMN max_customized_image_count BIGINT NOT NULL DEFAULT 3;"
+          "CREATE TABLE background_tasks ("
+          " id TEXT PRIMARY KEY, kind TEXT NOT NULL, status TEXT NOT NULL DEFAULT 'ongoing',"
+          " current_progress BIGINT NOT NULL DEFAULT 0, total_progress BIGINT NOT NULL DEFAULT 0,"
+          " message TEXT NOT NULL DEFAULT '', user_id TEXT NOT NULL, domain_name TEXT NOT NULL,"
+          " session_id TEXT, result TEXT NOT NULL DEFAULT '{}', created_at BIGINT NOT NULL,"
+          " modified_at BIGINT NOT NULL);"
+          "CREATE INDEX background_tasks_session ON background_tasks(session_id);" },
 };
 
 int db_schema_version(struct db *db, struct tess_error **err)

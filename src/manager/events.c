@@ -5,7 +5,8 @@
 
 struct listener {
         uint64_t id;
-        events_fn fn;
+        events_fn fn;           /* session events; NULL for a task listener */
+        events_task_fn task_fn; /* task events */
         void *data;
 };
 
@@ -35,33 +36,58 @@ static void compact(struct events *e)
 {
         int w = 0;
         for (int i = 0; i < e->n; i++)
-                if (e->l[i].fn)
+                if (e->l[i].fn || e->l[i].task_fn)
                         e->l[w++] = e->l[i];
         e->n = w;
         e->removed = false;
 }
 
-void events_publish(struct events *e, struct session_event *ev)
+/* Deliver one event to the listeners of its kind: session_ev or task_ev. */
+static void deliver(struct events *e, const struct session_event *session_ev, const struct task_event *task_ev)
 {
-        ev->id = ++e->next_event;
         e->publishing++;
         /* listeners added during delivery (index >= n at start) miss this event */
         int n = e->n;
-        for (int i = 0; i < n; i++)
-                if (e->l[i].fn)
-                        e->l[i].fn(ev, e->l[i].data);
+        for (int i = 0; i < n; i++) {
+                if (session_ev && e->l[i].fn)
+                        e->l[i].fn(session_ev, e->l[i].data);
+                else if (task_ev && e->l[i].task_fn)
+                        e->l[i].task_fn(task_ev, e->l[i].data);
+        }
         if (--e->publishing == 0 && e->removed)
                 compact(e);
 }
 
-uint64_t events_listen(struct events *e, events_fn fn, void *data)
+void events_publish(struct events *e, struct session_event *ev)
+{
+        ev->id = ++e->next_event;
+        deliver(e, ev, NULL);
+}
+
+void events_publish_task(struct events *e, struct task_event *ev)
+{
+        ev->id = ++e->next_event;
+        deliver(e, NULL, ev);
+}
+
+static uint64_t add_listener(struct events *e, events_fn fn, events_task_fn task_fn, void *data)
 {
         if (e->n == e->cap) {
                 e->cap = e->cap ? e->cap * 2 : 16;
                 e->l = xrealloc(e->l, sizeof(*e->l) * (size_t)e->cap);
         }
-        e->l[e->n++] = (struct listener){ ++e->next_listener, fn, data };
+        e->l[e->n++] = (struct listener){ ++e->next_listener, fn, task_fn, data };
         return e->next_listener;
+}
+
+uint64_t events_listen(struct events *e, events_fn fn, void *data)
+{
+        return add_listener(e, fn, NULL, data);
+}
+
+uint64_t events_listen_tasks(struct events *e, events_task_fn fn, void *data)
+{
+        return add_listener(e, NULL, fn, data);
 }
 
 void events_unlisten(struct events *e, uint64_t id)
@@ -69,6 +95,7 @@ void events_unlisten(struct events *e, uint64_t id)
         for (int i = 0; i < e->n; i++) {
                 if (e->l[i].id == id) {
                         e->l[i].fn = NULL;
+                        e->l[i].task_fn = NULL;
                         e->removed = true;
                         break;
                 }

@@ -1,9 +1,13 @@
-/* events.h - the in-process event bus for session events.
+/* events.h - the in-process event bus for session and background-task
+ * events.
  *
  * Session state changes are published here after they are committed to the
  * database; listeners are the server-sent-event streams of
  * /events/session and the `POST /session` requests that wait for a session
- * to start.  Each event gets a manager-local increasing id (the SSE `id:`). */
+ * to start.  Background tasks (bgtask.h) publish their progress and end
+ * the same way, to the streams of /events/background-task.  Each event
+ * gets a manager-local increasing id (the SSE `id:`); a listener hears one
+ * kind of event. */
 #ifndef TESS_EVENTS_H
 #define TESS_EVENTS_H
 
@@ -23,7 +27,19 @@ struct session_event {
         int64_t exit_code;       /* -1 when unknown */
 };
 
+struct task_event {
+        uint64_t id;
+        const char *name;    /* "bgtask_updated", "bgtask_done", "bgtask_failed", "bgtask_cancelled" */
+        const char *task_id;
+        const char *status;  /* "ongoing", "done", "failed", "cancelled" */
+        int64_t current_progress, total_progress;
+        const char *message;
+        const char *user_id; /* who started it */
+        const char *domain;
+};
+
 typedef void (*events_fn)(const struct session_event *ev, void *data);
+typedef void (*events_task_fn)(const struct task_event *ev, void *data);
 
 struct events;
 
@@ -31,7 +47,9 @@ struct events *events_new(void);
 struct events *events_free(struct events *e);
 /* Deliver ev to every listener (ev->id is assigned here). */
 void events_publish(struct events *e, struct session_event *ev);
+void events_publish_task(struct events *e, struct task_event *ev);
 uint64_t events_listen(struct events *e, events_fn fn, void *data);
+uint64_t events_listen_tasks(struct events *e, events_task_fn fn, void *data);
 void events_unlisten(struct events *e, uint64_t id);
 uint64_t events_published(const struct events *e);
 
