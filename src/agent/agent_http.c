@@ -7,6 +7,8 @@
  * /v1/kernels/{id}/files?path=P                the file's bytes GET
  * /v1/kernels/{id}/list[?path=P]               {"entries": [...]} GET
  * /v1/kernels/{id}/logs                        the output so far (text)
+ * POST /v1/kernels/{id}/commit   {task_id, base, name, tag, labels, exclude}
+ *                                -> 202: a snapshot begins (commit.h)
  *
  * Every request is signed by the manager with the cluster secret
  * (sign_agent_request over the raw target, for "manager:<this agent's
@@ -34,6 +36,7 @@
 #include "../common/ws.h"
 #include "agent_http.h"
 #include "agent_pty.h"
+#include "commit.h"
 #include "container.h"
 #include "kernel_runtime.h"
 #include "runner_client.h"
@@ -279,6 +282,22 @@ static void do_logs(struct agent_http *h, const char *id, struct answer *a)
         free(text);
 }
 
+static void do_commit(struct agent_http *h, const char *id, const struct req *rq, struct answer *a)
+{
+        struct tess_error *err = NULL;
+        json_t *body = rq->body.data ? json_loadb(rq->body.data, rq->body.len, 0, NULL) : NULL;
+
+        if (!container_id_valid(id) || !json_is_object(body)) {
+                json_decref(body);
+                return answer_error(a, EINVAL, "a commit needs a kernel and a JSON object");
+        }
+        int r = commit_start(h->ctx, id, body, &err);
+        json_decref(body);
+        if (r < 0)
+                return answer_err(a, err);
+        answer_json(a, 202, json_pack("{s:s}", "status", "started"));
+}
+
 static unsigned dimension(struct MHD_Connection *conn, const char *key, unsigned def)
 {
         const char *v = query(conn, key);
@@ -351,6 +370,8 @@ static void handle(struct agent_http *h, struct MHD_Connection *conn, const char
                 return answer_error(a, ENOENT, "no such route");
         if (streq(action, "logs") && streq(method, "GET"))
                 return do_logs(h, id, a);
+        if (streq(action, "commit") && streq(method, "POST"))
+                return do_commit(h, id, rq, a);
         bool known = (streq(action, "execute") && streq(method, "POST")) ||
                      (streq(action, "interrupt") && streq(method, "POST")) ||
                      (streq(action, "files") && (streq(method, "PUT") || streq(method, "GET"))) ||

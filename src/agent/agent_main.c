@@ -29,6 +29,7 @@
 #include "../common/timeutil.h"
 #include "../common/version.h"
 #include "agent.h"
+#include "commit.h"
 #include "agent_http.h"
 #include "gpu_stats.h"
 #include "gpu_util.h"
@@ -348,6 +349,8 @@ static int agent_start(struct agent *a, struct tess_error **err)
                 r = image_store_open(images_dir, &a->ctx.images, err);
         if (r >= 0)
                 r = kernels_open(&a->ctx, kernels_dir, &a->kernels, err);
+        if (r >= 0)
+                commit_recover(&a->ctx);
         if (r >= 0)
                 r = agent_http_start(&a->ctx, a->secret, &a->http, err);
         if (r >= 0)

@@ -1,28 +1,40 @@
 /* image_from_manager.c - see image_from_manager.h. */
 #include "../common/compat.h"
 
+#include "../common/crypto.h"
 #include "../common/sign.h"
 #include "../common/timeutil.h"
 #include "agent.h"
+#include "image.h"
 #include "image_from_manager.h"
+#include "image_push.h"
 #include "registry.h"
 
 struct signer {
         const char *id, *secret;
 };
 
-/* The agent's signature of GET `path`, as api_agent.c checks it. */
-static int sign_get(void *data, const char *path, char *ret_lines[REGISTRY_SIGN_LINES], struct tess_error **err)
+/* The agent's signature of a request, as api_agent.c checks it. */
+static int sign_request(void *data, const char *method, const char *path, const char *body_sha256,
+                        char *ret_lines[REGISTRY_SIGN_LINES], struct tess_error **err)
 {
         const struct signer *s = data;
         int64_t ts = now_usec() / USEC_PER_SEC;
         char sig[SIGN_HEX_MAX];
 
-        if (sign_agent_request(s->secret, "GET", path, ts, s->id, "", 0, sig, err) < 0)
+        if (sign_agent_request_hashed(s->secret, method, path, ts, s->id, body_sha256, sig, err) < 0)
                 return -EIO;
         ret_lines[0] = xasprintf("Authorization: TesseraAgent id=%s, signature=%s", s->id, sig);
         ret_lines[1] = xasprintf("X-Tessera-Agent-Time: %lld", (long long)ts);
         return 0;
+}
+
+static int sign_get(void *data, const char *path, char *ret_lines[REGISTRY_SIGN_LINES], struct tess_error **err)
+{
+        char empty[65];
+
+        sha256_hex("", 0, empty);
+        return sign_request(data, "GET", path, empty, ret_lines, err);
 }
 
 /* "HOST:PORT" of the manager's URL (the port spelled out, so that the
@@ -66,4 +78,27 @@ int image_pull_from_manager(struct agent_ctx *ctx, const char *image, struct tes
         if (r == -ENOENT)
                 return tess_err_wrap(err, "image '%s' is neither on this agent nor imported into the manager", image);
         return r;
+}
+
+int image_push_to_manager(struct agent_ctx *ctx, const char *image, const char *manifest,
+                          void (*progress)(void *data, int64_t sent), void *data, struct tess_error **err)
+{
+        _cleanup_free_ char *host = NULL, *ref = NULL;
+        struct signer s = { .id = ctx->conf->id, .secret = ctx->secret };
+        struct image_push_result res;
+        bool https = false;
+        int r = manager_host(ctx->conf->manager, &host, &https, err);
+
+        if (r < 0)
+                return r;
+        const char *insecure[] = { host, NULL };
+        ref = xasprintf("%s/%s", host, image);
+        return image_push(image_store_dir(ctx->images), ref,
+                          &(struct image_push_opts){ .manifest = manifest,
+                                                     .insecure = https ? NULL : insecure,
+                                                     .sign = sign_request,
+                                                     .sign_data = &s,
+                                                     .progress = progress,
+                                                     .progress_data = data },
+                          &res, err);
 }

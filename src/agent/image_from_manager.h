@@ -1,10 +1,13 @@
-/* image_from_manager.h - pulling an image imported into the manager
- * (`tessera image import`): the manager serves such images as an OCI
- * registry to agents (src/manager/api_registry.c), and the agent's
- * registry client pulls from it like from any registry, its requests
+/* image_from_manager.h - images in the manager's registry: those imported
+ * into it (`tessera image import`) and the sessions agents commit.  The
+ * manager serves them as an OCI registry to agents
+ * (src/manager/api_registry.c); the agent's registry client pulls from it
+ * and its push client pushes to it like to any registry, their requests
  * signed with the cluster secret as every request to the manager. */
 #ifndef TESSERA_AGENT_IMAGE_FROM_MANAGER_H
 #define TESSERA_AGENT_IMAGE_FROM_MANAGER_H
+
+#include <stdint.h>
 
 #include "../common/error.h"
 
@@ -14,5 +17,11 @@ struct agent_ctx;
  * tagged there as `image`.
  * RET 0; -ENOENT the manager has no such image; else as registry_pull(). */
 int image_pull_from_manager(struct agent_ctx *ctx, const char *image, struct tess_error **err);
+
+/* Push the image of ctx->images whose manifest is `manifest` to the
+ * manager as `image` ("name:tag"); `progress` (optional) is told the
+ * bytes uploaded so far. */
+int image_push_to_manager(struct agent_ctx *ctx, const char *image, const char *manifest,
+                          void (*progress)(void *data, int64_t sent), void *data, struct tess_error **err);
 
 #endif

@@ -7,6 +7,8 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -18,6 +20,9 @@
 
 #define OUT_CHUNK      (256u << 10)
 #define PATH_DEPTH_MAX 256
+#define PROGRESS_EVERY ((int64_t)8 << 20)
+#define WHITEOUT       ".wh."
+#define OPAQUE         ".wh..wh..opq"
 
 struct link_seen {
         dev_t dev;
@@ -31,8 +36,9 @@ struct writer {
         z_stream z;
         EVP_MD_CTX *tar_md, *gz_md;
         unsigned char *zbuf;
-        int64_t tar_size, gz_size, mtime;
+        int64_t tar_size, gz_size, progress_at;
         uint64_t entries;
+        const struct layer_write_opts *o;
         struct link_seen *links;
         size_t n_links, cap_links;
         int rc; /* first failure in a callback */
@@ -71,6 +77,10 @@ static la_ssize_t on_write(struct archive *a UNUSED, void *data, const void *buf
                 return -1;
         EVP_DigestUpdate(w->tar_md, buf, n);
         w->tar_size += (int64_t)n;
+        if (w->o->progress && w->tar_size >= w->progress_at) {
+                w->o->progress(w->o->progress_data, w->tar_size);
+                w->progress_at = w->tar_size + PROGRESS_EVERY;
+        }
         w->z.next_in = (Bytef *)buf;
         w->z.avail_in = (uInt)n;
         while (w->z.avail_in > 0) {
@@ -117,8 +127,12 @@ static int copy_data(struct writer *w, int dirfd, const char *name, const char *
                         continue;
                 if (n < 0)
                         return tess_err(w->err, errno, "reading '%s': %s", path, strerror(errno));
-                if (n == 0)
+                if (n == 0 && !w->o->overlay_upper)
                         return tess_err(w->err, EIO, "'%s' shrank while it was written", path);
+                if (n == 0) { /* being written in a running container: zeros stand in */
+                        memset(buf, 0, sizeof(buf));
+                        n = sizeof(buf) < (uint64_t)left ? (ssize_t)sizeof(buf) : (ssize_t)left;
+                }
                 if (archive_write_data(w->a, buf, (size_t)n) != n)
                         return arch_error(w, path);
                 left -= n;
@@ -138,6 +152,54 @@ static int no_dots(const struct dirent *d)
 
 static int write_dir(struct writer *w, int dirfd, const char *prefix, int depth);
 
+static bool excluded(const struct writer *w, const char *path)
+{
+        for (const char *const *x = w->o->exclude; x && *x; x++)
+                if (streq(*x, path))
+                        return true;
+        return false;
+}
+
+/* Is the directory opaque in its overlay (it hides what lower layers have)? */
+static bool opaque(int dirfd)
+{
+        char v[2];
+        ssize_t n = fgetxattr(dirfd, "trusted.overlay.opaque", v, sizeof(v));
+        if (n < 0)
+                n = fgetxattr(dirfd, "user.overlay.opaque", v, sizeof(v));
+        return n == 1 && v[0] == 'y';
+}
+
+/* An empty file `marker` in directory `dir` (its owner's, root's for ""). */
+static int write_marker(struct writer *w, const char *dir, const char *marker, const struct stat *owner)
+{
+        _cleanup_free_ char *path = *dir ? xasprintf("%s/%s", dir, marker) : xstrdup(marker);
+        struct archive_entry *e = archive_entry_new();
+        int r = 0;
+
+        archive_entry_set_pathname(e, path);
+        archive_entry_set_mode(e, S_IFREG | 0600);
+        archive_entry_set_uid(e, owner ? owner->st_uid : 0);
+        archive_entry_set_gid(e, owner ? owner->st_gid : 0);
+        archive_entry_set_mtime(e, w->o->mtime >= 0 ? w->o->mtime : 0, 0);
+        archive_entry_set_size(e, 0);
+        if (archive_write_header(w->a, e) != ARCHIVE_OK)
+                r = arch_error(w, path);
+        archive_entry_free(e);
+        w->entries++;
+        return r;
+}
+
+/* The overlay's whiteout of `path` as the OCI's ".wh.<name>" beside it. */
+static int write_whiteout(struct writer *w, const char *path, const struct stat *st)
+{
+        const char *slash = strrchr(path, '/');
+        _cleanup_free_ char *dir = slash ? xstrndup(path, (size_t)(slash - path)) : xstrdup("");
+        _cleanup_free_ char *marker = xasprintf(WHITEOUT "%s", slash ? slash + 1 : path);
+
+        return write_marker(w, dir, marker, st);
+}
+
 /* One entry `name` of directory `dirfd`, whose path in the layer is `path`. */
 static int write_entry(struct writer *w, int dirfd, const char *name, const char *path, int depth)
 {
@@ -148,14 +210,16 @@ static int write_entry(struct writer *w, int dirfd, const char *name, const char
 
         if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
                 return tess_err(w->err, errno, "'%s': %s", path, strerror(errno));
-        if (S_ISSOCK(st.st_mode))
+        if (S_ISSOCK(st.st_mode) || excluded(w, path))
                 return 0;
+        if (w->o->overlay_upper && S_ISCHR(st.st_mode) && st.st_rdev == makedev(0, 0))
+                return write_whiteout(w, path, &st);
         e = archive_entry_new();
         archive_entry_set_pathname(e, path);
         archive_entry_set_mode(e, st.st_mode);
         archive_entry_set_uid(e, st.st_uid);
         archive_entry_set_gid(e, st.st_gid);
-        archive_entry_set_mtime(e, w->mtime, 0);
+        archive_entry_set_mtime(e, w->o->mtime >= 0 ? w->o->mtime : st.st_mtim.tv_sec, 0);
         if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
                 archive_entry_set_rdev(e, st.st_rdev);
         hard = !S_ISDIR(st.st_mode) && st.st_nlink > 1 ? link_target(w, &st, path) : NULL;
@@ -184,7 +248,10 @@ static int write_entry(struct writer *w, int dirfd, const char *name, const char
                 _cleanup_close_ int sub = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 if (sub < 0)
                         return tess_err(w->err, errno, "opening '%s': %s", path, strerror(errno));
-                r = write_dir(w, sub, path, depth + 1);
+                if (w->o->overlay_upper && opaque(sub))
+                        r = write_marker(w, path, OPAQUE, &st);
+                if (r == 0)
+                        r = write_dir(w, sub, path, depth + 1);
         }
         return r;
 }
@@ -225,7 +292,13 @@ static void hex_digest(EVP_MD_CTX *md, char out[72])
 
 int layer_write(const char *root, const char *out, int64_t mtime, struct layer_info *ret, struct tess_error **err)
 {
-        struct writer w = { .mtime = mtime, .err = err, .out_fd = -1 };
+        return layer_write_opts(root, out, &(struct layer_write_opts){ .mtime = mtime }, ret, err);
+}
+
+int layer_write_opts(const char *root, const char *out, const struct layer_write_opts *o, struct layer_info *ret,
+                     struct tess_error **err)
+{
+        struct writer w = { .o = o, .err = err, .out_fd = -1, .progress_at = PROGRESS_EVERY };
         int rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC), r = 0;
 
         if (rootfd < 0)
@@ -242,7 +315,7 @@ int layer_write(const char *root, const char *out, int64_t mtime, struct layer_i
         /* windowBits 15 + 16: a gzip wrapper with mtime 0, no name (gzip -n) */
         if (!w.tar_md || !w.gz_md || EVP_DigestInit_ex(w.tar_md, EVP_sha256(), NULL) != 1 ||
             EVP_DigestInit_ex(w.gz_md, EVP_sha256(), NULL) != 1 ||
-            deflateInit2(&w.z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+            deflateInit2(&w.z, o->level > 0 && o->level <= 9 ? o->level : 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
                 r = tess_err(err, ENOMEM, "cannot start the layer's digests or compressor");
                 goto out_free;
         }

@@ -13,6 +13,7 @@
 #ifndef TESS_AGENT_LAYER_WRITER_H
 #define TESS_AGENT_LAYER_WRITER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "../common/error.h"
@@ -30,5 +31,23 @@ struct layer_info {
  * OUT ret - the digests and sizes
  * RET 0, or negative errno (the partial `out` is removed) */
 int layer_write(const char *root, const char *out, int64_t mtime, struct layer_info *ret, struct tess_error **err);
+
+/* How a session commit writes a container's overlayfs upper dir. */
+struct layer_write_opts {
+        int64_t mtime; /* every entry's mtime; < 0: each file's own */
+        int level;     /* gzip level 1..9; 0: 6 */
+        /* `root` is an overlayfs upper dir, maybe of a running container:
+         * a whiteout (character device 0/0) becomes an empty ".wh.NAME"
+         * file, an opaque directory (xattr trusted.overlay.opaque "y")
+         * gets a ".wh..wh..opq" entry first, and a file that shrinks while
+         * it is read is padded with zeros (it was being written) */
+        bool overlay_upper;
+        const char *const *exclude; /* NULL-terminated paths under root ("home/work"), left out whole */
+        /* told the tar bytes written so far, about every 8 MiB; optional */
+        void (*progress)(void *data, int64_t tar_bytes);
+        void *progress_data;
+};
+int layer_write_opts(const char *root, const char *out, const struct layer_write_opts *o, struct layer_info *ret,
+                     struct tess_error **err);
 
 #endif

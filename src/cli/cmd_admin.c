@@ -195,6 +195,8 @@ static const struct cli_opt policy_opts[] = {
           "terminate sessions after this long (0: never)" },
         VFOLDER_HOSTS_OPT,
         VFOLDER_LIMIT_OPTS,
+        { "max-customized-image-count", 0, OPT_INT, DEST_BODY, "max_customized_image_count", V_CU, 0, "N",
+          "private images (session commits) one user may have (0: unlimited)" },
         {},
 };
 

@@ -38,7 +38,7 @@
 #include "../common/crypto.h"
 #include "../common/fs.h"
 #include "cli-internal.h"
-#include "image_push.h"
+#include "../agent/image_push.h"
 #include "image_recipe.h"
 
 #define BUILDER_VERSION "tessera-image-build 2"
@@ -637,7 +637,8 @@ static int image_build_run(struct cli_call *call)
                 r = copy_layout(b.image_dir, output, &err);
         if (r == 0 && push) {
                 struct image_push_result res;
-                r = image_push(output ? output : b.image_dir, push, NULL, !arg_json, &res, &err);
+                r = image_push(output ? output : b.image_dir, push, &(struct image_push_opts){ .verbose = !arg_json }, &res,
+                               &err);
                 if (r == 0)
                         fprintf(stderr, "pushed %s (%s; %zu of %zu blobs sent)\n", push, res.manifest, res.sent,
                                 res.blobs);

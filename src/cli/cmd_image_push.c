@@ -7,7 +7,7 @@
 #include <jansson.h>
 
 #include "cli-internal.h"
-#include "image_push.h"
+#include "../agent/image_push.h"
 #include "output.h"
 
 #define INSECURE_MAX 16
@@ -25,7 +25,8 @@ int image_push_cmd(struct cli_call *call)
                 return cli_usage_error(call->prefix, "at most %d --insecure registries", INSECURE_MAX);
         json_array_foreach(list, i, v)
                 insecure[i] = json_string_value(v);
-        if (image_push(call->args.pos[0], call->args.pos[1], insecure, !arg_json, &res, &err) < 0)
+        if (image_push(call->args.pos[0], call->args.pos[1],
+                       &(struct image_push_opts){ .insecure = insecure, .verbose = !arg_json }, &res, &err) < 0)
                 return cli_fail(err);
         if (arg_json) {
                 json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:I}", "reference", call->args.pos[1], "manifest",

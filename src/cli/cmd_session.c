@@ -436,6 +436,8 @@ static const struct cli_leaf session_leaves[] = {
           "run a command (or Python code with --mode query) in a running session; exits with its code" },
         { "events", NULL, session_events, { events_opts }, 0, 0, 1, "[NAME]",
           "follow session events (all visible sessions without NAME)" },
+        { "commit", NULL, session_commit_cmd, { session_commit_opts }, 0, 1, 1, "NAME",
+          "snapshot a running session into a private image (its home and folders left out)" },
         {},
 };
 

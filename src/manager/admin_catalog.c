@@ -57,6 +57,7 @@ static const struct field image_fields[] = {
         { "max_resources", "max_resources", FT_SLOTS },
         { "size_bytes", "size_bytes", FT_INT, 0, .min = 0, .max = INT64_MAX },
         { "hidden", "hidden", FT_BOOL }, /* hidden: not listed to users, refused at session create */
+        { "owner_id", "owner_id", FT_TEXT, FF_RO }, /* a private image's owner (session commit); null: public */
         { "created_at", "created_at", FT_TIME, FF_RO },
         {},
 };
@@ -65,6 +66,8 @@ static const struct filter image_filters[] = {
         { "name", " AND i.name = ?" },
         { "architecture", " AND i.architecture = ?" },
         { "registry", " AND i.registry = ?" },
+        { "owner_id", " AND i.owner_id = ?" },
+        { "private", " AND ((i.owner_id IS NOT NULL) = (? = 'true'))" },
         {},
 };
 

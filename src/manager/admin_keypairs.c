@@ -166,6 +166,7 @@ static const struct field policy_fields[] = {
         { "max_session_lifetime", "max_session_lifetime", FT_INT, 0, .min = 0, .max = INT64_MAX },
         { "allowed_vfolder_hosts", "allowed_vfolder_hosts", FT_OBJECT, .check = vf_allowed_hosts_check },
         { "max_vfolder_count", "max_vfolder_count", FT_INT, 0, .min = 0, .max = INT64_MAX },
+        { "max_customized_image_count", "max_customized_image_count", FT_INT, 0, .min = 0, .max = INT64_MAX },
         { "max_quota_scope_size", "max_quota_scope_size", FT_SIZE },
         { "created_at", "created_at", FT_TIME, FF_RO },
         {},

@@ -33,7 +33,10 @@
  *                                  limit: ERROR (oom-killed)
  *   failed                         could not be created: ERROR
  *                                  (creation-failed), the agent's message
- *                                  in status_data.error */
+ *                                  in status_data.error
+ *   commit-progress, commit-done,  a session commit's background task
+ *   commit-failed                  (session_commit.h), also after the
+ *                                  kernel ended */
 #include "../common/compat.h"
 
 #include "../common/log.h"
@@ -44,6 +47,7 @@
 #include "db.h"
 #include "manager.h"
 #include "session.h"
+#include "session_commit.h"
 
 /* The way up to RUNNING; PULLING only when the agent pulls. */
 static const enum session_status chain[] = {
@@ -251,6 +255,8 @@ static int apply(struct manager *m, const char *agent, const struct agent_event 
 
         if (r < 0)
                 return r;
+        if (k->nrows > 0 && streq(db_getn(k, 0, "agent_id"), agent) && ev->kind >= AGENT_EV_COMMIT_PROGRESS)
+                return session_commit_event(m, agent, db_getn(k, 0, "session_id"), ev, err);
         if (k->nrows == 0 || !streq(db_getn(k, 0, "agent_id"), agent) || db_getn(k, 0, "exit_code")) {
                 log_info("agent %s: event %lld about kernel %s ignored (not its own, or ended)", agent,
                          (long long)ev->seq, ev->kernel);
@@ -264,6 +270,7 @@ static int apply(struct manager *m, const char *agent, const struct agent_event 
         case AGENT_EV_RUNNING: return on_running(m, ev, session, err);
         case AGENT_EV_EXITED:
         case AGENT_EV_FAILED: return on_ended(m, ev, session, streq(db_getn(k, 0, "cluster_role"), "main"), err);
+        default: return 0;
         }
         return 0;
 }

@@ -194,6 +194,8 @@ int agent_event_parse(const json_t *ev, struct agent_event *ret, struct tess_err
         static const char *const kinds[] = {
                 [AGENT_EV_PREPARING] = "preparing", [AGENT_EV_PULLING] = "pulling", [AGENT_EV_CREATING] = "creating",
                 [AGENT_EV_RUNNING] = "running",     [AGENT_EV_EXITED] = "exited",   [AGENT_EV_FAILED] = "failed",
+                [AGENT_EV_COMMIT_PROGRESS] = "commit-progress", [AGENT_EV_COMMIT_DONE] = "commit-done",
+                [AGENT_EV_COMMIT_FAILED] = "commit-failed",
         };
         const char *kind = NULL;
         size_t k;
@@ -217,6 +219,12 @@ int agent_event_parse(const json_t *ev, struct agent_event *ret, struct tess_err
                 r = api_get_int(ev, NAMES("exit_code"), -1, 255, &ret->exit_code, err);
         if (r >= 0)
                 r = api_get_bool(ev, NAMES("oom"), &ret->oom, err);
+        if (r >= 0)
+                r = api_get_string(ev, NAMES("task"), 36, &ret->task, err);
+        if (r >= 0)
+                r = api_get_int(ev, NAMES("current"), 0, INT64_MAX, &ret->current, err);
+        if (r >= 0)
+                r = api_get_int(ev, NAMES("total"), 0, INT64_MAX, &ret->total, err);
         ret->image = json_object_get(ev, "image");
         if (r >= 0 && ret->image)
                 r = image_parse(ret->image, err);
@@ -230,5 +238,9 @@ int agent_event_parse(const json_t *ev, struct agent_event *ret, struct tess_err
         if (k == ARRAY_SIZE(kinds))
                 return tess_err(err, EINVAL, "unknown event kind '%.16s'", kind);
         ret->kind = (enum agent_event_kind)k;
+        if (k >= AGENT_EV_COMMIT_PROGRESS && !ret->task)
+                return tess_err(err, EINVAL, "a commit event needs its task");
+        if (k == AGENT_EV_COMMIT_DONE && !ret->image)
+                return tess_err(err, EINVAL, "commit-done needs the image");
         return 0;
 }

@@ -36,6 +36,10 @@ enum agent_event_kind {
         AGENT_EV_RUNNING,
         AGENT_EV_EXITED, /* exit_code, oom */
         AGENT_EV_FAILED, /* could not be created: message */
+        /* a session commit (src/agent/commit.h) of background task `task` */
+        AGENT_EV_COMMIT_PROGRESS, /* current, total, message */
+        AGENT_EV_COMMIT_DONE,     /* image: {digest, size, labels} */
+        AGENT_EV_COMMIT_FAILED,   /* message */
 };
 
 #define AGENT_EVENTS_MAX 1000 /* per request */
@@ -47,6 +51,8 @@ struct agent_event {
         int64_t exit_code;
         bool oom;
         const json_t *image; /* running: {"digest", "size", "labels"} of its image, or NULL */
+        const char *task;    /* commit events: the background task */
+        int64_t current, total;
 };
 
 /* events[i] of a parsed body: -EINVAL with a message naming the field. */

@@ -177,6 +177,8 @@ void api_stream_pty(struct api_ctx *c); /* api_stream_pty.c */
 void api_events_session(struct api_ctx *c);   /* api_events.c */
 void api_images_list(struct api_ctx *c);      /* api_images.c */
 void api_bgtask_show(struct api_ctx *c);      /* api_bgtask.c */
+void api_session_commit(struct api_ctx *c);   /* api_session_commit.c */
+void api_session_commit_status(struct api_ctx *c);
 void api_events_bgtask(struct api_ctx *c);
 void api_resource_presets(struct api_ctx *c); /* api_resource.c */
 int api_agent_auth(struct api_ctx *c, struct tess_error **err); /* api_agent.c */
@@ -192,5 +194,6 @@ void api_image_blob_append(struct api_ctx *c);
 void api_image_blob_finish(struct api_ctx *c);
 void api_image_import(struct api_ctx *c);
 void api_registry_get(struct api_ctx *c); /* api_registry.c */
+void api_registry_push(struct api_ctx *c);
 
 #endif

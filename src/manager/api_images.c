@@ -1,7 +1,8 @@
 /* api_images.c - GET /images: the images a user may start sessions from,
  * grouped by name with their versions and aliases (what a launcher
- * shows).  Hidden images and those of registries the caller's domain does
- * not allow are left out. */
+ * shows).  Hidden images, those of registries the caller's domain does
+ * not allow and other users' private images (session commits; admins
+ * see them all) are left out. */
 #include "../common/compat.h"
 
 #include "api.h"
@@ -27,9 +28,9 @@ void api_images_list(struct api_ctx *c)
         const char *last = NULL;
 
         int r = DBQ(c->m->db,
-                    "SELECT id, name, tag, architecture, registry, digest, labels FROM images WHERE hidden = 0"
-                    " ORDER BY name, tag, architecture",
-                    &rows, &err);
+                    "SELECT id, name, tag, architecture, registry, digest, labels, owner_id FROM images"
+                    " WHERE hidden = 0 AND (owner_id IS NULL OR owner_id = ? OR ? = 1) ORDER BY name, tag, architecture",
+                    &rows, &err, DB_TEXT(c->who.user_id), DB_BOOL(api_is_admin(c)));
         if (r >= 0)
                 r = DBQ(c->m->db, "SELECT alias, image_id FROM image_aliases ORDER BY alias", &al, &err);
         if (r < 0) {
@@ -53,10 +54,11 @@ void api_images_list(struct api_ctx *c)
                 json_t *labels = json_loads(db_getn(rows, i, "labels"), 0, NULL);
                 json_t *aliases = aliases_of(al, id);
                 json_array_append_new(json_object_get(group, "versions"),
-                                      json_pack("{s:s, s:s, s:s, s:s, s:o, s:O}", "id", id, "tag",
+                                      json_pack("{s:s, s:s, s:s, s:s, s:o, s:O, s:b}", "id", id, "tag",
                                                 db_getn(rows, i, "tag"), "architecture",
                                                 db_getn(rows, i, "architecture"), "digest", db_getn(rows, i, "digest"),
-                                                "labels", labels ? labels : json_object(), "aliases", aliases));
+                                                "labels", labels ? labels : json_object(), "aliases", aliases,
+                                                "private", db_getn(rows, i, "owner_id") != NULL));
                 json_array_extend(json_object_get(group, "aliases"), aliases);
                 json_decref(aliases);
         }

@@ -1,12 +1,21 @@
 /* api_registry.c - the manager as an OCI distribution (v2) registry of
- * the images imported into it (api_image_import.c), read-only and for
- * agents only: requests are signed with the cluster secret like every
- * agent request (api_agent.c), so the agent's registry client pulls with
- * its own signature (src/agent/image_from_manager.c).
+ * the images imported into it (api_image_import.c) and of the sessions
+ * agents commit (src/agent/commit.c), for agents only: requests are signed
+ * with the cluster secret like every agent request (api_agent.c), so the
+ * agent's registry client pulls and pushes with its own signature
+ * (src/agent/image_from_manager.c).
  *
- *   GET /v2/<name>/manifests/<tag or digest>   the manifest, with its media
- *                                              type and Docker-Content-Digest
- *   GET /v2/<name>/blobs/<digest>              a blob, streamed from its file
+ *   GET|HEAD /v2/<name>/manifests/<tag or digest>   the manifest, with its
+ *                                          media type and Docker-Content-Digest
+ *   GET|HEAD /v2/<name>/blobs/<digest>     a blob, streamed from its file
+ *   POST /v2/<name>/blobs/uploads/         start an upload: 202, Location
+ *   PATCH <location>                       a chunk at the upload's offset
+ *                                          (Content-Range start must be it)
+ *   PUT <location>?digest=D                the last chunk (may be empty):
+ *                                          checked against D and kept
+ *   PUT /v2/<name>/manifests/<tag>         a manifest whose blobs are here:
+ *                                          kept as a blob; the images table
+ *                                          names it once its commit is done
  *
  * A tag is looked up in the images table (registry "", a manifest digest
  * set), preferring the asking agent's architecture.  Errors are the
@@ -16,6 +25,7 @@
 
 #include <fcntl.h>
 
+#include "../common/crypto.h"
 #include "../common/log.h"
 #include "api.h"
 #include "blob_store.h"
@@ -108,4 +118,143 @@ void api_registry_get(struct api_ctx *c)
         } else {
                 registry_error(c, 404, "NAME_UNKNOWN", "no such registry route");
         }
+}
+
+/* The upload id of ".../blobs/uploads/<id>", or NULL. */
+static const char *upload_id(const char *path)
+{
+        const char *u = strstr(path, "/blobs/uploads/");
+        return u && u[15] ? u + 15 : NULL;
+}
+
+static void upload_answer(struct api_ctx *c, const char *name, const char *id, int64_t offset, unsigned status)
+{
+        _cleanup_free_ char *loc = xasprintf("/v2/%s/blobs/uploads/%s", name, id);
+        _cleanup_free_ char *range = xasprintf("0-%lld", (long long)(offset > 0 ? offset - 1 : 0));
+
+        http_add_header(c->req, "Location", loc);
+        http_add_header(c->req, "Docker-Upload-UUID", id);
+        http_add_header(c->req, "Range", range);
+        http_reply(c->req, status, "application/json", "{}", 2);
+}
+
+/* The first byte of a "Content-Range: START-END" (or of "bytes START-END"). */
+static int64_t range_start(const char *v)
+{
+        char *end;
+
+        if (!v)
+                return -1;
+        if (strncmp(v, "bytes ", 6) == 0 || strncmp(v, "bytes=", 6) == 0)
+                v += 6;
+        errno = 0;
+        long long start = strtoll(v, &end, 10);
+        return errno || end == v || *end != '-' || start < 0 ? -2 : start;
+}
+
+static void upload_chunk(struct api_ctx *c, const char *name, const char *id, const char *digest)
+{
+        struct tess_error *err = NULL;
+        const struct buf *body = http_body(c->req);
+        int64_t offset = 0, at;
+
+        if (blob_store_upload_id_offset(c->m->blobs, id, &offset) < 0)
+                return registry_error(c, 404, "BLOB_UPLOAD_UNKNOWN", "no upload '%.64s'", id);
+        at = range_start(http_header(c->req, "Content-Range"));
+        if (at == -2)
+                return registry_error(c, 400, "BLOB_UPLOAD_INVALID", "Content-Range must be START-END");
+        if (at >= 0 && at != offset) {
+                _cleanup_free_ char *range = xasprintf("0-%lld", (long long)(offset > 0 ? offset - 1 : 0));
+                http_add_header(c->req, "Range", range);
+                return registry_error(c, 416, "BLOB_UPLOAD_INVALID", "the upload is at byte %lld, not %lld",
+                                      (long long)offset, (long long)at);
+        }
+        if (blob_store_upload_id(c->m->blobs, id, offset, body ? body->data : "", body ? body->len : 0, digest,
+                                 &offset, &err) < 0) {
+                int e = err->code;
+                _cleanup_free_ char *msg = xstrdup(err->msg);
+                tess_error_free(err);
+                if (e == EBADMSG || e == EINVAL)
+                        return registry_error(c, 400, "DIGEST_INVALID", "%s", msg);
+                if (e == EFBIG)
+                        return registry_error(c, 413, "SIZE_INVALID", "%s", msg);
+                return registry_error(c, 500, "UNKNOWN", "%s", msg);
+        }
+        if (!digest)
+                return upload_answer(c, name, id, offset, 202);
+        _cleanup_free_ char *loc = xasprintf("/v2/%s/blobs/%s", name, digest);
+        http_add_header(c->req, "Location", loc);
+        http_add_header(c->req, "Docker-Content-Digest", digest);
+        http_reply(c->req, 201, "application/json", "{}", 2);
+}
+
+/* PUT of a manifest: its blobs must be here already. */
+static void put_manifest(struct api_ctx *c, const char *name, const char *ref)
+{
+        struct import_image img = { 0 };
+        struct tess_error *err = NULL;
+        const struct buf *body = http_body(c->req);
+        char hex[65];
+        int64_t size;
+
+        if (!body || body->len == 0 || body->len > IMPORT_MANIFEST_MAX)
+                return registry_error(c, 400, "MANIFEST_INVALID", "a manifest of 1 byte to 4 MiB is required");
+        if (import_parse_manifest(body->data, body->len, &img, &err) < 0) {
+                registry_error(c, 400, "MANIFEST_INVALID", "%s", err->msg);
+                tess_error_free(err);
+                return;
+        }
+        bool have = blob_store_size(c->m->blobs, img.config.digest, &size) == 0;
+        for (size_t i = 0; have && i < img.n_layers; i++)
+                have = blob_store_size(c->m->blobs, img.layers[i].digest, &size) == 0;
+        import_image_release(&img);
+        if (!have)
+                return registry_error(c, 400, "MANIFEST_BLOB_UNKNOWN", "the manifest names a blob not pushed");
+        sha256_hex(body->data, body->len, hex);
+        _cleanup_free_ char *digest = xasprintf("sha256:%s", hex);
+        if (blob_digest_valid(ref) && !streq(ref, digest))
+                return registry_error(c, 400, "DIGEST_INVALID", "the manifest is %s, not %s", digest, ref);
+        if (blob_store_upload(c->m->blobs, digest, 0, body->data, body->len, true, &size, &err) < 0) {
+                registry_error(c, 500, "UNKNOWN", "%s", err->msg);
+                tess_error_free(err);
+                return;
+        }
+        _cleanup_free_ char *loc = xasprintf("/v2/%s/manifests/%s", name, digest);
+        http_add_header(c->req, "Location", loc);
+        http_add_header(c->req, "Docker-Content-Digest", digest);
+        http_reply(c->req, 201, "application/json", "{}", 2);
+}
+
+void api_registry_push(struct api_ctx *c)
+{
+        const char *path = c->param[0], *method = http_method(c->req);
+        const char *m = strstr(path, "/manifests/"), *u = strstr(path, "/blobs/uploads/");
+        const char *id = upload_id(path);
+        char new_id[UUID_STR_LEN];
+        struct tess_error *err = NULL;
+
+        if (m && streq(method, "PUT")) {
+                _cleanup_free_ char *name = xstrndup(path, (size_t)(m - path));
+                return put_manifest(c, name, m + 11);
+        }
+        if (!u)
+                return registry_error(c, 404, "NAME_UNKNOWN", "no such registry route");
+        _cleanup_free_ char *name = xstrndup(path, (size_t)(u - path));
+        if (streq(method, "POST") && !id) {
+                if (blob_store_upload_id_start(c->m->blobs, new_id, &err) < 0) {
+                        registry_error(c, 500, "UNKNOWN", "%s", err->msg);
+                        tess_error_free(err);
+                        return;
+                }
+                return upload_answer(c, name, new_id, 0, 202);
+        }
+        if (id && streq(method, "PATCH"))
+                return upload_chunk(c, name, id, NULL);
+        if (id && streq(method, "PUT")) {
+                const char *digest = http_query(c->req, "digest");
+                if (!digest || !blob_digest_valid(digest))
+                        return registry_error(c, 400, "DIGEST_INVALID", "PUT needs ?digest=sha256:<hex>");
+                return upload_chunk(c, name, id, digest);
+        }
+        registry_error(c, 405, "UNSUPPORTED", "%s is not supported here", method);
 }

@@ -58,16 +58,17 @@ static void publish(struct manager *m, const char *id)
 }
 
 int bgtask_create(struct manager *m, const char *kind, const char *user_id, const char *domain, const char *session_id,
-                  char ret_id[UUID_STR_LEN], struct tess_error **err)
+                  const json_t *params, char ret_id[UUID_STR_LEN], struct tess_error **err)
 {
+        _cleanup_free_ char *text = params ? json_dumps(params, JSON_COMPACT) : NULL;
         int64_t now = now_usec();
 
         uuid_generate_str(ret_id);
         return DBQ(m->db,
-                   "INSERT INTO background_tasks(id, kind, user_id, domain_name, session_id, created_at, modified_at)"
-                   " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                   "INSERT INTO background_tasks(id, kind, user_id, domain_name, session_id, result, created_at,"
+                   " modified_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                    NULL, err, DB_TEXT(ret_id), DB_TEXT(kind), DB_TEXT(user_id), DB_TEXT(domain), DB_TEXT(session_id),
-                   DB_INT(now), DB_INT(now));
+                   DB_TEXT(text ? text : "{}"), DB_INT(now), DB_INT(now));
 }
 
 int bgtask_update(struct manager *m, const char *id, int64_t current, int64_t total, const char *message,

@@ -33,10 +33,11 @@ struct db_rows;
 #define BGTASK_CANCELLED "cancelled"
 
 /* Insert an ongoing task of `kind` ("session-commit", "registry-rescan").
- * IN  session_id - the session it is about, or NULL
+ * IN  session_id - the session it is about, or NULL; params - what the
+ *     task's end needs, kept as its result until then (borrowed; NULL: {})
  * OUT ret_id - the task's id */
 int bgtask_create(struct manager *m, const char *kind, const char *user_id, const char *domain, const char *session_id,
-                  char ret_id[UUID_STR_LEN], struct tess_error **err);
+                  const json_t *params, char ret_id[UUID_STR_LEN], struct tess_error **err);
 
 /* Record progress of an ongoing task and publish bgtask_updated; a task
  * that has ended is left alone (late reports are dropped). */

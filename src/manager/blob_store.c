@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "../common/crypto.h"
 #include "../common/fs.h"
 #include "blob_store.h"
 
@@ -15,7 +16,7 @@
 
 /* The running hash of one upload in progress. */
 struct upload {
-        char hex[65];
+        char hex[65]; /* its file in uploads/: the digest's hex, or "u-<upload id>" */
         EVP_MD_CTX *md;
         int64_t offset; /* bytes hashed */
         int64_t used;   /* last use, for eviction */
@@ -162,8 +163,9 @@ static void hex_of(const unsigned char *d, char out[65])
         out[64] = '\0';
 }
 
-/* Check the whole upload against its name and move it into blobs/. */
-static int upload_commit(struct blob_store *bs, struct upload *u, int fd, struct tess_error **err)
+/* Check the whole upload against the digest `want` (its hex) and move it
+ * into blobs/. */
+static int upload_commit(struct blob_store *bs, struct upload *u, int fd, const char *want, struct tess_error **err)
 {
         unsigned char d[32];
         unsigned dn = 0;
@@ -171,43 +173,43 @@ static int upload_commit(struct blob_store *bs, struct upload *u, int fd, struct
 
         EVP_DigestFinal_ex(u->md, d, &dn);
         hex_of(d, got);
-        if (!streq(got, u->hex)) {
+        if (!streq(got, want)) {
                 unlinkat(bs->uploadsfd, u->hex, 0);
                 int r = tess_err(err, EBADMSG, "blob sha256:%s does not match its digest: its %lld bytes are sha256:%s",
-                                 u->hex, (long long)u->offset, got);
+                                 want, (long long)u->offset, got);
                 upload_drop(u);
                 return r;
         }
-        if (fsync(fd) < 0 || renameat(bs->uploadsfd, u->hex, bs->blobsfd, u->hex) < 0)
-                return tess_err(err, EIO, "committing blob sha256:%s: %s", u->hex, strerror(errno));
+        if (fsync(fd) < 0 || renameat(bs->uploadsfd, u->hex, bs->blobsfd, want) < 0)
+                return tess_err(err, EIO, "committing blob sha256:%s: %s", want, strerror(errno));
         upload_drop(u);
         return 0;
 }
 
-int blob_store_upload(struct blob_store *bs, const char *digest, int64_t offset, const void *p, size_t n, bool last,
-                      int64_t *ret_offset, struct tess_error **err)
+static bool upload_id_valid(const char *id)
+{
+        return id && strlen(id) == UUID_STR_LEN - 1 && strspn(id, "0123456789abcdef-") == UUID_STR_LEN - 1;
+}
+
+/* Append to the upload in file `name` of uploads/; with `want` (a
+ * digest's hex), commit it as that blob. */
+static int upload_append(struct blob_store *bs, const char *name, int64_t offset, const void *p, size_t n,
+                         const char *want, int64_t *ret_offset, struct tess_error **err)
 {
         _cleanup_close_ int fd = -1;
         struct upload *u;
         struct stat st;
-        int64_t size;
 
-        if (!blob_digest_valid(digest))
-                return tess_err(err, EINVAL, "'%s' is not a sha256 digest", digest ? digest : "");
-        if (blob_store_size(bs, digest, &size) == 0) {
-                *ret_offset = size;
-                return 0;
-        }
-        fd = openat(bs->uploadsfd, digest + 7, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        fd = openat(bs->uploadsfd, name, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
         if (fd < 0 || fstat(fd, &st) < 0)
-                return tess_err(err, EIO, "upload of %s: %s", digest, strerror(errno));
+                return tess_err(err, EIO, "upload %s: %s", name, strerror(errno));
         *ret_offset = st.st_size;
         if (offset != st.st_size)
-                return tess_err(err, ERANGE, "the upload of %s is at byte %lld, not %lld", digest,
-                                (long long)st.st_size, (long long)offset);
+                return tess_err(err, ERANGE, "the upload is at byte %lld, not %lld", (long long)st.st_size,
+                                (long long)offset);
         if ((int64_t)n > BLOB_MAX_BYTES - offset)
-                return tess_err(err, EFBIG, "blob %s is larger than %lld bytes", digest, (long long)BLOB_MAX_BYTES);
-        u = upload_slot(bs, digest + 7);
+                return tess_err(err, EFBIG, "a blob is at most %lld bytes", (long long)BLOB_MAX_BYTES);
+        u = upload_slot(bs, name);
         if (upload_catch_up(u, fd, st.st_size, err) < 0) {
                 upload_drop(u);
                 return -EIO;
@@ -218,7 +220,7 @@ int blob_store_upload(struct blob_store *bs, const char *digest, int64_t offset,
                         int e = errno;
                         if (ftruncate(fd, offset) < 0)
                                 upload_drop(u); /* rehashed from the file next time */
-                        return tess_err(err, EIO, "writing the upload of %s: %s", digest, strerror(e));
+                        return tess_err(err, EIO, "writing the upload %s: %s", name, strerror(e));
                 }
                 done += (size_t)w;
         }
@@ -226,7 +228,59 @@ int blob_store_upload(struct blob_store *bs, const char *digest, int64_t offset,
         u->offset += (int64_t)n;
         *ret_offset = u->offset;
         futimens(fd, NULL); /* touched: not stale */
-        return last ? upload_commit(bs, u, fd, err) : 0;
+        return want ? upload_commit(bs, u, fd, want, err) : 0;
+}
+
+int blob_store_upload(struct blob_store *bs, const char *digest, int64_t offset, const void *p, size_t n, bool last,
+                      int64_t *ret_offset, struct tess_error **err)
+{
+        int64_t size;
+
+        if (!blob_digest_valid(digest))
+                return tess_err(err, EINVAL, "'%s' is not a sha256 digest", digest ? digest : "");
+        if (blob_store_size(bs, digest, &size) == 0) {
+                *ret_offset = size;
+                return 0;
+        }
+        int r = upload_append(bs, digest + 7, offset, p, n, last ? digest + 7 : NULL, ret_offset, err);
+        return r < 0 ? tess_err_wrap(err, "blob %s", digest) : 0;
+}
+
+int blob_store_upload_id(struct blob_store *bs, const char *id, int64_t offset, const void *p, size_t n,
+                         const char *digest, int64_t *ret_offset, struct tess_error **err)
+{
+        _cleanup_free_ char *name = NULL;
+
+        if (!upload_id_valid(id))
+                return tess_err(err, ENOENT, "no upload '%.64s'", id ? id : "");
+        if (digest && !blob_digest_valid(digest))
+                return tess_err(err, EINVAL, "'%s' is not a sha256 digest", digest);
+        name = xasprintf("u-%s", id);
+        return upload_append(bs, name, offset, p, n, digest ? digest + 7 : NULL, ret_offset, err);
+}
+
+int blob_store_upload_id_offset(struct blob_store *bs, const char *id, int64_t *ret_offset)
+{
+        _cleanup_free_ char *name = upload_id_valid(id) ? xasprintf("u-%s", id) : NULL;
+        struct stat st;
+
+        if (!name || fstatat(bs->uploadsfd, name, &st, 0) < 0)
+                return -ENOENT;
+        *ret_offset = st.st_size;
+        return 0;
+}
+
+int blob_store_upload_id_start(struct blob_store *bs, char ret_id[UUID_STR_LEN], struct tess_error **err)
+{
+        _cleanup_free_ char *name = NULL;
+
+        uuid_generate_str(ret_id);
+        name = xasprintf("u-%s", ret_id);
+        int fd = openat(bs->uploadsfd, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return tess_err(err, EIO, "starting an upload: %s", strerror(errno));
+        close(fd);
+        return 0;
 }
 
 int blob_store_open_blob(struct blob_store *bs, const char *digest, int *ret_fd, int64_t *ret_size,

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../common/crypto.h"
 #include "../common/error.h"
 
 #define BLOB_MAX_BYTES ((int64_t)64 << 30) /* one blob, as the agent's layer limit */
@@ -47,6 +48,16 @@ int64_t blob_store_upload_offset(struct blob_store *bs, const char *digest);
  * -EINVAL a bad digest; -EIO. */
 int blob_store_upload(struct blob_store *bs, const char *digest, int64_t offset, const void *p, size_t n, bool last,
                       int64_t *ret_offset, struct tess_error **err);
+
+/* Uploads whose digest comes at the end (the OCI distribution API's
+ * pushes, api_registry.c), named by an id the store hands out:
+ * start one, append chunks at its offset, and give the digest with the
+ * last (n may be 0) to check and commit it.
+ * RET as blob_store_upload; -ENOENT an unknown id */
+int blob_store_upload_id_start(struct blob_store *bs, char ret_id[UUID_STR_LEN], struct tess_error **err);
+int blob_store_upload_id(struct blob_store *bs, const char *id, int64_t offset, const void *p, size_t n,
+                         const char *digest, int64_t *ret_offset, struct tess_error **err);
+int blob_store_upload_id_offset(struct blob_store *bs, const char *id, int64_t *ret_offset);
 
 /* Open a committed blob for reading (caller closes *ret_fd). -ENOENT if absent. */
 int blob_store_open_blob(struct blob_store *bs, const char *digest, int *ret_fd, int64_t *ret_size,

@@ -4,6 +4,8 @@
 #ifndef TESS_SESSION_IMAGE_H
 #define TESS_SESSION_IMAGE_H
 
+#include <stdbool.h>
+
 #include "../common/error.h"
 #include "db.h"
 #include "manager.h"
@@ -15,9 +17,10 @@
  * components ("python:3.11" finds "registry.local/stable/python:3.11").
  * -EINVAL naming the image when it is not registered, hidden, or its
  * registry is not among the domain's allowed_docker_registries (when that
- * list is not empty). */
+ * list is not empty).  A private image (a session commit's, owner_id set)
+ * is found only for its owner `user_id`, or when `admin`. */
 int session_image_resolve(struct manager *m, const char *ref, const char *arch, const char *domain,
-                          struct db_rows **ret, struct tess_error **err);
+                          const char *user_id, bool admin, struct db_rows **ret, struct tess_error **err);
 
 /* 1 when the domain's allowed_docker_registries (empty: all) allows the
  * registry of an image (its registry column, else the host-like first

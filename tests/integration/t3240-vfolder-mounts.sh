@@ -13,27 +13,9 @@ session() {
         wait_status "$1" RUNNING
 }
 
-# run NAME CMD: run a shell command in the session (batch mode), its
-# output in $TMP/console, its exit code in EXIT
+# run NAME CMD: session_run (test-lib.sh)
 run() {
-        local body run status
-        body=$(jq -cn --arg c "$2" '{mode: "batch", code: $c}')
-        api POST "/session/$1" "$body" && test "$CODE" = 200 || { echo "execute: $CODE $(cat "$TMP/out")"; return 1; }
-        : >"$TMP/console"
-        for _ in $(seq 1 60); do
-                jq -r '.result.console[]? | select(.[0] == "stdout" or .[0] == "stderr") | .[1]' "$TMP/out" >>"$TMP/console"
-                status=$(jq -r .result.status "$TMP/out")
-                if [ "$status" = finished ]; then
-                        EXIT=$(jq .result.exitCode "$TMP/out")
-                        return 0
-                fi
-                [ "$status" = continued ] || { echo "status $status: $(cat "$TMP/out")"; return 1; }
-                run=$(jq -r .result.runId "$TMP/out")
-                body=$(jq -cn --arg r "$run" '{mode: "continue", code: "", runId: $r}')
-                api POST "/session/$1" "$body" && test "$CODE" = 200 || { echo "continue: $CODE"; return 1; }
-        done
-        echo "never finished"
-        return 1
+        session_run "$@"
 }
 
 # host_dir SESSION FOLDER: the folder's directory on the host, from the

@@ -421,6 +421,30 @@ api() {
                 "$BACKEND_ENDPOINT$2") || true
 }
 
+# session_run NAME CMD: run a shell command in a running session (batch
+# mode, as the session's user); its output in $TMP/console, its exit code
+# in EXIT
+session_run() {
+        local body run status
+        body=$(jq -cn --arg c "$2" '{mode: "batch", code: $c}')
+        api POST "/session/$1" "$body" && test "$CODE" = 200 || { echo "execute: $CODE $(cat "$TMP/out")"; return 1; }
+        : >"$TMP/console"
+        for _ in $(seq 1 60); do
+                jq -r '.result.console[]? | select(.[0] == "stdout" or .[0] == "stderr") | .[1]' "$TMP/out" >>"$TMP/console"
+                status=$(jq -r .result.status "$TMP/out")
+                if [ "$status" = finished ]; then
+                        EXIT=$(jq .result.exitCode "$TMP/out")
+                        return 0
+                fi
+                [ "$status" = continued ] || { echo "status $status: $(cat "$TMP/out")"; return 1; }
+                run=$(jq -r .result.runId "$TMP/out")
+                body=$(jq -cn --arg r "$run" '{mode: "continue", code: "", runId: $r}')
+                api POST "/session/$1" "$body" && test "$CODE" = 200 || { echo "continue: $CODE"; return 1; }
+        done
+        echo "never finished"
+        return 1
+}
+
 # field NAME FIELD: a field of session NAME from the admin list (GET
 # /sessions?name=, which does not count as the owner's activity).
 field() {

@@ -1,8 +1,9 @@
-/* image_push.c - push an OCI layout to a registry; see image_push.h.
- * One request at a time through the agent's registry client
+/* image_push.c - push an image of an OCI layout to a registry; see
+ * image_push.h.  One request at a time through the pull's registry client
  * (registry-internal.h): its curl handle, base URL, credentials and the
  * answer to a 401 (registry_auth_challenge); the requests with bodies
- * (POST, PUT) and HEAD are made here. */
+ * (POST, PATCH, PUT) and HEAD are made here.  A chunk is read into memory
+ * whole: its hash is signed before it is sent. */
 #include "../common/compat.h"
 
 #include <fcntl.h>
@@ -11,10 +12,11 @@
 
 #include <jansson.h>
 
-#include "../agent/registry-internal.h"
+#include "../common/crypto.h"
 #include "../common/fs.h"
 #include "../common/version.h"
 #include "image_push.h"
+#include "registry-internal.h"
 
 #define ERROR_BODY_MAX  (64u << 10)
 #define HEADER_KEEP_MAX 8192
@@ -74,9 +76,8 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *data)
         return n;
 }
 
-/* A request body: a file (fd, size) or bytes in memory (mem, size). */
+/* A request body: bytes in memory (mem, size). */
 struct body {
-        int fd;
         const char *mem;
         int64_t size, off;
 };
@@ -85,31 +86,55 @@ static size_t on_read(char *p, size_t size, size_t nitems, void *data)
 {
         struct body *b = data;
         size_t want = size * nitems;
-        ssize_t n;
 
         if ((int64_t)want > b->size - b->off)
                 want = (size_t)(b->size - b->off);
-        if (want == 0)
+        memcpy(p, b->mem + b->off, want);
+        b->off += (int64_t)want;
+        return want;
+}
+
+/* One push: the registry client, the options, what was done. */
+struct push {
+        struct registry_client c;
+        const struct image_push_opts *o;
+        const char *layout;
+        struct image_push_result res;
+        int64_t sent; /* bytes uploaded, for progress */
+};
+
+/* "Name: value" lines of the sign hook for a request to `url`. */
+static int add_signature(struct push *p, const char *method, const char *url, const struct body *body,
+                         struct curl_slist **h, struct tess_error **err)
+{
+        char *lines[REGISTRY_SIGN_LINES] = { 0 }, hash[65];
+        const char *path = url;
+        int r;
+
+        if (!p->o->sign)
                 return 0;
-        if (b->mem) {
-                memcpy(p, b->mem + b->off, want);
-                n = (ssize_t)want;
-        } else {
-                n = pread(b->fd, p, want, b->off);
-                if (n <= 0)
-                        return CURL_READFUNC_ABORT;
+        if (strncmp(path, p->c.base, strlen(p->c.base)) == 0)
+                path += strlen(p->c.base);
+        _cleanup_free_ char *bare = xstrndup(path, strcspn(path, "?"));
+        sha256_hex(body ? body->mem : "", body ? (size_t)body->size : 0, hash);
+        r = p->o->sign(p->o->sign_data, method, bare, hash, lines, err);
+        for (int i = 0; i < REGISTRY_SIGN_LINES; i++) {
+                struct curl_slist *t = lines[i] && r >= 0 ? curl_slist_append(*h, lines[i]) : NULL;
+                if (t)
+                        *h = t;
+                free(lines[i]);
         }
-        b->off += n;
-        return (size_t)n;
+        return r;
 }
 
 /* One request, answering 401s with the registry's challenge. */
-static int request(struct registry_client *c, const char *method, const char *url, const char *content_type,
+static int request(struct push *p, const char *method, const char *url, const char *const *extra,
                    struct body *body, struct answer *a, struct tess_error **err)
 {
+        struct registry_client *c = &p->c;
+
         for (int tries = 0;;) {
                 _cleanup_free_ char *auth = c->bearer ? xasprintf("Authorization: Bearer %s", c->bearer) : NULL;
-                _cleanup_free_ char *ct = content_type ? xasprintf("Content-Type: %s", content_type) : NULL;
                 struct curl_slist *h = NULL, *t;
                 CURL *k = c->curl;
                 CURLcode rc;
@@ -118,10 +143,15 @@ static int request(struct registry_client *c, const char *method, const char *ur
                 *a = (struct answer){ .location = BUF_INIT, .www_auth = BUF_INIT, .body = BUF_INIT };
                 if (auth && (t = curl_slist_append(h, auth)))
                         h = t;
-                if (ct && (t = curl_slist_append(h, ct)))
-                        h = t;
+                for (; extra && *extra; extra++)
+                        if ((t = curl_slist_append(h, *extra)))
+                                h = t;
                 if ((t = curl_slist_append(h, "Expect:")))
                         h = t;
+                if (add_signature(p, method, url, body, &h, err) < 0) {
+                        curl_slist_free_all(h);
+                        return -EIO;
+                }
                 curl_easy_reset(k);
                 c->errbuf[0] = '\0';
                 curl_easy_setopt(k, CURLOPT_URL, url);
@@ -182,47 +212,121 @@ static bool digest_ok(const char *d)
         return d && strncmp(d, "sha256:", 7) == 0 && strlen(d) == 71 && strspn(d + 7, "0123456789abcdef") == 64;
 }
 
-/* The blob's upload: POST for a location, then one PUT of the whole blob. */
-static int upload_blob(struct registry_client *c, const char *layout, const char *digest, bool verbose,
-                       struct image_push_result *res, struct answer *a, struct tess_error **err)
+/* The absolute URL of the Location of the last answer. */
+static char *location_url(const struct push *p, const struct answer *a)
 {
-        _cleanup_free_ char *path = xasprintf("%s/blobs/sha256/%s", layout, digest + 7);
-        _cleanup_free_ char *post = xasprintf("%s/v2/%s/blobs/uploads/", c->base, c->repository), *put = NULL;
+        const char *loc = a->location.data;
+        return xasprintf("%s%s", loc[0] == '/' ? p->c.base : "", loc);
+}
+
+/* Read up to n bytes at off of fd into buf; RET bytes read or -errno. */
+static ssize_t read_at(int fd, char *buf, size_t n, int64_t off)
+{
+        size_t done = 0;
+        while (done < n) {
+                ssize_t k = pread(fd, buf + done, n - done, off + (int64_t)done);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return -errno;
+                if (k == 0)
+                        break;
+                done += (size_t)k;
+        }
+        return (ssize_t)done;
+}
+
+/* One attempt at uploading the blob: POST for a location, a PATCH per
+ * chunk, PUT with the digest.  *ret_transient: whether another may help. */
+static int upload_once(struct push *p, const char *digest, int fd, int64_t size, char *chunk, bool *ret_transient,
+                       struct tess_error **err)
+{
+        _cleanup_free_ char *post = xasprintf("%s/v2/%s/blobs/uploads/", p->c.base, p->c.repository), *url = NULL;
+        struct answer a = { .location = BUF_INIT, .www_auth = BUF_INIT, .body = BUF_INIT };
+        int64_t off = 0, sent_before = p->sent;
+        int r;
+
+        *ret_transient = true;
+        r = request(p, "POST", post, NULL, NULL, &a, err);
+        if (r == 0 && a.status != 202)
+                r = status_error("starting an upload", &a, err);
+        if (r == 0 && !a.location.len)
+                r = tess_err(err, EIO, "starting an upload: the registry gave no Location");
+        while (r == 0 && off < size) {
+                ssize_t n = read_at(fd, chunk, (size_t)(size - off < p->o->chunk ? size - off : p->o->chunk), off);
+                if (n <= 0) {
+                        *ret_transient = false;
+                        r = tess_err(err, EIO, "reading blob %s: %s", digest, n < 0 ? strerror((int)-n) : "short");
+                        break;
+                }
+                free(url);
+                url = location_url(p, &a);
+                char range[64], length[64];
+                snprintf(range, sizeof(range), "Content-Range: %lld-%lld", (long long)off, (long long)(off + n - 1));
+                snprintf(length, sizeof(length), "Content-Length: %zd", n);
+                const char *extra[] = { "Content-Type: application/octet-stream", range, length, NULL };
+                struct body b = { .mem = chunk, .size = n };
+                r = request(p, "PATCH", url, extra, &b, &a, err);
+                if (r == 0 && a.status != 202)
+                        r = status_error("uploading a chunk", &a, err);
+                if (r == 0 && !a.location.len)
+                        r = tess_err(err, EIO, "uploading a chunk: the registry gave no Location");
+                if (r == 0) {
+                        off += n;
+                        p->sent += n;
+                        if (p->o->progress)
+                                p->o->progress(p->o->progress_data, p->sent);
+                }
+        }
+        if (r == 0) {
+                _cleanup_free_ char *loc = location_url(p, &a);
+                char *esc = curl_easy_escape(p->c.curl, digest, 0);
+                free(url);
+                url = xasprintf("%s%sdigest=%s", loc, strchr(loc, '?') ? "&" : "?", esc ? esc : digest);
+                curl_free(esc);
+                r = request(p, "PUT", url, NULL, &(struct body){ .mem = "" }, &a, err);
+                if (r == 0 && a.status != 201)
+                        r = status_error("finishing the upload", &a, err);
+        }
+        if (r < 0 && a.status >= 400 && a.status < 500 && a.status != 408 && a.status != 429)
+                *ret_transient = false;
+        if (r < 0)
+                p->sent = sent_before;
+        answer_release(&a);
+        return r;
+}
+
+static int upload_blob(struct push *p, const char *digest, struct tess_error **err)
+{
+        _cleanup_free_ char *path = xasprintf("%s/blobs/sha256/%s", p->layout, digest + 7), *chunk = NULL;
         _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
         struct stat st;
-        char *esc;
+        bool transient = false;
         int r;
 
         if (fd < 0 || fstat(fd, &st) < 0)
                 return tess_err(err, errno, "%s: %s", path, strerror(errno));
-        r = request(c, "POST", post, NULL, NULL, a, err);
-        if (r == 0 && a->status != 202)
-                r = status_error("starting an upload", a, err);
-        if (r == 0 && !a->location.len)
-                r = tess_err(err, EIO, "starting an upload: the registry gave no Location");
-        if (r < 0)
-                return r;
-        esc = curl_easy_escape(c->curl, digest, 0);
-        const char *loc = a->location.data;
-        put = xasprintf("%s%s%sdigest=%s", loc[0] == '/' ? c->base : "", loc, strchr(loc, '?') ? "&" : "?",
-                        esc ? esc : digest);
-        curl_free(esc);
-        struct body b = { .fd = fd, .size = st.st_size };
-        if (verbose)
+        if (p->o->verbose)
                 fprintf(stderr, "  %s: uploading %.1f MiB\n", digest, st.st_size / 1048576.0);
-        r = request(c, "PUT", put, "application/octet-stream", &b, a, err);
-        if (r == 0 && a->status != 201)
-                r = status_error("uploading", a, err);
+        chunk = xmalloc((size_t)p->o->chunk);
+        for (int attempt = 0;; attempt++) {
+                r = upload_once(p, digest, fd, st.st_size, chunk, &transient, err);
+                if (r == 0 || !transient || attempt >= p->o->retries)
+                        break;
+                if (p->o->verbose)
+                        fprintf(stderr, "  %s: %s; again\n", digest, (*err)->msg);
+                *err = tess_error_free(*err);
+                registry_backoff(&p->c, attempt);
+        }
         if (r == 0) {
-                res->sent++;
-                res->bytes_sent += st.st_size;
+                p->res.sent++;
+                p->res.bytes_sent += st.st_size;
         }
         return r;
 }
 
 /* A blob the registry lacks (HEAD) is uploaded. */
-static int push_blob(struct registry_client *c, const char *layout, const char *digest, bool verbose,
-                     struct image_push_result *res, struct tess_error **err)
+static int push_blob(struct push *p, const char *digest, struct tess_error **err)
 {
         _cleanup_free_ char *head = NULL;
         struct answer a = { .location = BUF_INIT, .www_auth = BUF_INIT, .body = BUF_INIT };
@@ -230,14 +334,14 @@ static int push_blob(struct registry_client *c, const char *layout, const char *
 
         if (!digest_ok(digest))
                 return tess_err(err, EINVAL, "the manifest names a blob without a sha256 digest");
-        res->blobs++;
-        head = xasprintf("%s/v2/%s/blobs/%s", c->base, c->repository, digest);
-        r = request(c, "HEAD", head, NULL, NULL, &a, err);
+        p->res.blobs++;
+        head = xasprintf("%s/v2/%s/blobs/%s", p->c.base, p->c.repository, digest);
+        r = request(p, "HEAD", head, NULL, NULL, &a, err);
         if (r == 0 && a.status == 200) {
-                if (verbose)
+                if (p->o->verbose)
                         fprintf(stderr, "  %s: the registry has it\n", digest);
         } else if (r == 0) {
-                r = upload_blob(c, layout, digest, verbose, res, &a, err);
+                r = upload_blob(p, digest, err);
         }
         answer_release(&a);
         if (r < 0)
@@ -289,12 +393,11 @@ static int pick_manifest(const char *layout, char **ret_digest, struct tess_erro
         return tess_err(err, EINVAL, "%s names no image manifest for linux/%s", path, image_host_arch());
 }
 
-/* The blobs of the manifest `manifest` of `layout`, then the manifest, under `tag_or_digest`. */
-static int push_manifest(struct registry_client *c, const char *layout, const char *manifest, const char *tag_or_digest,
-                         bool verbose, struct image_push_result *res, struct tess_error **err)
+/* The blobs of the manifest `manifest`, then the manifest, under `tag_or_digest`. */
+static int push_manifest(struct push *p, const char *manifest, const char *tag_or_digest, struct tess_error **err)
 {
-        _cleanup_free_ char *mpath = xasprintf("%s/blobs/sha256/%s", layout, manifest + 7), *mtext = NULL;
-        _cleanup_free_ char *url = xasprintf("%s/v2/%s/manifests/%s", c->base, c->repository, tag_or_digest);
+        _cleanup_free_ char *mpath = xasprintf("%s/blobs/sha256/%s", p->layout, manifest + 7), *mtext = NULL;
+        _cleanup_free_ char *url = xasprintf("%s/v2/%s/manifests/%s", p->c.base, p->c.repository, tag_or_digest);
         struct answer a = { .location = BUF_INIT, .www_auth = BUF_INIT, .body = BUF_INIT };
         json_t *m = NULL, *l;
         size_t mlen, i;
@@ -303,17 +406,18 @@ static int push_manifest(struct registry_client *c, const char *layout, const ch
         r = read_json(mpath, &m, &mtext, &mlen, err);
         if (r < 0)
                 return r;
-        r = push_blob(c, layout, json_string_value(json_object_get(json_object_get(m, "config"), "digest")), verbose,
-                      res, err);
+        r = push_blob(p, json_string_value(json_object_get(json_object_get(m, "config"), "digest")), err);
         json_array_foreach(json_object_get(m, "layers"), i, l) {
                 if (r < 0)
                         break;
-                r = push_blob(c, layout, json_string_value(json_object_get(l, "digest")), verbose, res, err);
+                r = push_blob(p, json_string_value(json_object_get(l, "digest")), err);
         }
         if (r == 0) {
                 const char *mt = json_string_value(json_object_get(m, "mediaType"));
-                struct body b = { .fd = -1, .mem = mtext, .size = (int64_t)mlen };
-                r = request(c, "PUT", url, mt ? mt : MEDIA_OCI_MANIFEST, &b, &a, err);
+                _cleanup_free_ char *ct = xasprintf("Content-Type: %s", mt ? mt : MEDIA_OCI_MANIFEST);
+                const char *extra[] = { ct, NULL };
+                struct body b = { .mem = mtext, .size = (int64_t)mlen };
+                r = request(p, "PUT", url, extra, &b, &a, err);
                 if (r == 0 && a.status != 201)
                         r = status_error("putting the manifest", &a, err);
         }
@@ -322,33 +426,46 @@ static int push_manifest(struct registry_client *c, const char *layout, const ch
         return r;
 }
 
-int image_push(const char *layout, const char *ref, const char *const *insecure, bool verbose,
-               struct image_push_result *ret, struct tess_error **err)
+int image_push(const char *layout, const char *ref, const struct image_push_opts *opts, struct image_push_result *ret,
+               struct tess_error **err)
 {
-        struct registry_opts o = { .insecure = insecure,
-                                   .username = getenv("TESSERA_REGISTRY_USER"),
-                                   .password = getenv("TESSERA_REGISTRY_PASSWORD") };
+        struct image_push_opts o = opts ? *opts : (struct image_push_opts){ 0 };
         struct image_ref ir = { 0 };
-        struct registry_client c = { 0 };
-        struct image_push_result res = { 0 };
+        struct push p = { .o = &o, .layout = layout };
         char *manifest = NULL;
         int r;
 
+        if (!o.username && !o.password) {
+                o.username = getenv("TESSERA_REGISTRY_USER");
+                o.password = getenv("TESSERA_REGISTRY_PASSWORD");
+        }
+        if (o.chunk <= 0)
+                o.chunk = IMAGE_PUSH_CHUNK;
+        if (o.retries == 0)
+                o.retries = 3;
         r = image_ref_parse(ref, NULL, &ir, err);
         if (r < 0)
                 return tess_err_wrap(err, "pushing to '%s' (a reference needs its registry: HOST[:PORT]/NAME:TAG)",
                                      ref);
-        r = pick_manifest(layout, &manifest, err);
+        if (o.manifest && !digest_ok(o.manifest))
+                r = tess_err(err, EINVAL, "'%s' is not a manifest digest", o.manifest);
+        else if (o.manifest)
+                manifest = xstrdup(o.manifest);
+        else
+                r = pick_manifest(layout, &manifest, err);
         if (r == 0)
-                r = registry_client_init(&c, &ir, &o, err);
+                r = registry_client_init(&p.c, &ir,
+                                         &(struct registry_opts){
+                                                 .insecure = o.insecure, .username = o.username, .password = o.password },
+                                         err);
         if (r == 0)
-                r = push_manifest(&c, layout, manifest, ir.digest ? ir.digest : ir.tag, verbose, &res, err);
+                r = push_manifest(&p, manifest, ir.digest ? ir.digest : ir.tag, err);
         if (r == 0) {
-                snprintf(res.manifest, sizeof(res.manifest), "%s", manifest);
-                *ret = res;
+                snprintf(p.res.manifest, sizeof(p.res.manifest), "%s", manifest);
+                *ret = p.res;
         }
         free(manifest);
-        registry_client_release(&c);
+        registry_client_release(&p.c);
         image_ref_release(&ir);
         if (r < 0)
                 return tess_err_wrap(err, "pushing %s to %s", layout, ref);
