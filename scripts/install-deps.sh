@@ -14,7 +14,7 @@
 # (or sudo) only when something is missing.
 set -eu
 
-BUILD_PKGS="gcc make pkg-config libmicrohttpd-dev libjansson-dev libsqlite3-dev libpq-dev libssl-dev libcurl4-openssl-dev libarchive-dev zlib1g-dev libwslay-dev runc iproute2 busybox-static jq"
+BUILD_PKGS="gcc make pkg-config libmicrohttpd-dev libjansson-dev libsqlite3-dev libpq-dev libssl-dev libcurl4-openssl-dev libarchive-dev zlib1g-dev libzstd-dev libwslay-dev runc iproute2 busybox-static jq"
 TEST_PKGS="postgresql sqlite3 curl xxd openssl docker-registry skopeo debootstrap apache2-utils python3"
 OPTIONAL_PKGS="clang libclang-rt-dev wrk" # libFuzzer runtime, load tests: their absence fails nothing
 

@@ -14,6 +14,7 @@
 #include <archive_entry.h>
 #include <openssl/evp.h>
 #include <zlib.h>
+#include <zstd.h>
 
 #include "../common/buf.h"
 #include "layer_writer.h"
@@ -34,6 +35,7 @@ struct writer {
         struct archive *a;
         int out_fd;
         z_stream z;
+        ZSTD_CCtx *zc; /* zstd instead of z */
         EVP_MD_CTX *tar_md, *gz_md;
         unsigned char *zbuf;
         int64_t tar_size, gz_size, progress_at;
@@ -46,25 +48,53 @@ struct writer {
         struct tess_error **err;
 };
 
+/* Write n compressed bytes to the output, hashing them. */
+static int put_out(struct writer *w, const unsigned char *p, size_t n)
+{
+        EVP_DigestUpdate(w->gz_md, p, n);
+        for (size_t off = 0; off < n;) {
+                ssize_t k = write(w->out_fd, p + off, n - off);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return tess_err(&w->cb_err, errno, "writing the layer: %s", strerror(errno));
+                off += (size_t)k;
+        }
+        w->gz_size += (int64_t)n;
+        return 0;
+}
+
+/* Compress n bytes of p with zstd (end: finish the frame). */
+static int zstd_feed(struct writer *w, const void *p, size_t n, bool end)
+{
+        ZSTD_inBuffer in = { p, n, 0 };
+        size_t left;
+
+        do {
+                ZSTD_outBuffer out = { w->zbuf, OUT_CHUNK, 0 };
+                left = ZSTD_compressStream2(w->zc, &out, &in, end ? ZSTD_e_end : ZSTD_e_continue);
+                if (ZSTD_isError(left))
+                        return tess_err(&w->cb_err, EIO, "zstd: %s", ZSTD_getErrorName(left));
+                int r = put_out(w, w->zbuf, out.pos);
+                if (r < 0)
+                        return r;
+        } while (end ? left > 0 : in.pos < in.size);
+        return 0;
+}
+
 static int flush_z(struct writer *w, int mode)
 {
+        if (w->zc)
+                return zstd_feed(w, NULL, 0, mode == Z_FINISH);
         do {
                 w->z.next_out = w->zbuf;
                 w->z.avail_out = OUT_CHUNK;
                 int zr = deflate(&w->z, mode);
                 if (zr == Z_STREAM_ERROR)
                         return tess_err(&w->cb_err, EIO, "deflate failed");
-                size_t n = OUT_CHUNK - w->z.avail_out;
-                EVP_DigestUpdate(w->gz_md, w->zbuf, n);
-                for (size_t off = 0; off < n;) {
-                        ssize_t k = write(w->out_fd, w->zbuf + off, n - off);
-                        if (k < 0 && errno == EINTR)
-                                continue;
-                        if (k < 0)
-                                return tess_err(&w->cb_err, errno, "writing the layer: %s", strerror(errno));
-                        off += (size_t)k;
-                }
-                w->gz_size += (int64_t)n;
+                int r = put_out(w, w->zbuf, OUT_CHUNK - w->z.avail_out);
+                if (r < 0)
+                        return r;
         } while (w->z.avail_out == 0 || (mode == Z_FINISH && w->z.avail_in > 0));
         return 0;
 }
@@ -80,6 +110,10 @@ static la_ssize_t on_write(struct archive *a UNUSED, void *data, const void *buf
         if (w->o->progress && w->tar_size >= w->progress_at) {
                 w->o->progress(w->o->progress_data, w->tar_size);
                 w->progress_at = w->tar_size + PROGRESS_EVERY;
+        }
+        if (w->zc) {
+                w->rc = zstd_feed(w, buf, n, false);
+                return w->rc < 0 ? -1 : (la_ssize_t)n;
         }
         w->z.next_in = (Bytef *)buf;
         w->z.avail_in = (uInt)n;
@@ -313,9 +347,18 @@ int layer_write_opts(const char *root, const char *out, const struct layer_write
         w.tar_md = EVP_MD_CTX_new();
         w.gz_md = EVP_MD_CTX_new();
         /* windowBits 15 + 16: a gzip wrapper with mtime 0, no name (gzip -n) */
+        if (o->zstd && (w.zc = ZSTD_createCCtx()) != NULL) {
+                ZSTD_CCtx_setParameter(w.zc, ZSTD_c_compressionLevel, o->level > 0 && o->level <= 19 ? o->level : 3);
+                ZSTD_CCtx_setParameter(w.zc, ZSTD_c_contentSizeFlag, 0);
+                ZSTD_CCtx_setParameter(w.zc, ZSTD_c_dictIDFlag, 0);
+                /* compress in a thread of its own while this one walks, reads and hashes
+                 * (the frame is the same; fails harmlessly where zstd has no threads) */
+                ZSTD_CCtx_setParameter(w.zc, ZSTD_c_nbWorkers, 1);
+        }
         if (!w.tar_md || !w.gz_md || EVP_DigestInit_ex(w.tar_md, EVP_sha256(), NULL) != 1 ||
-            EVP_DigestInit_ex(w.gz_md, EVP_sha256(), NULL) != 1 ||
-            deflateInit2(&w.z, o->level > 0 && o->level <= 9 ? o->level : 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+            EVP_DigestInit_ex(w.gz_md, EVP_sha256(), NULL) != 1 || (o->zstd && !w.zc) ||
+            (!o->zstd && deflateInit2(&w.z, o->level > 0 && o->level <= 9 ? o->level : 6, Z_DEFLATED, 15 + 16, 8,
+                                      Z_DEFAULT_STRATEGY) != Z_OK)) {
                 r = tess_err(err, ENOMEM, "cannot start the layer's digests or compressor");
                 goto out_free;
         }
@@ -343,8 +386,10 @@ int layer_write_opts(const char *root, const char *out, const struct layer_write
         }
 out_archive:
         archive_write_free(w.a);
-        deflateEnd(&w.z);
+        if (!w.zc)
+                deflateEnd(&w.z);
 out_free:
+        ZSTD_freeCCtx(w.zc);
         EVP_MD_CTX_free(w.tar_md);
         EVP_MD_CTX_free(w.gz_md);
         free(w.zbuf);

@@ -9,7 +9,8 @@
  * user or group names); no atime, ctime, xattrs or ACLs; hard links inside
  * the tree are written as links to the first path.  Sockets are skipped.
  * The gzip stream (zlib, level 6) has no name and no timestamp, like
- * `gzip -n`.  Same tree and mtime, same bytes. */
+ * `gzip -n`; a zstd one (layer_write_opts) has no dictionary id and the
+ * content size left out.  Same tree and mtime, same bytes. */
 #ifndef TESS_AGENT_LAYER_WRITER_H
 #define TESS_AGENT_LAYER_WRITER_H
 
@@ -35,7 +36,8 @@ int layer_write(const char *root, const char *out, int64_t mtime, struct layer_i
 /* How a session commit writes a container's overlayfs upper dir. */
 struct layer_write_opts {
         int64_t mtime; /* every entry's mtime; < 0: each file's own */
-        int level;     /* gzip level 1..9; 0: 6 */
+        bool zstd;     /* zstd (application/vnd.oci.image.layer.v1.tar+zstd), not gzip */
+        int level;     /* gzip 1..9 (0: 6), zstd 1..19 (0: 3) */
         /* `root` is an overlayfs upper dir, maybe of a running container:
          * a whiteout (character device 0/0) becomes an empty ".wh.NAME"
          * file, an opaque directory (xattr trusted.overlay.opaque "y")

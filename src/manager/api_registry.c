@@ -31,6 +31,7 @@
 #include "blob_store.h"
 #include "db.h"
 #include "http.h"
+#include "http_range.h"
 #include "import_manifest.h"
 #include "manager.h"
 
@@ -138,20 +139,6 @@ static void upload_answer(struct api_ctx *c, const char *name, const char *id, i
         http_reply(c->req, status, "application/json", "{}", 2);
 }
 
-/* The first byte of a "Content-Range: START-END" (or of "bytes START-END"). */
-static int64_t range_start(const char *v)
-{
-        char *end;
-
-        if (!v)
-                return -1;
-        if (strncmp(v, "bytes ", 6) == 0 || strncmp(v, "bytes=", 6) == 0)
-                v += 6;
-        errno = 0;
-        long long start = strtoll(v, &end, 10);
-        return errno || end == v || *end != '-' || start < 0 ? -2 : start;
-}
-
 static void upload_chunk(struct api_ctx *c, const char *name, const char *id, const char *digest)
 {
         struct tess_error *err = NULL;
@@ -160,9 +147,13 @@ static void upload_chunk(struct api_ctx *c, const char *name, const char *id, co
 
         if (blob_store_upload_id_offset(c->m->blobs, id, &offset) < 0)
                 return registry_error(c, 404, "BLOB_UPLOAD_UNKNOWN", "no upload '%.64s'", id);
-        at = range_start(http_header(c->req, "Content-Range"));
-        if (at == -2)
+        const char *range = http_header(c->req, "Content-Range");
+        uint64_t start = 0, end;
+        if (range && http_chunk_range_parse(range, &start, &end) < 0)
                 return registry_error(c, 400, "BLOB_UPLOAD_INVALID", "Content-Range must be START-END");
+        if (range && body && end - start + 1 != body->len)
+                return registry_error(c, 400, "BLOB_UPLOAD_INVALID", "Content-Range does not match the body's size");
+        at = range ? (int64_t)start : -1;
         if (at >= 0 && at != offset) {
                 _cleanup_free_ char *range = xasprintf("0-%lld", (long long)(offset > 0 ? offset - 1 : 0));
                 http_add_header(c->req, "Range", range);

@@ -84,3 +84,25 @@ int http_parse_u64(const char *s, uint64_t *ret)
         *ret = v;
         return 0;
 }
+
+int http_chunk_range_parse(const char *h, uint64_t *ret_start, uint64_t *ret_end)
+{
+        char digits[2][24];
+        const char *dash;
+        size_t n;
+
+        if (!h)
+                return -EINVAL;
+        if (strncmp(h, "bytes ", 6) == 0 || strncmp(h, "bytes=", 6) == 0)
+                h += 6;
+        dash = strchr(h, '-');
+        if (!dash || (n = (size_t)(dash - h)) >= sizeof(digits[0]) || strlen(dash + 1) >= sizeof(digits[1]))
+                return -EINVAL;
+        memcpy(digits[0], h, n);
+        digits[0][n] = '\0';
+        snprintf(digits[1], sizeof(digits[1]), "%s", dash + 1);
+        if (http_parse_u64(digits[0], ret_start) < 0 || http_parse_u64(digits[1], ret_end) < 0 ||
+            *ret_end < *ret_start)
+                return -EINVAL;
+        return 0;
+}

@@ -1,6 +1,7 @@
-/* http_range.h - parsing the request headers of downloads and tus uploads:
- * a single-range `Range: bytes=...` (RFC 9110 §14) and the non-negative
- * decimals of Upload-Offset / Upload-Length (tus 1.0). */
+/* http_range.h - parsing the request headers of downloads and uploads:
+ * a single-range `Range: bytes=...` (RFC 9110 §14), the non-negative
+ * decimals of Upload-Offset / Upload-Length (tus 1.0), and the
+ * `Content-Range: START-END` of an OCI registry's chunked blob upload. */
 #ifndef TESS_HTTP_RANGE_H
 #define TESS_HTTP_RANGE_H
 
@@ -19,5 +20,9 @@ enum http_range_result http_range_parse(const char *h, uint64_t size, uint64_t *
 
 /* A decimal of 1-19 digits, nothing else; -EINVAL otherwise (or past INT64_MAX). */
 int http_parse_u64(const char *s, uint64_t *ret);
+
+/* The first byte of a chunk's "START-END" (the OCI distribution API's
+ * form; "bytes START-END" too), with END >= START; -EINVAL otherwise. */
+int http_chunk_range_parse(const char *h, uint64_t *ret_start, uint64_t *ret_end);
 
 #endif

@@ -1,6 +1,7 @@
 /* fuzz_http_range.c - Range and tus Upload-Offset/Upload-Length headers
- * (manager/http_range.c): a range that parses lies within the resource,
- * and a number that parses prints back as the same digits. */
+ * and a registry chunk's Content-Range (manager/http_range.c): a range
+ * that parses lies within the resource, a number that parses prints back
+ * as the same digits, a chunk range ends at or after its start. */
 #include "common/compat.h"
 
 #include "fuzz.h"
@@ -22,6 +23,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 FUZZ_ASSERT(v <= INT64_MAX &&
                             (streq(back, in) || (in[0] == '0' && strspn(in, "0123456789") == strlen(in))));
         }
+        if (http_chunk_range_parse(in, &start, &v) == 0)
+                FUZZ_ASSERT(v >= start && v <= INT64_MAX);
         free(in);
         return 0;
 }

@@ -77,6 +77,11 @@ POST /session/{VICTIM}/upload           -                       | 404 404 403 40
 GET /session/{VICTIM}/download_single?file=a -                  | 404 404 403 409 409
 POST /session/{VICTIM}/download_single  {"file":"a"}            | 404 404 403 409 409
 GET /session/{VICTIM}/files             -                       | 404 404 403 409 409
+POST /session/{VICTIM}/commit          {"tag":"walk"}          | 404 404 403 409 409
+GET /session/{VICTIM}/commit           -                       | 404 404 200 200 200
+GET /events/background-task?taskId=nope -                      | 404 404 404 404 404
+GET /events/background-task            -                       | 400 400 400 400 400
+GET /background-tasks/nope             -                       | 404 404 404 404 404
 GET /stream/session/{VICTIM}/pty        -                       | 400 400 403 400 400
 DELETE /session/{VICTIM2}               -                       | 404 404 403 200 -
 GET /events/session                     -                       | 200 200 200 200 200
@@ -143,6 +148,9 @@ PATCH /admin/image-blobs/sha256:000000000000000000000000000000000000000000000000
 PUT /admin/image-blobs/sha256:0000000000000000000000000000000000000000000000000000000000000000?offset=0 - | 403 403 403 403 400
 POST /admin/image-imports               {"reference":"walk/imp:1","manifest":"sha256:0000000000000000000000000000000000000000000000000000000000000000"} | 403 403 403 403 400
 GET /v2/walk                            -                       | 401 401 401 401 401
+POST /v2/walk                           -                       | 401 401 401 401 401
+PATCH /v2/walk                          -                       | 401 401 401 401 401
+PUT /v2/walk                            -                       | 401 401 401 401 401
 GET /admin/agents                       -                       | 200 403 200 200 200
 GET /admin/agents/nope                  -                       | 404 403 404 404 404
 PATCH /admin/agents/nope                {"schedulable":false}   | 403 403 403 403 404
