@@ -14,6 +14,7 @@
  *   outbox.c         kernel events until the manager acknowledges them
  *   kernels.c        desired vs local kernels: start, stop, forget
  *   kernel_runtime.c one kernel's image and container (blocking work)
+ *   image_budget_loop.c  the image store kept within image_disk_budget
  *   agent_http.c     the manager's requests to running kernels (execute, files) */
 #ifndef TESS_AGENT_H
 #define TESS_AGENT_H
@@ -54,6 +55,7 @@ struct agent_conf {
         char *listen;  /* HOST:PORT of the agent's HTTP server (agent_http.c) */
         char *address; /* what it tells the manager; NULL: found out */
         char *vfolder_hosts; /* "NAME=PATH,...": where folders are (vfolder_mount.c) */
+        uint64_t image_disk_budget; /* bytes the image store may take; 0: no budget (image_budget_loop.c) */
 };
 
 extern const struct conf_opt agent_conf_opts[];

@@ -60,5 +60,8 @@ const struct conf_opt agent_conf_opts[] = {
                  "HOST:PORT the manager reaches the agent at (default: this host's address towards the manager)"),
         CONF_OPT("vfolder_hosts", CONF_T_STR, AC, vfolder_hosts, "local=/var/lib/tessera/vfolders", 0, 0, false,
                  "storage hosts of virtual folders, NAME=PATH,... (the manager's names; folders are bound from here)"),
+        CONF_OPT("image_disk_budget", CONF_T_SIZE, AC, image_disk_budget, "0", 0, 0, false,
+                 "disk space the image store may take (blobs and unpacked layers, e.g. 50g); beyond it the least "
+                 "recently used images no container uses are removed; 0: no budget, nothing removed"),
         { 0 },
 };

@@ -34,6 +34,7 @@
 #include "gpu_stats.h"
 #include "gpu_util.h"
 #include "image.h"
+#include "image_budget_loop.h"
 #include "kernels.h"
 #include "netns.h"
 
@@ -473,7 +474,9 @@ int agent_main(int argc, char **argv)
                            a.devices.ngpu > 0;
         if (sample_gpus)
                 pthread_create(&gpu_util_t, NULL, gpu_util_thread, &a);
+        struct image_budget_loop *image_budget = image_budget_loop_start(&a.ctx);
         reconcile_loop(&a);
+        image_budget_loop_stop(image_budget);
         log_notice("agent %s stopping; its containers keep running", a.conf.id);
         wake_reporter(&a.ctx);
         pthread_join(reporter_t, NULL);

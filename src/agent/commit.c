@@ -389,8 +389,12 @@ static void *commit_thread(void *data)
         char manifest[IMAGE_DIGEST_SIZE];
         int64_t size = 0;
         _cleanup_free_ char *rec = record_path(j->ctx, j->task);
+        struct image_hold *hold = NULL; /* gc keeps off the new blobs until they are tagged (image.h) */
+        int r = image_hold_begin(j->ctx->images, &hold, &err);
 
-        if (run_commit(j, manifest, &size, &err) < 0) {
+        if (r >= 0)
+                r = run_commit(j, manifest, &size, &err);
+        if (r < 0) {
                 log_warn("commit of %s failed: %s", j->kernel, err->msg);
                 report(j->ctx, j->kernel,
                        json_pack("{s:s, s:s, s:s}", "kind", "commit-failed", "task", j->task, "message", err->msg));
@@ -401,6 +405,7 @@ static void *commit_thread(void *data)
                                  "digest", manifest, "size", (json_int_t)size, "labels", j->labels));
                 store_locally(j, manifest);
         }
+        image_hold_end(hold);
         pthread_mutex_lock(&running_lock);
         unlink(rec);
         pthread_mutex_unlock(&running_lock);

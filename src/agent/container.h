@@ -161,6 +161,10 @@ bool container_exit_recorded(const struct container_config *cfg, const char *id)
 /* Every container on disk, sorted.  OUT ret_ids - caller frees each and
  * the array. */
 int container_list(const struct container_config *cfg, char ***ret_ids, size_t *ret_n, struct tess_error **err);
+/* The image layer dirs every container on disk was created on, running or
+ * exited (container_layers.c).  OUT ret - NULL-terminated; caller frees
+ * each and the array. */
+int container_layers_in_use(const struct container_config *cfg, char ***ret, struct tess_error **err);
 
 int container_stats(const struct container_config *cfg, const char *id, struct container_stats *ret,
                     struct tess_error **err);

@@ -4,8 +4,11 @@
  *   image_store.c     the store handle, its directory, lock and tmp/ entries
  *   image_blob.c      content-addressed blobs and the verifying writer
  *   image_manifest.c  parsing manifests, indexes and image configs (pure)
- *   image_index.c     index.json: tag, get, list, remove
- *   image_gc.c        garbage collection
+ *   image_index.c     index.json: tag, get, list, remove; when images were last used
+ *   image_gc.c        garbage collection: what images reach, the sweep
+ *   image_hold.c      holds (containers starting, pulls) against gc: gc.lock
+ *   image_lru.c       which images to untag to fit a disk budget (pure)
+ *   image_budget.c    the disk budget: measuring the store, untagging, gc
  *   image_path.c      file operations confined beneath a directory fd
  *   image_unpack.c    one layer tar -> a directory, safely (fuzzed)
  *   image_layer.c     unpacking a layer once per diff_id into layers/
@@ -53,7 +56,9 @@ struct image_store {
         int dirfd;    /* the store directory; flock()ed by mutations */
         int tmpfd;    /* tmp/ */
         int layersfd; /* layers/sha256/ */
+        int usedfd;   /* used/: an empty file per manifest, its mtime the last use */
         struct layer_policy policy;
+        struct image_layer_sizes *layer_sizes; /* image_budget.c's cache of layer sizes */
 };
 
 /* ---- image_store.c ---- */
@@ -158,11 +163,71 @@ int image_layer_unpack(struct image_store *st, const char *blob_digest, const ch
 
 /* ---- image_index.c ---- */
 
+/* Record that the image manifest `digest` is used now (used/<hex>'s
+ * mtime); best effort: an image without a record counts as used when its
+ * manifest blob was written. */
+void image_use_record(struct image_store *st, const char *digest);
+/* When the image manifest `digest` was last used (usec since the epoch),
+ * 0 when unknown. */
+int64_t image_last_used(struct image_store *st, const char *digest);
+/* Drop the index entries tagged exactly `refs` (NULL-terminated), in one
+ * rewrite of index.json (store lock held). */
+int image_index_untag_locked(struct image_store *st, char *const *refs, struct tess_error **err);
+
 /* Fill *ret for the image manifest `manifest_digest` tagged `ref`. */
 int image_info_load(struct image_store *st, const char *ref, const char *manifest_digest, struct image_info *ret,
                     struct tess_error **err);
 /* The entries of index.json, parsed. */
 int image_index_load(struct image_store *st, struct image_descriptor **ret, size_t *ret_n, struct tess_error **err);
 void image_descriptors_free(struct image_descriptor *d, size_t n);
+
+/* ---- image_gc.c ---- */
+
+/* Call visit(data, key) for what the image manifest or index `digest`
+ * reaches: every blob ("sha256:<hex>": manifests, configs, layer blobs) and
+ * every unpacked layer ("<diff_id hex>").  Absent blobs reach nothing. */
+typedef void (*image_reach_fn)(void *data, bool layer, const char *key);
+int image_reach(struct image_store *st, const char *digest, image_reach_fn visit, void *data,
+                struct tess_error **err);
+/* The diff_id hex of a layer dir (image_info.layer_dirs) of this store, or
+ * NULL for another path. */
+const char *image_layer_dir_key(const struct image_store *st, const char *dir);
+/* gc with the gc lock and the store lock held. */
+int image_gc_locked(struct image_store *st, const char *const *in_use, int64_t *freed, struct tess_error **err);
+
+/* ---- image_hold.c ---- */
+
+/* The gc lock: exclusive, against every image_hold (EBUSY at once unless
+ * `wait`).  *ret_fd is the lock; image_gc_unlock() it. */
+int image_gc_lock(struct image_store *st, bool wait, int *ret_fd, struct tess_error **err);
+void image_gc_unlock(int fd);
+
+/* ---- image_lru.c ---- */
+
+/* An image as the budget sees it: what it reaches (indexes into the
+ * objects, blobs and layers, whose sizes are known), when it was last used
+ * and whether a container uses it. */
+struct image_lru_image {
+        const char *ref; /* orders images last used at the same time */
+        int64_t last_used;
+        bool in_use;
+        const size_t *objects;
+        size_t n_objects;
+};
+
+/* Choose the images to untag so that the objects still reached by the
+ * others, or pinned (in use by containers), take at most `budget` bytes:
+ * least recently used first, never one in use, none when they fit already.
+ * OUT ret_chosen - the indexes of the images chosen, in that order (room
+ * for n); ret_freed - what each one frees (room for n); ret_kept - the
+ * bytes of the objects still reached.  RET how many were chosen. */
+size_t image_lru_plan(const struct image_lru_image *images, size_t n, const int64_t *bytes, const bool *pinned,
+                      size_t n_objects, int64_t budget, size_t *ret_chosen, int64_t *ret_freed, int64_t *ret_kept);
+
+/* ---- image_budget.c ---- */
+
+/* The cache of layer sizes a store handle keeps. */
+struct image_layer_sizes *image_layer_sizes_new(void);
+struct image_layer_sizes *image_layer_sizes_free(struct image_layer_sizes *c);
 
 #endif

@@ -11,6 +11,10 @@
  *   layers/sha256/<diffid hex>/  one unpacked layer (a directory tree), made
  *                                once, read-only lower dir of overlayfs
  *   tmp/                         partial downloads and unpacks (atomic rename)
+ *   used/<manifest hex>          empty; its mtime is when the image was last
+ *                                used (image_budget.c)
+ *   gc.lock                      held shared while containers start from the
+ *                                store, exclusively by gc (image_hold.c)
  *
  * Every blob is verified against its digest before it is committed.  The
  * interface below is what the registry client (registry.c), the importers
@@ -103,6 +107,8 @@ struct image_info {
         char *working_dir, *user;
         char **layer_dirs;     /* NULL-terminated unpacked layers, lowest first */
         char *created;         /* the config's RFC 3339 creation time, or NULL */
+        int64_t last_used;     /* usec since the epoch: the last tag (pull, import) or
+                                  image_store_use(); 0 when unknown */
 };
 
 /* Look an image up by reference; ENOENT when absent.  A reference without
@@ -113,14 +119,64 @@ void image_info_free(struct image_info *info);
  * An image whose manifest or config cannot be read is listed with its ref
  * and manifest_digest only. */
 int image_store_list(struct image_store *st, struct image_info **ret, int *n, struct tess_error **err);
+/* image_store_get() for a container about to be created from the image:
+ * also records the use (image_info.last_used, what the disk budget's LRU
+ * order goes by).  Call it under an image_hold. */
+int image_store_use(struct image_store *st, const char *ref, struct image_info *ret, struct tess_error **err);
 /* Untag; blobs and layers stay until image_store_gc. */
 int image_store_remove(struct image_store *st, const char *ref, struct tess_error **err);
 /* Delete blobs and unpacked layers no tagged image uses, except those in
  * `in_use` (NULL-terminated layer dirs of running containers, as
  * image_info.layer_dirs gives them), and stale tmp/ entries.
  * *freed_bytes (optional) gets the disk space given back.  Blobs committed
- * but not yet tagged are unused: do not run gc during a pull. */
+ * but not yet tagged are unused: gc waits for the image_holds of the store
+ * (pulls, imports, container starts) to end, and they for it. */
 int image_store_gc(struct image_store *st, const char *const *in_use, int64_t *freed_bytes, struct tess_error **err);
+
+/* ---- holds: the store in use (image_hold.c) ---- */
+
+/* Whoever writes blobs into the store or starts a container from one of
+ * its images holds it from before it looks the image up until the blobs
+ * are tagged or the container exists (its record names its layers): gc
+ * and the disk budget, in this process or another, wait for every hold to
+ * end, and a hold waits for a gc that runs.  So a container start can never
+ * see its image removed between the lookup and the mount.  Holds are
+ * shared (flock LOCK_SH on <store>/gc.lock, one open file each). */
+struct image_hold;
+int image_hold_begin(struct image_store *st, struct image_hold **ret, struct tess_error **err);
+struct image_hold *image_hold_end(struct image_hold *h); /* accepts NULL, returns NULL */
+
+/* ---- the disk budget (image_budget.c) ---- */
+
+/* The layer dirs of every container that exists (running or not yet
+ * removed), NULL-terminated in *ret (caller frees each, then it); called
+ * only over budget, under the gc lock (no container is being created) and
+ * the store lock. */
+typedef int (*image_in_use_fn)(void *data, char ***ret, struct tess_error **err);
+
+struct image_removal {
+        char *ref;
+        int64_t last_used; /* usec since the epoch */
+        int64_t bytes;     /* what untagging it let gc free */
+};
+
+struct image_budget_report {
+        int64_t before, after; /* bytes of blobs/ and layers/, each file once */
+        struct image_removal *removed; /* least recently used first */
+        size_t n_removed;
+};
+
+/* Bring the store within `budget` bytes (blobs and unpacked layers, each
+ * file once): when it takes more, untag the least recently used images
+ * that no container uses (an image is in use when every layer of it is one
+ * of in_use's), one after the other until what the rest reaches fits, then
+ * gc.  Images in use are never untagged; when they alone take more than the
+ * budget, it stays exceeded.  A store within its budget is left as it is.
+ * With `wait` false, EBUSY at once when a hold or gc is in progress.
+ * OUT ret - release with image_budget_report_release(). */
+int image_store_apply_budget(struct image_store *st, int64_t budget, bool wait, image_in_use_fn in_use,
+                             void *in_use_data, struct image_budget_report *ret, struct tess_error **err);
+void image_budget_report_release(struct image_budget_report *r);
 
 /* ---- importers ---- */
 

@@ -1,13 +1,22 @@
 /* image_cli.c - `tessera agent image [--store DIR] COMMAND`: the agent's
  * local image store from the command line.  Each command is a row of
  * `commands[]` (name, function, positional arguments, help), which also
- * prints --help.  Exit codes: 0, 1 (`error: ...`), 2 (usage). */
+ * prints --help.  Exit codes: 0, 1 (`error: ...`), 2 (usage).
+ *
+ * gc spares the layers of the containers of the agent whose state_dir
+ * holds the store (<state_dir>/images, the agent's own), and waits for the
+ * agent's pulls and container starts (image_hold) to end. */
 #include "../common/compat.h"
 
 #include <getopt.h>
 #include <inttypes.h>
 #include <jansson.h>
+#include <libgen.h>
+#include <sys/stat.h>
 
+#include "../common/conf.h"
+#include "../common/timeutil.h"
+#include "container.h"
 #include "image.h"
 #include "image_cli.h"
 
@@ -18,6 +27,8 @@
 struct image_args {
         const char *store;
         const char *ref;
+        uint64_t budget; /* gc --budget */
+        bool has_budget;
         bool json;
         int npos;
         char **pos;
@@ -27,7 +38,7 @@ struct image_command {
         const char *name;
         int (*fn)(struct image_store *st, const struct image_args *a, struct tess_error **err);
         int min_pos, max_pos; /* max_pos -1: any */
-        bool takes_ref;
+        bool takes_ref, takes_budget;
         const char *usage;
         const char *help;
 };
@@ -70,6 +81,12 @@ static const char *created_text(const char *created, char out[20])
         return out;
 }
 
+/* An ISO time of usec since the epoch (0: unknown) into out[40], or NULL. */
+static const char *iso_or_null(int64_t usec, char out[40])
+{
+        return usec > 0 ? time_format_iso(usec, out, 40) : NULL;
+}
+
 static json_t *strv_json(char **v)
 {
         json_t *a;
@@ -96,11 +113,14 @@ static json_t *labels_json(char **labels)
 
 static json_t *info_json(const struct image_info *i)
 {
-        return json_pack("{s:s, s:s?, s:s?, s:s?, s:I, s:s?, s:o, s:o, s:o, s:o, s:s?, s:s?, s:o}", "ref", i->ref, "id",
-                         i->config_digest, "manifest_digest", i->manifest_digest, "architecture", i->architecture,
-                         "size", (json_int_t)i->size, "created", i->created, "labels", labels_json(i->labels), "env",
-                         strv_json(i->env), "entrypoint", strv_json(i->entrypoint), "cmd", strv_json(i->cmd),
-                         "working_dir", i->working_dir, "user", i->user, "layers", strv_json(i->layer_dirs));
+        char used[40];
+
+        return json_pack("{s:s, s:s?, s:s?, s:s?, s:I, s:s?, s:s?, s:o, s:o, s:o, s:o, s:s?, s:s?, s:o}", "ref", i->ref,
+                         "id", i->config_digest, "manifest_digest", i->manifest_digest, "architecture",
+                         i->architecture, "size", (json_int_t)i->size, "created", i->created, "last_used",
+                         iso_or_null(i->last_used, used), "labels", labels_json(i->labels), "env", strv_json(i->env),
+                         "entrypoint", strv_json(i->entrypoint), "cmd", strv_json(i->cmd), "working_dir",
+                         i->working_dir, "user", i->user, "layers", strv_json(i->layer_dirs));
 }
 
 static void print_json(json_t *j)
@@ -134,11 +154,14 @@ static int cmd_ls(struct image_store *st, const struct image_args *a, struct tes
         } else {
                 for (int i = 0; i < n; i++)
                         width = (int)strlen(infos[i].ref) > width ? (int)strlen(infos[i].ref) : width;
-                printf("%-*s  %-12s  %-8s  %s\n", width, "REFERENCE", "IMAGE ID", "SIZE", "CREATED");
+                printf("%-*s  %-12s  %-8s  %-19s  %s\n", width, "REFERENCE", "IMAGE ID", "SIZE", "CREATED",
+                       "LAST USED");
                 for (int i = 0; i < n; i++) {
-                        char id[SHORT_ID_LEN + 1], size[32], created[20];
-                        printf("%-*s  %-12s  %-8s  %s\n", width, infos[i].ref, short_id(infos[i].config_digest, id),
-                               human_size(infos[i].size, size), created_text(infos[i].created, created));
+                        char id[SHORT_ID_LEN + 1], size[32], created[20], iso[40], used[20];
+                        printf("%-*s  %-12s  %-8s  %-19s  %s\n", width, infos[i].ref,
+                               short_id(infos[i].config_digest, id), human_size(infos[i].size, size),
+                               created_text(infos[i].created, created),
+                               created_text(iso_or_null(infos[i].last_used, iso), used));
                 }
         }
         for (int i = 0; i < n; i++)
@@ -149,9 +172,13 @@ static int cmd_ls(struct image_store *st, const struct image_args *a, struct tes
 
 static int cmd_import(struct image_store *st, const struct image_args *a, struct tess_error **err)
 {
+        struct image_hold *hold = NULL;
         char **refs = NULL;
-        int r = image_import(st, a->pos[0], a->ref, &refs, err);
+        int r = image_hold_begin(st, &hold, err); /* the agent's gc keeps off the blobs until tagged */
 
+        if (r >= 0)
+                r = image_import(st, a->pos[0], a->ref, &refs, err);
+        image_hold_end(hold);
         if (r < 0)
                 return r;
         if (a->json) {
@@ -180,12 +207,69 @@ static int cmd_rm(struct image_store *st, const struct image_args *a, struct tes
         return 0;
 }
 
+/* The layers the containers of the agent whose state_dir holds the store
+ * use (none when the store is not <state_dir>/images of an agent). */
+static int containers_in_use(void *data, char ***ret, struct tess_error **err)
+{
+        _cleanup_free_ char *store = xstrdup(data);
+        const char *state_dir = dirname(store);
+        _cleanup_free_ char *containers = xasprintf("%s/containers", state_dir);
+        struct stat s;
+
+        if (stat(containers, &s) < 0 || !S_ISDIR(s.st_mode)) {
+                *ret = xcalloc(1, sizeof(char *));
+                return 0;
+        }
+        return container_layers_in_use(&(struct container_config){ .state_dir = state_dir }, ret, err);
+}
+
+static int gc_budget(struct image_store *st, const struct image_args *a, struct tess_error **err)
+{
+        struct image_budget_report rep;
+        char size[32], kept[32], cap[32], when[40];
+        int64_t budget = a->budget > INT64_MAX ? INT64_MAX : (int64_t)a->budget;
+        int r = image_store_apply_budget(st, budget, true, containers_in_use, (void *)a->store, &rep, err);
+
+        if (r < 0)
+                return r;
+        if (a->json) {
+                json_t *removed = json_array();
+                for (size_t i = 0; i < rep.n_removed; i++)
+                        json_array_append_new(removed,
+                                              json_pack("{s:s, s:s?, s:I}", "ref", rep.removed[i].ref, "last_used",
+                                                        iso_or_null(rep.removed[i].last_used, when), "bytes",
+                                                        (json_int_t)rep.removed[i].bytes));
+                print_json(json_pack("{s:I, s:I, s:I, s:I, s:o}", "budget", (json_int_t)budget, "before",
+                                     (json_int_t)rep.before, "after", (json_int_t)rep.after, "freed_bytes",
+                                     (json_int_t)(rep.before - rep.after), "removed", removed));
+        } else {
+                for (size_t i = 0; i < rep.n_removed; i++)
+                        printf("removed %s (last used %s, %s)\n", rep.removed[i].ref,
+                               iso_or_null(rep.removed[i].last_used, when) ?: "-",
+                               human_size(rep.removed[i].bytes, size));
+                printf("freed %s; the store takes %s, its budget %s%s\n", human_size(rep.before - rep.after, size),
+                       human_size(rep.after, kept), human_size(budget, cap),
+                       rep.after > budget ? " (exceeded by the images in use)" : "");
+        }
+        image_budget_report_release(&rep);
+        return 0;
+}
+
 static int cmd_gc(struct image_store *st, const struct image_args *a, struct tess_error **err)
 {
+        char **in_use = NULL;
         int64_t freed = 0;
         char size[32];
-        int r = image_store_gc(st, NULL, &freed, err);
+        int r;
 
+        if (a->has_budget)
+                return gc_budget(st, a, err);
+        r = containers_in_use((void *)a->store, &in_use, err);
+        if (r >= 0)
+                r = image_store_gc(st, (const char *const *)in_use, &freed, err);
+        for (char **p = in_use; p && *p; p++)
+                free(*p);
+        free(in_use);
         if (r < 0)
                 return r;
         if (a->json)
@@ -208,13 +292,15 @@ static int cmd_inspect(struct image_store *st, const struct image_args *a, struc
 }
 
 static const struct image_command commands[] = {
-        { "ls", cmd_ls, 0, 0, false, "ls [--json]", "list the images: reference, image id, size, creation time" },
-        { "import", cmd_import, 1, 1, true, "import [--ref REF] PATH",
+        { "ls", cmd_ls, 0, 0, false, false, "ls [--json]",
+          "list the images: reference, image id, size, creation and last use" },
+        { "import", cmd_import, 1, 1, true, false, "import [--ref REF] PATH",
           "import an OCI image layout or a docker save archive (a directory or a tar)" },
-        { "rm", cmd_rm, 1, -1, false, "rm REF...", "untag images; gc frees their space" },
-        { "gc", cmd_gc, 0, 0, false, "gc [--json]",
-          "delete the blobs and layers no image uses (the agent's own gc also spares running containers)" },
-        { "inspect", cmd_inspect, 1, 1, false, "inspect REF", "print an image's manifest and config as JSON" },
+        { "rm", cmd_rm, 1, -1, false, false, "rm REF...", "untag images; gc frees their space" },
+        { "gc", cmd_gc, 0, 0, false, true, "gc [--budget SIZE] [--json]",
+          "delete the blobs and layers no image or container uses; with --budget (e.g. 20g), first untag "
+          "the least recently used images no container uses until the store fits" },
+        { "inspect", cmd_inspect, 1, 1, false, false, "inspect REF", "print an image's manifest and config as JSON" },
 };
 
 /* ---- entry point ---- */
@@ -243,13 +329,20 @@ static int usage_error(const char *fmt, ...)
         return EXIT_USAGE;
 }
 
+/* --budget SIZE reads as the agent's image_disk_budget does ("20g"). */
+static const struct conf_opt budget_opts[] = {
+        CONF_OPT("--budget", CONF_T_SIZE, struct image_args, budget, NULL, 0, 0, false, "the store's disk budget"),
+        { 0 },
+};
+
 static int parse_args(int argc, char **argv, struct image_args *a, bool *help)
 {
         static const struct option opts[] = {
                 { "store", required_argument, NULL, 's' }, { "ref", required_argument, NULL, 'r' },
                 { "json", no_argument, NULL, 'j' },        { "help", no_argument, NULL, 'h' },
-                {},
+                { "budget", required_argument, NULL, 'b' }, {},
         };
+        struct tess_error *err = NULL;
         int c;
 
         opterr = 0;
@@ -263,6 +356,14 @@ static int parse_args(int argc, char **argv, struct image_args *a, bool *help)
                         break;
                 case 'j':
                         a->json = true;
+                        break;
+                case 'b':
+                        if (conf_set(budget_opts, a, "--budget", optarg, &err) < 0) {
+                                c = usage_error("%s", err->msg);
+                                tess_error_free(err);
+                                return c;
+                        }
+                        a->has_budget = true;
                         break;
                 case 'h':
                         *help = true;
@@ -306,6 +407,8 @@ int agent_image_main(int argc, char **argv)
                 return usage_error("wrong number of arguments: tessera agent image %s", cmd->usage);
         if (a.ref && !cmd->takes_ref)
                 return usage_error("--ref applies to import only");
+        if (a.has_budget && !cmd->takes_budget)
+                return usage_error("--budget applies to gc only");
 
         r = image_store_open(a.store, &st, &err);
         if (r >= 0)

@@ -2,9 +2,20 @@
  * (reference in the annotation org.opencontainers.image.ref.name): tag,
  * get, list, remove, and the image_info built from manifest and config.
  * Every change is made under the store lock and written atomically (a tmp
- * file, fsync, rename). */
+ * file, fsync, rename).
+ *
+ * When an image was last used is not in index.json: a container start
+ * would then rewrite it under the store lock, which a tag holds while it
+ * unpacks layers (minutes for a large image).  It is the mtime of an empty
+ * file per image manifest, used/<manifest hex>, set (utimensat, no lock:
+ * cheap) when the manifest is tagged (a pull, an import) and when a
+ * container is created from it (image_store_use()).  It survives restarts;
+ * a crash may lose the last seconds' updates, which only makes those images
+ * look a little older.  Tags of the same manifest share it; gc removes the
+ * records of manifests no longer tagged. */
 #include "../common/compat.h"
 
+#include <fcntl.h>
 #include <jansson.h>
 #include <sys/stat.h>
 
@@ -12,6 +23,38 @@
 #include "image-internal.h"
 
 #define REF_MAX 255
+
+/* ---- last use ---- */
+
+void image_use_record(struct image_store *st, const char *digest)
+{
+        const char *hex = digest + strlen("sha256:");
+        int fd;
+
+        if (!image_digest_valid(digest) || utimensat(st->usedfd, hex, NULL, 0) == 0 || errno != ENOENT)
+                return;
+        fd = openat(st->usedfd, hex, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd >= 0)
+                close(fd); /* new: its mtime is now */
+}
+
+static int64_t mtime_usec(const struct stat *s)
+{
+        return (int64_t)s->st_mtim.tv_sec * 1000000 + s->st_mtim.tv_nsec / 1000;
+}
+
+int64_t image_last_used(struct image_store *st, const char *digest)
+{
+        _cleanup_free_ char *blob = NULL;
+        struct stat s;
+
+        if (!image_digest_valid(digest))
+                return 0;
+        if (fstatat(st->usedfd, digest + strlen("sha256:"), &s, 0) == 0)
+                return mtime_usec(&s);
+        blob = image_blob_path(st, digest); /* not recorded (an older store): when it came */
+        return blob && stat(blob, &s) == 0 ? mtime_usec(&s) : 0;
+}
 
 /* ---- reading ---- */
 
@@ -112,6 +155,7 @@ int image_info_load(struct image_store *st, const char *ref, const char *manifes
         info.user = TAKE_PTR(c.user);
         info.created = TAKE_PTR(c.created);
         info.layer_dirs = strv_dup_layer_dirs(st, &c);
+        info.last_used = image_last_used(st, manifest_digest);
         image_manifest_release(&m);
         image_config_release(&c);
         *ret = info;
@@ -156,6 +200,17 @@ int image_store_get(struct image_store *st, const char *ref, struct image_info *
         return r;
 }
 
+int image_store_use(struct image_store *st, const char *ref, struct image_info *ret, struct tess_error **err)
+{
+        int r = image_store_get(st, ref, ret, err);
+
+        if (r >= 0) {
+                image_use_record(st, ret->manifest_digest);
+                ret->last_used = image_last_used(st, ret->manifest_digest);
+        }
+        return r;
+}
+
 int image_store_list(struct image_store *st, struct image_info **ret, int *ret_n, struct tess_error **err)
 {
         struct image_descriptor *d;
@@ -173,7 +228,8 @@ int image_store_list(struct image_store *st, struct image_info **ret, int *ret_n
                         continue;
                 if (image_info_load(st, d[i].ref_name, d[i].digest, &infos[k], &e) < 0) {
                         infos[k] = (struct image_info){ .ref = xstrdup(d[i].ref_name),
-                                                        .manifest_digest = xstrdup(d[i].digest) };
+                                                        .manifest_digest = xstrdup(d[i].digest),
+                                                        .last_used = image_last_used(st, d[i].digest) };
                         tess_error_free(e);
                 }
                 k++;
@@ -335,6 +391,8 @@ static int tag_locked(struct image_store *st, const char *ref, const char *manif
         }
         if (r >= 0)
                 r = index_set_ref(st, ref, m.media_type ? m.media_type : IMAGE_MEDIA_OCI_MANIFEST, digest, size, err);
+        if (r >= 0)
+                image_use_record(st, digest);
         image_manifest_release(&m);
         image_config_release(&c);
         return r;
@@ -358,12 +416,26 @@ int image_store_tag(struct image_store *st, const char *ref, const char *manifes
         return 0;
 }
 
+int image_index_untag_locked(struct image_store *st, char *const *refs, struct tess_error **err)
+{
+        json_t *idx;
+        int r;
+
+        r = index_read_json(st, &idx, err);
+        if (r < 0)
+                return r;
+        for (char *const *ref = refs; *ref; ref++)
+                index_drop_ref(json_object_get(idx, "manifests"), *ref);
+        r = index_write_json(st, idx, err);
+        json_decref(idx);
+        return r;
+}
+
 static int remove_locked(struct image_store *st, const char *ref, struct tess_error **err)
 {
         struct image_descriptor *d;
         _cleanup_free_ char *name = NULL;
         const struct image_descriptor *found;
-        json_t *idx;
         size_t n;
         int r;
 
@@ -375,13 +447,7 @@ static int remove_locked(struct image_store *st, const char *ref, struct tess_er
         image_descriptors_free(d, n);
         if (!name)
                 return tess_err(err, ENOENT, "no image '%s' in the store", ref);
-        r = index_read_json(st, &idx, err);
-        if (r < 0)
-                return r;
-        index_drop_ref(json_object_get(idx, "manifests"), name);
-        r = index_write_json(st, idx, err);
-        json_decref(idx);
-        return r;
+        return image_index_untag_locked(st, (char *const[]){ name, NULL }, err);
 }
 
 int image_store_remove(struct image_store *st, const char *ref, struct tess_error **err)

@@ -106,7 +106,7 @@ int layer_remove(int dirfd, const char *name, int64_t *freed)
 
         if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
                 return errno == ENOENT ? 0 : -errno;
-        if (freed)
+        if (freed && (S_ISDIR(st.st_mode) || st.st_nlink <= 1)) /* a hard link frees its blocks with the last one */
                 *freed += (int64_t)st.st_blocks * 512;
         if (!S_ISDIR(st.st_mode))
                 return unlinkat(dirfd, name, 0) < 0 && errno != ENOENT ? -errno : 0;

@@ -1,5 +1,6 @@
 /* image_store.c - the image store handle: opening (and creating) the OCI
- * layout directory, the store's options, its lock, and tmp/ entries. */
+ * layout directory (and Tessera's layers/, used/, tmp/), the store's
+ * options, its lock, and tmp/ entries. */
 #include "../common/compat.h"
 
 #include <dirent.h>
@@ -133,6 +134,9 @@ static int store_init(struct image_store *st, struct tess_error **err)
         r = open_dir(st, "tmp", &st->tmpfd, err);
         if (r < 0)
                 return r;
+        r = open_dir(st, "used", &st->usedfd, err);
+        if (r < 0)
+                return r;
 
         if (!has_file(st, "index.json")) {
                 /* a new store: the lock keeps a concurrent tag's index */
@@ -158,7 +162,8 @@ int image_store_open(const char *dir, struct image_store **ret, struct tess_erro
 
         st->dir = xstrdup(dir);
         pthread_mutex_init(&st->lock, NULL);
-        st->dirfd = st->tmpfd = st->layersfd = -1;
+        st->dirfd = st->tmpfd = st->layersfd = st->usedfd = -1;
+        st->layer_sizes = image_layer_sizes_new();
         st->policy = (struct layer_policy){
                 .unpack = true,
                 .allow_setuid = true,
@@ -184,6 +189,9 @@ struct image_store *image_store_close(struct image_store *st)
                 close(st->tmpfd);
         if (st->layersfd >= 0)
                 close(st->layersfd);
+        if (st->usedfd >= 0)
+                close(st->usedfd);
+        st->layer_sizes = image_layer_sizes_free(st->layer_sizes);
         pthread_mutex_destroy(&st->lock);
         free(st->dir);
         free(st);

@@ -94,7 +94,7 @@ static int ensure_image(struct agent_ctx *ctx, const json_t *spec, void (*progre
         if (!image)
                 return tess_err(err, EINVAL, "the kernel names no image");
         _cleanup_free_ char *ref = registry && *registry ? xasprintf("%s/%s", registry, image) : xstrdup(image);
-        int r = image_store_get(ctx->images, ref, ret, err);
+        int r = image_store_use(ctx->images, ref, ret, err); /* records the use: the disk budget's LRU */
         if (r != -ENOENT)
                 return r;
         *err = tess_error_free(*err);
@@ -105,7 +105,7 @@ static int ensure_image(struct agent_ctx *ctx, const json_t *spec, void (*progre
                 r = registry_pull(ctx->images, ref, &(struct registry_opts){ 0 }, NULL, err);
         if (r < 0)
                 return r;
-        return image_store_get(ctx->images, ref, ret, err);
+        return image_store_use(ctx->images, ref, ret, err);
 }
 
 /* KEY=VALUE strings for the container: the image's, then Tessera's and
@@ -212,9 +212,9 @@ static json_t *image_json(const struct image_info *img)
                          labels);
 }
 
-int kernel_runtime_start(struct agent_ctx *ctx, const char *id, const json_t *spec,
-                         void (*progress)(void *data, const char *kind), void *data, char *container_id, size_t len,
-                         json_t **ret_image, struct tess_error **err)
+static int start_held(struct agent_ctx *ctx, const char *id, const json_t *spec,
+                      void (*progress)(void *data, const char *kind), void *data, char *container_id, size_t len,
+                      json_t **ret_image, struct tess_error **err)
 {
         struct container_config cfg = kernel_runtime_config(ctx);
         struct image_info img = { 0 };
@@ -295,6 +295,23 @@ int kernel_runtime_start(struct agent_ctx *ctx, const char *id, const json_t *sp
         image_info_free(&img);
         snprintf(container_id, len, "%s", id);
         return 0;
+}
+
+/* The image store is held (image.h) from before the image is looked up
+ * until the container exists and its record names the layers: the disk
+ * budget's gc cannot remove the image in between. */
+int kernel_runtime_start(struct agent_ctx *ctx, const char *id, const json_t *spec,
+                         void (*progress)(void *data, const char *kind), void *data, char *container_id, size_t len,
+                         json_t **ret_image, struct tess_error **err)
+{
+        struct image_hold *hold = NULL;
+        int r = image_hold_begin(ctx->images, &hold, err);
+
+        if (r < 0)
+                return r;
+        r = start_held(ctx, id, spec, progress, data, container_id, len, ret_image, err);
+        image_hold_end(hold);
+        return r;
 }
 
 char *kernel_runtime_log(struct agent_ctx *ctx, const char *id, size_t max)

@@ -42,6 +42,7 @@
 #include <sys/sysmacros.h>
 #include <sys/vfs.h>
 
+#include "../common/disk_usage.h"
 #include "../common/log.h"
 #include "../common/timeutil.h"
 #include "api_vfolder.h"
@@ -57,110 +58,28 @@
 #define XFS_SUPER_MAGIC 0x58465342
 #endif
 
-#define WALK_MAX_DEPTH   128           /* deeper directories count, their contents do not */
-#define WALK_MAX_ENTRIES 20000000      /* a walk stops there */
 #define SCOPE_TTL_USEC   (3 * 1000000) /* a scope's cached use */
 #define SCOPE_CACHE_N    32
 #define PROJID_MIN       65536u /* below: left to admins (/etc/projid) */
 
-/* ---- the walk ---- */
+/* ---- the walk (common/disk_usage.c) ---- */
 
-struct walk {
-        struct vf_usage u;
-        int64_t entries;
-        /* inodes with more than one link, seen already (open addressing) */
-        ino_t *seen;
-        size_t seen_n, seen_cap;
-        /* called on each directory and regular file (the XFS re-tagging) */
-        void (*visit)(int dirfd, const char *name, const struct stat *st, void *arg);
-        void *arg;
-};
-
-/* true the first time `ino` comes by */
-static bool first_sight(struct walk *w, ino_t ino)
+static int walk_path(const char *path, struct disk_usage_walk *w, struct tess_error **err)
 {
-        if (w->seen_n * 2 >= w->seen_cap) {
-                size_t cap = w->seen_cap ? w->seen_cap * 2 : 64;
-                ino_t *old = w->seen, *v = xcalloc(cap, sizeof(*v));
-                for (size_t i = 0; i < w->seen_cap; i++)
-                        for (size_t k = old[i] % cap; old[i]; k = (k + 1) % cap)
-                                if (!v[k]) {
-                                        v[k] = old[i];
-                                        break;
-                                }
-                free(old);
-                w->seen = v;
-                w->seen_cap = cap;
-        }
-        for (size_t k = ino % w->seen_cap;; k = (k + 1) % w->seen_cap) {
-                if (w->seen[k] == ino)
-                        return false;
-                if (!w->seen[k]) {
-                        w->seen[k] = ino;
-                        w->seen_n++;
-                        return true;
-                }
-        }
-}
+        int r = disk_usage_walk_path(path, w, err);
 
-static void walk_dir(int fd, int depth, struct walk *w)
-{
-        DIR *d = fdopendir(fd);
-        struct dirent *e;
-
-        if (!d) {
-                close(fd);
-                return;
-        }
-        while ((e = readdir(d)) && w->entries < WALK_MAX_ENTRIES) {
-                struct stat st;
-                if (streq(e->d_name, ".") || streq(e->d_name, ".."))
-                        continue;
-                if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-                        continue; /* gone meanwhile */
-                w->entries++;
-                w->u.files++;
-                if (!S_ISDIR(st.st_mode) && st.st_nlink > 1 && st.st_ino && !first_sight(w, st.st_ino))
-                        continue;
-                w->u.bytes += (int64_t)st.st_blocks * 512;
-                if (w->visit && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
-                        w->visit(dirfd(d), e->d_name, &st, w->arg);
-                if (S_ISDIR(st.st_mode) && depth < WALK_MAX_DEPTH) {
-                        int sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                        if (sub >= 0)
-                                walk_dir(sub, depth + 1, w);
-                }
-        }
-        closedir(d);
-}
-
-static int walk_path(const char *path, struct walk *w, struct tess_error **err)
-{
-        int fd;
-
-        if (!path || !*path)
-                return 0;
-        fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0) {
-                if (errno == ENOENT)
-                        return 0; /* nothing there yet */
-                return tess_err(err, errno, "reading '%s': %s", path, strerror(errno));
-        }
-        walk_dir(fd, 1, w);
-        if (w->entries >= WALK_MAX_ENTRIES)
-                log_warn("usage of '%s': stopped counting at %d entries", path, WALK_MAX_ENTRIES);
-        free(w->seen);
-        w->seen = NULL;
-        w->seen_n = w->seen_cap = 0;
-        return 0;
+        if (w->truncated)
+                log_warn("usage of '%s': stopped counting at %d entries", path, DISK_USAGE_MAX_ENTRIES);
+        disk_usage_walk_release(w);
+        return r;
 }
 
 int vf_usage_dir(const char *path, struct vf_usage *ret, struct tess_error **err)
 {
-        struct walk w = { 0 };
+        struct disk_usage_walk w = { 0 };
         int r = walk_path(path, &w, err);
 
-        *ret = r < 0 ? (struct vf_usage){ 0 } : w.u;
+        *ret = r < 0 ? (struct vf_usage){ 0 } : (struct vf_usage){ .bytes = w.bytes, .files = w.files };
         return r;
 }
 
@@ -450,7 +369,7 @@ static int quota_apply(const struct scope *s, int64_t limit, struct tess_error *
         if (r < 0)
                 return tess_err(err, -r, "reading the project id of '%s': %s", s->dir, strerror(-r));
         if (!projid || !inherit) {
-                struct walk w = { .visit = retag, .arg = &projid };
+                struct disk_usage_walk w = { .visit = retag, .arg = &projid };
                 struct tess_error *werr = NULL;
                 if (!projid)
                         projid = pick_projid(hostfd, name);

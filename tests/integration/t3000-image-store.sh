@@ -82,11 +82,14 @@ test_expect_success 'import a docker save archive' '
         grep -qx "imported busybox:t3000" "$TMP/out"
 '
 
-test_expect_success 'ls shows it: reference, short image id, size, creation time' '
+test_expect_success 'ls shows it: reference, short image id, size, creation time, last use (the import)' '
         img ls >"$TMP/ls" &&
-        head -n 1 "$TMP/ls" | grep -q "^REFERENCE *IMAGE ID *SIZE *CREATED$" &&
-        grep -q "^busybox:t3000 *${CONFIG:0:12} *[0-9.]*[kM]B *2024-01-02 03:04:05$" "$TMP/ls" &&
-        img ls --json >"$TMP/ls.json" && grep -q "\"id\": \"sha256:$CONFIG\"" "$TMP/ls.json"
+        head -n 1 "$TMP/ls" | grep -q "^REFERENCE *IMAGE ID *SIZE *CREATED *LAST USED$" &&
+        grep -q "^busybox:t3000 *${CONFIG:0:12} *[0-9.]*[kM]B *2024-01-02 03:04:05  20[0-9][0-9]-[0-9-]* [0-9:]*$" \
+                "$TMP/ls" &&
+        img ls --json >"$TMP/ls.json" && grep -q "\"id\": \"sha256:$CONFIG\"" "$TMP/ls.json" &&
+        used=$(jq -r ".[0].last_used" "$TMP/ls.json") && echo "last used $used" &&
+        test $(( $(date +%s) - $(date -d "$used" +%s) )) -lt 600
 '
 
 test_expect_success 'the unpacked layer holds bin/busybox' '

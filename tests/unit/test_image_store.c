@@ -1,6 +1,7 @@
 /* test_image_store.c - the agent's image store (src/agent/image_*.c): the
  * OCI layout it creates, the verifying blob writer, tag/get/list/remove,
- * indexes, diff_id checks, gc, tmp/ cleaning, and the importers (OCI
+ * indexes, diff_id checks, gc, last use and the disk budget (whose choice
+ * itself is test_image_lru.c), tmp/ cleaning, and the importers (OCI
  * layout directory and tar, docker save old and new).  Images are built
  * here with libarchive's writer.  Needs root (layers keep their owners);
  * skips otherwise. */
@@ -11,6 +12,7 @@
 
 #include "../lib/test.h"
 #include "common/fs.h"
+#include "common/timeutil.h"
 #include "image_fixtures.h"
 
 #define NEED_ROOT()                         \
@@ -585,6 +587,183 @@ static void test_gc(void)
         scratch_remove(dir);
 }
 
+/* ---- last use and the disk budget ---- */
+
+/* The layer dirs of a pretend container (data: NULL-terminated), as the
+ * agent's containers_in_use() gives them. */
+static int in_use_of(void *data, char ***ret, struct tess_error **err UNUSED)
+{
+        char *const *dirs = data;
+        size_t n = 0;
+
+        while (dirs && dirs[n])
+                n++;
+        *ret = xcalloc(n + 1, sizeof(char *));
+        for (size_t i = 0; i < n; i++)
+                (*ret)[i] = xstrdup(dirs[i]);
+        return 0;
+}
+
+static int64_t last_used_of(struct image_store *st, const char *ref)
+{
+        struct tess_error *err = NULL;
+        struct image_info info;
+        int64_t t = -1;
+
+        if (code_of(image_store_get(st, ref, &info, &err), &err) == 0) {
+                t = info.last_used;
+                image_info_free(&info);
+        }
+        return t;
+}
+
+static void test_last_used_is_recorded_and_kept(void)
+{
+        char *dir;
+        struct image_store *st;
+        struct image_fx fx;
+        struct image_info info, *infos = NULL;
+        struct tess_error *err = NULL;
+        int64_t before = now_usec(), tagged, used;
+        int n = 0;
+
+        NEED_ROOT();
+        dir = scratch_dir("store");
+        st = store_open(dir);
+        image_fx_build(&fx, (const char *const[]){ "one", NULL }, ARCHIVE_FILTER_GZIP, IMAGE_MEDIA_OCI_MANIFEST, "1");
+        image_fx_put(st, &fx);
+        CHECK_INTEQ(tag(st, "one:1", fx.manifest.digest), 0);
+        tagged = last_used_of(st, "one:1");
+        CHECK(tagged >= before - USEC_PER_SEC && tagged <= now_usec() + USEC_PER_SEC); /* coarse file times */
+        CHECK_INTEQ(count_in(dir, "used"), 1);
+
+        usleep(50 * 1000);
+        CHECK_INTEQ(last_used_of(st, "one:1"), tagged); /* looking is not using */
+        CHECK_INTEQ(code_of(image_store_use(st, "one:1", &info, &err), &err), 0);
+        used = info.last_used;
+        CHECK(used > tagged);
+        image_info_free(&info);
+        CHECK_INTEQ(last_used_of(st, "one:1"), used);
+
+        /* another handle (an agent restart) sees the same time */
+        image_store_close(st);
+        st = store_open(dir);
+        CHECK_INTEQ(code_of(image_store_list(st, &infos, &n, &err), &err), 0);
+        CHECK_INTEQ(n, 1);
+        CHECK(n == 1 && infos[0].last_used == used);
+        for (int i = 0; i < n; i++)
+                image_info_free(&infos[i]);
+        free(infos);
+
+        /* the record goes with the image */
+        CHECK_INTEQ(code_of(image_store_remove(st, "one:1", &err), &err), 0);
+        CHECK_INTEQ(code_of(image_store_gc(st, NULL, NULL, &err), &err), 0);
+        CHECK_INTEQ(count_in(dir, "used"), 0);
+        image_fx_release(&fx);
+        image_store_close(st);
+        scratch_remove(dir);
+}
+
+/* Apply `budget` with a pretend container on `in_use`; the refs removed,
+ * space-separated, into removed (or "EBUSY", "error"). */
+static void budget(struct image_store *st, int64_t budget, char **in_use, struct image_budget_report *ret,
+                   char removed[256])
+{
+        struct tess_error *err = NULL;
+        int r = image_store_apply_budget(st, budget, false, in_use_of, in_use, ret, &err);
+
+        removed[0] = '\0';
+        if (r < 0) {
+                snprintf(removed, 256, "%s", r == -EBUSY ? "EBUSY" : "error");
+                code_of(r, &err);
+                return;
+        }
+        for (size_t i = 0; i < ret->n_removed; i++)
+                snprintf(removed + strlen(removed), 256 - strlen(removed), "%s%s", i ? " " : "", ret->removed[i].ref);
+}
+
+static void test_budget_removes_least_recently_used_images_not_in_use(void)
+{
+        char *dir, removed[256];
+        struct image_store *st;
+        struct image_fx fx[3];
+        struct image_info a;
+        struct image_hold *hold = NULL;
+        struct image_budget_report rep;
+        struct tess_error *err = NULL;
+        static const char *const names[] = { "a", "b", "c" };
+        int64_t total;
+
+        NEED_ROOT();
+        dir = scratch_dir("store");
+        st = store_open(dir);
+        for (int i = 0; i < 3; i++) {
+                _cleanup_free_ char *ref = xasprintf("%s:1", names[i]);
+                image_fx_build(&fx[i], (const char *const[]){ names[i], NULL }, ARCHIVE_FILTER_GZIP,
+                               IMAGE_MEDIA_OCI_MANIFEST, names[i]);
+                image_fx_put(st, &fx[i]);
+                CHECK_INTEQ(tag(st, ref, fx[i].manifest.digest), 0);
+        }
+        /* used in the order a, c, b; a container runs on a, the oldest */
+        for (const char *const *ref = (const char *const[]){ "a:1", "c:1", "b:1", NULL }; *ref; ref++) {
+                usleep(20 * 1000);
+                struct image_info info;
+                CHECK_INTEQ(code_of(image_store_use(st, *ref, &info, &err), &err), 0);
+                image_info_free(&info);
+        }
+        CHECK_INTEQ(code_of(image_store_get(st, "a:1", &a, &err), &err), 0);
+
+        /* within the budget: nothing changes */
+        budget(st, INT64_MAX, a.layer_dirs, &rep, removed);
+        CHECK_STREQ(removed, "");
+        total = rep.before;
+        CHECK(total > 0 && rep.after == total);
+        image_budget_report_release(&rep);
+        CHECK_INTEQ(index_entries(dir), 3);
+
+        /* while a container starts (a hold), the budget waits */
+        CHECK_INTEQ(code_of(image_hold_begin(st, &hold, &err), &err), 0);
+        budget(st, 0, a.layer_dirs, &rep, removed);
+        CHECK_STREQ(removed, "EBUSY");
+        hold = image_hold_end(hold);
+        CHECK_INTEQ(index_entries(dir), 3);
+
+        /* one byte over: c, the least recently used image not in use, is enough */
+        budget(st, total - 1, a.layer_dirs, &rep, removed);
+        CHECK_STREQ(removed, "c:1");
+        CHECK(rep.before == total && rep.after < total && rep.after <= total - 1);
+        CHECK(rep.n_removed == 1 && rep.removed[0].bytes > 0 && rep.removed[0].bytes == total - rep.after);
+        image_budget_report_release(&rep);
+        CHECK_INTEQ(last_used_of(st, "c:1"), -1);
+        CHECK(last_used_of(st, "b:1") > 0);
+        CHECK(!image_blob_exists(st, fx[2].manifest.digest) && !image_blob_exists(st, fx[2].layers[0].digest));
+        CHECK(path_exists(a.layer_dirs[0]));
+        CHECK_INTEQ(count_in(dir, "layers/sha256"), 2);
+        CHECK_INTEQ(count_in(dir, "used"), 2);
+
+        /* no room at all: every image not in use goes, a stays */
+        budget(st, 0, a.layer_dirs, &rep, removed);
+        CHECK_STREQ(removed, "b:1");
+        CHECK(rep.after > 0);
+        image_budget_report_release(&rep);
+        CHECK(last_used_of(st, "a:1") > 0);
+        CHECK(path_exists(a.layer_dirs[0]) && image_blob_exists(st, fx[0].layers[0].digest));
+        CHECK_INTEQ(count_in(dir, "layers/sha256"), 1);
+
+        /* the container gone, a goes too */
+        budget(st, 0, NULL, &rep, removed);
+        CHECK_STREQ(removed, "a:1");
+        CHECK_INTEQ(rep.after, 0);
+        image_budget_report_release(&rep);
+        CHECK_INTEQ(count_in(dir, "blobs/sha256"), 0);
+        CHECK_INTEQ(count_in(dir, "layers/sha256"), 0);
+        image_info_free(&a);
+        for (int i = 0; i < 3; i++)
+                image_fx_release(&fx[i]);
+        image_store_close(st);
+        scratch_remove(dir);
+}
+
 /* ---- importers ---- */
 
 static void write_blob_file(const char *layout, const struct blob *b)
@@ -865,6 +1044,8 @@ static const struct test tests[] = {
         TEST(test_tag_refuses_diff_id_mismatch),
         TEST(test_tag_unpacks_each_layer_once),
         TEST(test_gc),
+        TEST(test_last_used_is_recorded_and_kept),
+        TEST(test_budget_removes_least_recently_used_images_not_in_use),
         TEST(test_import_oci_layout_dir_and_tar),
         TEST(test_import_docker_save),
         TEST(test_import_docker_save_oci),
