@@ -17,10 +17,18 @@
 #include "events.h"
 #include "http.h"
 #include "manager.h"
+#include "web_session.h"
 #include "metrics.h"
 
 const struct route api_routes[] = {
-        { "GET", "/", api_root_version, ROUTE_PUBLIC | ROUTE_READ, "API and manager version", "meta" },
+        { "GET", "/", api_root_version, ROUTE_PUBLIC | ROUTE_READ,
+          "API and manager version (a browser asking for text/html gets the web UI)", "meta" },
+        { "GET", "/ui/{path}", api_web_static, ROUTE_PUBLIC | ROUTE_READ | ROUTE_TAIL, "The web UI's files", "meta" },
+        { "POST", "/server/login", api_web_login, ROUTE_PUBLIC,
+          "Web UI: log in with email and password; a session cookie", "auth" },
+        { "GET", "/server/session", api_web_session, ROUTE_PUBLIC | ROUTE_READ, "Web UI: the logged-in user",
+          "auth" },
+        { "POST", "/server/logout", api_web_logout, ROUTE_PUBLIC, "Web UI: log out", "auth" },
         { "GET", "/metrics", api_metrics, ROUTE_PUBLIC | ROUTE_READ, "Prometheus metrics", "meta" },
         { "GET", "/openapi.json", api_openapi, ROUTE_PUBLIC | ROUTE_READ, "This OpenAPI document", "meta" },
         { "POST", "/auth/authorize", api_auth_authorize, ROUTE_PUBLIC, "Log in with a password, get the keypair",

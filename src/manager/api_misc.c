@@ -17,6 +17,8 @@
 
 void api_root_version(struct api_ctx *c)
 {
+        if (web_static_index(c)) /* a browser: the web UI */
+                return;
         api_json(c, 200, json_pack("{s:s, s:s}", "version", API_VERSION_NEWEST, "manager", TESSERA_VERSION));
 }
 

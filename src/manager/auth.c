@@ -9,6 +9,7 @@
 #include "http.h"
 #include "manager.h"
 #include "ratelimit.h"
+#include "web_session.h"
 
 #define AUTH_CACHE_SLOTS 1024 /* power of two */
 
@@ -164,8 +165,12 @@ int auth_request(struct api_ctx *c, struct tess_error **err)
                 date = http_header(req, "Date");
         if (!version)
                 version = http_header(req, "X-Sorna-Version");
-        if (!authz)
-                return tess_err(err, EACCES, "missing Authorization header");
+        if (!authz) { /* a browser's session cookie (web_session.h) instead? */
+                r = web_session_auth(c, err);
+                if (r == 0)
+                        return ratelimit_check(c, err);
+                return r == -ENOENT ? tess_err(err, EACCES, "missing Authorization header") : r;
+        }
         if (!date)
                 return tess_err(err, EACCES, "missing Date or X-BackendAI-Date header");
         if (!version)

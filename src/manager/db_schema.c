@@ -198,6 +198,13 @@ static const struct migration migrations[] = {
           " session_id TEXT, result TEXT NOT NULL DEFAULT '{}', created_at BIGINT NOT NULL,"
           " modified_at BIGINT NOT NULL);"
           "CREATE INDEX background_tasks_session ON background_tasks(session_id);" },
+        /* the web UI's login sessions (web_session.h) */
+        { 7,
+          "CREATE TABLE web_sessions ("
+          " id TEXT PRIMARY KEY, user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,"
+          " access_key TEXT NOT NULL REFERENCES keypairs(access_key) ON DELETE CASCADE,"
+          " csrf_token TEXT NOT NULL, created_at BIGINT NOT NULL, last_used BIGINT NOT NULL);"
+          "CREATE INDEX web_sessions_last_used ON web_sessions(last_used);" },
 };
 
 int db_schema_version(struct db *db, struct tess_error **err)

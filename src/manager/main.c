@@ -28,6 +28,7 @@
 #include "events.h"
 #include "http.h"
 #include "manager.h"
+#include "web_session.h"
 #include "metrics.h"
 #include "ratelimit.h"
 #include "scheduler.h"
@@ -74,6 +75,8 @@ const struct conf_opt manager_conf_opts[] = {
                  "agents must list the same names"),
         CONF_OPT("vfolder_default_host", CONF_T_STR, MC, vfolder_default_host, "local", 0, 0, false,
                  "the host of folders created without one"),
+        CONF_OPT("web_dir", CONF_T_STR, MC, web_dir, NULL, 0, 0, false,
+                 "the built web UI served at / and /ui/ (default: the directory web beside the tessera binary)"),
         {},
 };
 #undef MC
@@ -218,6 +221,7 @@ static int manager_run(struct manager *m, struct tess_error **err)
         m->metrics = metrics_new();
         m->ratelimit = ratelimit_new();
         m->authcache = auth_cache_new();
+        m->login_guard = login_guard_new();
         m->audit = audit_new();
         m->started_at = now_usec();
 
@@ -284,6 +288,7 @@ static void manager_release(struct manager *m)
         m->metrics = metrics_free(m->metrics);
         m->ratelimit = ratelimit_free(m->ratelimit);
         m->authcache = auth_cache_free(m->authcache);
+        m->login_guard = login_guard_free(m->login_guard);
         m->audit = audit_free(m->audit);
         conf_release(manager_conf_opts, &m->conf);
         free(m->config_path);

@@ -48,6 +48,7 @@ struct manager_conf {
         int64_t agent_lost_timeout;
         char *vfolder_hosts;
         char *vfolder_default_host;
+        char *web_dir;
 };
 
 extern const struct conf_opt manager_conf_opts[];
@@ -62,6 +63,7 @@ struct manager {
         struct metrics *metrics;
         struct ratelimit *ratelimit;
         struct auth_cache *authcache;
+        struct login_guard *login_guard; /* failed web logins (web_session.h) */
         struct audit *audit;
         struct scheduler *scheduler;
         struct agent_sync *agent_sync;

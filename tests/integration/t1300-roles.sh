@@ -60,6 +60,10 @@ test_expect_success 'set up two domains with a superadmin, admins, a monitor and
 cat >"$TMP/matrix" <<'MATRIX'
 GET /                                   -                       | 200 200 200 200 200
 GET /metrics                            -                       | 200 200 200 200 200
+GET /ui/nope.js                         -                       | 404 404 404 404 404
+POST /server/login                      {"email":"nobody@walk.test","password":"nope-nope"} | 401 401 401 401 401
+GET /server/session                     -                       | 401 401 401 401 401
+POST /server/logout                     -                       | 204 204 204 204 204
 GET /openapi.json                       -                       | 200 200 200 200 200
 POST /auth/authorize                    {"username":"user1@walk.test","password":"walk-password-1"} | 200 200 200 200 200
 GET /auth/role                          -                       | 200 200 200 200 200

@@ -1,0 +1,287 @@
+/* web_session.c - browser sessions; see web_session.h. */
+#include "../common/compat.h"
+
+#include <ctype.h>
+#include <strings.h>
+
+#include "../common/crypto.h"
+#include "../common/log.h"
+#include "../common/sign.h"
+#include "api.h"
+#include "auth.h"
+#include "db.h"
+#include "http.h"
+#include "http_cookie.h"
+#include "manager.h"
+#include "web_session.h"
+
+#define TOKEN_BYTES     32
+#define GUARD_SLOTS     512
+#define GUARD_WINDOW    (15 * 60 * USEC_PER_SEC)
+#define EMAIL_FAILURES  5
+#define ADDR_FAILURES   20
+#define TOUCH_EVERY     (60 * USEC_PER_SEC) /* last_used is written at most this often */
+
+/* ---- failed logins ---- */
+
+struct guard_entry {
+        char key[264]; /* "e:<email>" or "a:<address>" */
+        int failures;
+        int64_t first, blocked_until;
+};
+
+struct login_guard {
+        struct guard_entry e[GUARD_SLOTS];
+};
+
+struct login_guard *login_guard_new(void)
+{
+        return xcalloc(1, sizeof(struct login_guard));
+}
+
+struct login_guard *login_guard_free(struct login_guard *g)
+{
+        free(g);
+        return NULL;
+}
+
+/* The entry of key, or (create) a free or the oldest one made its. */
+static struct guard_entry *guard_find(struct login_guard *g, const char *key, bool create)
+{
+        struct guard_entry *oldest = &g->e[0];
+
+        for (int i = 0; i < GUARD_SLOTS; i++) {
+                if (streq(g->e[i].key, key))
+                        return &g->e[i];
+                if (g->e[i].first < oldest->first)
+                        oldest = &g->e[i];
+        }
+        if (!create)
+                return NULL;
+        *oldest = (struct guard_entry){ 0 };
+        snprintf(oldest->key, sizeof(oldest->key), "%s", key);
+        return oldest;
+}
+
+/* Seconds key stays blocked, 0 if it is not. */
+static int64_t guard_blocked(struct login_guard *g, const char *key, int64_t now)
+{
+        struct guard_entry *e = guard_find(g, key, false);
+        return e && e->blocked_until > now ? (e->blocked_until - now) / USEC_PER_SEC + 1 : 0;
+}
+
+static void guard_fail(struct login_guard *g, const char *key, int limit, int64_t now)
+{
+        struct guard_entry *e = guard_find(g, key, true);
+
+        if (now - e->first > GUARD_WINDOW) {
+                e->first = now;
+                e->failures = 0;
+        }
+        if (++e->failures >= limit)
+                e->blocked_until = now + GUARD_WINDOW;
+}
+
+static void guard_forget(struct login_guard *g, const char *key)
+{
+        struct guard_entry *e = guard_find(g, key, false);
+        if (e)
+                *e = (struct guard_entry){ 0 };
+}
+
+/* ---- the cookie ---- */
+
+static bool behind_https(struct api_ctx *c)
+{
+        const char *proto = http_header(c->req, "X-Forwarded-Proto");
+        return proto && strcasecmp(proto, "https") == 0;
+}
+
+static void set_cookie(struct api_ctx *c, const char *token, int64_t max_age_s)
+{
+        _cleanup_free_ char *v = xasprintf(WEB_SESSION_COOKIE "=%s; Path=/; HttpOnly; SameSite=Strict; Max-Age=%lld%s",
+                                           token, (long long)max_age_s, behind_https(c) ? "; Secure" : "");
+        http_add_header(c->req, "Set-Cookie", v);
+}
+
+/* The request's Origin, when it has one, is the manager's own (its Host). */
+static bool same_origin(struct api_ctx *c)
+{
+        const char *origin = http_header(c->req, "Origin"), *host = http_header(c->req, "Host");
+        const char *sep = origin ? strstr(origin, "://") : NULL;
+
+        if (!origin)
+                return true;
+        return sep && host && strcasecmp(sep + 3, host) == 0;
+}
+
+static bool changes_state(struct api_ctx *c)
+{
+        const char *m = http_method(c->req);
+        return !streq(m, "GET") && !streq(m, "HEAD");
+}
+
+static int load(struct api_ctx *c, const char *token, struct db_rows **ret, struct tess_error **err)
+{
+        char hash[65];
+
+        sha256_hex(token, strlen(token), hash);
+        return DBQ(c->m->db,
+                   "SELECT id, user_id, access_key, csrf_token, created_at, last_used FROM web_sessions WHERE id = ?",
+                   ret, err, DB_TEXT(hash));
+}
+
+int web_session_auth(struct api_ctx *c, struct tess_error **err)
+{
+        _cleanup_rows_ struct db_rows *rows = NULL;
+        char token[128];
+        int64_t now = now_usec();
+
+        if (http_cookie_get(http_header(c->req, "Cookie"), WEB_SESSION_COOKIE, token, sizeof(token)) < 0)
+                return -ENOENT;
+        if (!same_origin(c))
+                return tess_err(err, EACCES, "a cross-origin request with the session cookie");
+        int r = load(c, token, &rows, err);
+        if (r < 0)
+                return r;
+        if (rows->nrows == 0 || now - db_get_int(rows, 0, "last_used") > WEB_SESSION_IDLE ||
+            now - db_get_int(rows, 0, "created_at") > WEB_SESSION_MAX)
+                return tess_err(err, EACCES, "the login session has ended: log in again");
+        if (changes_state(c)) {
+                const char *csrf = http_header(c->req, "X-Tessera-CSRF");
+                if (!csrf || !sign_equal(csrf, db_getn(rows, 0, "csrf_token")))
+                        return tess_err(err, EACCES, "X-Tessera-CSRF is missing or wrong");
+        }
+        r = auth_lookup_keypair(c->m, db_getn(rows, 0, "access_key"), &c->who, NULL, err);
+        if (r == -ENOENT)
+                return tess_err(err, EACCES, "the session's user or keypair is no longer active");
+        if (r < 0)
+                return r;
+        if (now - db_get_int(rows, 0, "last_used") > TOUCH_EVERY)
+                DBQ(c->m->db, "UPDATE web_sessions SET last_used = ? WHERE id = ?", NULL, NULL, DB_INT(now),
+                    DB_TEXT(db_getn(rows, 0, "id")));
+        return 0;
+}
+
+/* ---- routes ---- */
+
+static json_t *whoami(const struct principal *p, const char *csrf)
+{
+        return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "email", p->email, "user_id", p->user_id, "role",
+                         role_to_string(p->role), "domain", p->domain, "access_key", p->access_key, "csrf_token",
+                         csrf);
+}
+
+static void blocked(struct api_ctx *c, int64_t secs)
+{
+        char v[32];
+        snprintf(v, sizeof(v), "%lld", (long long)secs);
+        http_add_header(c->req, "Retry-After", v);
+        api_problem(c, 429, "too-many-requests", "too many failed logins: try again in %lld seconds",
+                    (long long)secs);
+}
+
+void api_web_login(struct api_ctx *c)
+{
+        const char *email = NULL, *password = NULL;
+        _cleanup_rows_ struct db_rows *rows = NULL;
+        struct tess_error *err = NULL;
+        struct principal p;
+        int64_t now = now_usec();
+
+        if (!c->body)
+                return api_problem(c, 400, "invalid-api-params", "a JSON body {email, password} is required");
+        if (api_get_string(c->body, NAMES("email", "username"), 256, &email, &err) < 0 ||
+            api_get_string(c->body, NAMES("password"), 256, &password, &err) < 0)
+                return api_fail(c, err);
+        if (!email || !password)
+                return api_problem(c, 400, "invalid-api-params", "'email' and 'password' are required");
+        if (!same_origin(c))
+                return api_problem(c, 403, "forbidden", "a login from another site");
+        _cleanup_free_ char *ekey = xasprintf("e:%s", email);
+        _cleanup_free_ char *akey = xasprintf("a:%s", http_remote_addr(c->req));
+        for (char *s = ekey; *s; s++)
+                *s = (char)tolower((unsigned char)*s);
+        int64_t wait = guard_blocked(c->m->login_guard, ekey, now);
+        if (!wait)
+                wait = guard_blocked(c->m->login_guard, akey, now);
+        if (wait)
+                return blocked(c, wait);
+        int r = DBQ(c->m->db,
+                    "SELECT u.password_hash, u.status, k.access_key FROM users u"
+                    " JOIN domains d ON d.name = u.domain_name"
+                    " LEFT JOIN keypairs k ON k.user_id = u.id AND k.is_main = 1 AND k.is_active = 1"
+                    " WHERE (u.email = ? OR u.username = ?) AND d.is_active = 1",
+                    &rows, &err, DB_TEXT(email), DB_TEXT(email));
+        if (r < 0)
+                return api_fail(c, err);
+        /* verified even for unknown users, so that timing does not tell them apart */
+        bool ok = password_verify(password, rows->nrows == 1 ? db_getn(rows, 0, "password_hash")
+                                                             : "scrypt$15$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=");
+        if (rows->nrows != 1 || !ok || !streq(db_getn(rows, 0, "status"), "active") || !db_getn(rows, 0, "access_key")) {
+                guard_fail(c->m->login_guard, ekey, EMAIL_FAILURES, now);
+                guard_fail(c->m->login_guard, akey, ADDR_FAILURES, now);
+                return api_problem(c, 401, "auth-failed", "wrong email or password, or inactive user");
+        }
+        guard_forget(c->m->login_guard, ekey);
+        if (auth_lookup_keypair(c->m, db_getn(rows, 0, "access_key"), &p, NULL, &err) < 0)
+                return api_fail(c, err);
+        unsigned char raw[TOKEN_BYTES], craw[16];
+        char token[2 * TOKEN_BYTES + 1], csrf[33], hash[65];
+        if (random_bytes(raw, sizeof(raw), &err) < 0 || random_bytes(craw, sizeof(craw), &err) < 0)
+                return api_fail(c, err);
+        for (size_t i = 0; i < sizeof(raw); i++)
+                snprintf(token + 2 * i, 3, "%02x", raw[i]);
+        for (size_t i = 0; i < sizeof(craw); i++)
+                snprintf(csrf + 2 * i, 3, "%02x", craw[i]);
+        explicit_bzero(raw, sizeof(raw));
+        sha256_hex(token, strlen(token), hash);
+        r = DBQ(c->m->db,
+                "INSERT INTO web_sessions(id, user_id, access_key, csrf_token, created_at, last_used)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                NULL, &err, DB_TEXT(hash), DB_TEXT(p.user_id), DB_TEXT(p.access_key), DB_TEXT(csrf), DB_INT(now),
+                DB_INT(now));
+        if (r >= 0)
+                r = DBQ(c->m->db, "DELETE FROM web_sessions WHERE last_used < ? OR created_at < ?", NULL, &err,
+                        DB_INT(now - WEB_SESSION_IDLE), DB_INT(now - WEB_SESSION_MAX));
+        if (r < 0)
+                return api_fail(c, err);
+        c->who = p;
+        c->authenticated = true;
+        api_audit_target(c, "user:%s", p.email);
+        set_cookie(c, token, WEB_SESSION_MAX / USEC_PER_SEC);
+        explicit_bzero(token, sizeof(token));
+        api_json(c, 200, whoami(&p, csrf));
+}
+
+void api_web_session(struct api_ctx *c)
+{
+        _cleanup_rows_ struct db_rows *rows = NULL;
+        struct tess_error *err = NULL;
+        char token[128];
+
+        if (http_cookie_get(http_header(c->req, "Cookie"), WEB_SESSION_COOKIE, token, sizeof(token)) < 0)
+                return api_problem(c, 401, "auth-failed", "not logged in");
+        if (web_session_auth(c, &err) < 0 || load(c, token, &rows, &err) < 0 || rows->nrows == 0) {
+                tess_error_free(err);
+                return api_problem(c, 401, "auth-failed", "not logged in");
+        }
+        c->authenticated = true;
+        api_json(c, 200, whoami(&c->who, db_getn(rows, 0, "csrf_token")));
+}
+
+void api_web_logout(struct api_ctx *c)
+{
+        struct tess_error *err = NULL;
+        char token[128], hash[65];
+
+        if (http_cookie_get(http_header(c->req, "Cookie"), WEB_SESSION_COOKIE, token, sizeof(token)) == 0) {
+                if (!same_origin(c))
+                        return api_problem(c, 403, "forbidden", "a logout from another site");
+                sha256_hex(token, strlen(token), hash);
+                if (DBQ(c->m->db, "DELETE FROM web_sessions WHERE id = ?", NULL, &err, DB_TEXT(hash)) < 0)
+                        return api_fail(c, err);
+        }
+        set_cookie(c, "", 0);
+        http_reply(c->req, 204, "application/json", "", 0);
+}
