@@ -403,12 +403,14 @@ static void *commit_thread(void *data)
                 report(j->ctx, j->kernel,
                        json_pack("{s:s, s:s, s:{s:s, s:I, s:O}}", "kind", "commit-done", "task", j->task, "image",
                                  "digest", manifest, "size", (json_int_t)size, "labels", j->labels));
-                store_locally(j, manifest);
         }
-        image_hold_end(hold);
+        /* reported: a restart from here on has nothing to report */
         pthread_mutex_lock(&running_lock);
         unlink(rec);
         pthread_mutex_unlock(&running_lock);
+        if (r >= 0)
+                store_locally(j, manifest);
+        image_hold_end(hold);
         job_free(j);
         return NULL;
 }
