@@ -80,6 +80,8 @@ GET /session/{VICTIM}/files             -                       | 404 404 403 40
 GET /stream/session/{VICTIM}/pty        -                       | 400 400 403 400 400
 DELETE /session/{VICTIM2}               -                       | 404 404 403 200 -
 GET /events/session                     -                       | 200 200 200 200 200
+GET /events/background-task             -                       | 400 400 400 400 400
+GET /background-tasks/00000000-0000-4000-8000-000000000000 -    | 404 404 404 404 404
 GET /resource/presets                   -                       | 200 200 200 200 200
 POST /resource/check-presets            {}                      | 404 200 200 200 200
 POST /agent/heartbeat                   {"id":"walk"}           | 401 401 401 401 401
@@ -143,6 +145,12 @@ PATCH /admin/image-blobs/sha256:000000000000000000000000000000000000000000000000
 PUT /admin/image-blobs/sha256:0000000000000000000000000000000000000000000000000000000000000000?offset=0 - | 403 403 403 403 400
 POST /admin/image-imports               {"reference":"walk/imp:1","manifest":"sha256:0000000000000000000000000000000000000000000000000000000000000000"} | 403 403 403 403 400
 GET /v2/walk                            -                       | 401 401 401 401 401
+GET /admin/container-registries         -                       | 403 403 403 403 200
+GET /admin/container-registries/nope.example.com -              | 403 403 403 403 404
+POST /admin/container-registries        {"name":"{ROLE}.example.com","url":"https://r.example.com"} | 403 403 403 403 201
+PATCH /admin/container-registries/nope.example.com {"project":"x"} | 403 403 403 403 404
+DELETE /admin/container-registries/nope.example.com -           | 403 403 403 403 404
+POST /admin/container-registries/nope.example.com/rescan -      | 403 403 403 403 404
 GET /admin/agents                       -                       | 200 403 200 200 200
 GET /admin/agents/nope                  -                       | 404 403 404 404 404
 PATCH /admin/agents/nope                {"schedulable":false}   | 403 403 403 403 404
