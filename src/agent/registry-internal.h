@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include <curl/curl.h>
+#include <jansson.h>
 
 #include "../common/buf.h"
 #include "../common/error.h"
@@ -157,5 +158,43 @@ int registry_manifest_parse(const char *p, size_t len, const char *content_type,
 void registry_manifest_release(struct registry_manifest *m);
 /* The entry of an index for linux/`platform` ("amd64", "arm64/v8"), or NULL. */
 const struct registry_descriptor *registry_manifest_pick(const struct registry_manifest *index, const char *platform);
+
+/* ---- what a registry holds, for scans (registry_catalog.c) ---- */
+
+#define REGISTRY_LIST_PAGE 100               /* names asked for per page (?n=) */
+#define REGISTRY_LIST_PAGE_MAX (4u << 20)    /* bytes of one page */
+#define REGISTRY_LIST_MAX 100000             /* names of one listing */
+#define REGISTRY_DIGEST_LEN 72               /* "sha256:<64 hex>" and NUL */
+
+/* A client of the registry API at `url` ("http://host:port", "https://host";
+ * a path is ignored), for no repository yet. */
+int registry_client_init_url(struct registry_client *c, const char *url, const struct registry_opts *o,
+                             struct tess_error **err);
+/* Make later requests (and token scopes) about `repository`. */
+void registry_client_set_repository(struct registry_client *c, const char *repository);
+/* Append the names of one listing page (`key` "repositories" of
+ * /v2/_catalog, or "tags" of tags/list; null or absent: none) to the JSON
+ * array `names`, each checked against Docker's grammar.
+ * RET the number appended, or -EINVAL */
+int registry_list_parse(const char *p, size_t len, const char *key, json_t *names, struct tess_error **err);
+/* The path of the next page from the Link header value `link` (may be
+ * NULL): the target of rel="next", a "/v2/..." path or a URL under `base`.
+ * OUT ret_path - caller frees; NULL when there is no next page
+ * RET 0, or -EINVAL for a header that does not parse or a target elsewhere */
+int registry_link_next(const char *link, const char *base, char **ret_path, struct tess_error **err);
+/* GET every page of the listing at `path` ("/v2/_catalog",
+ * "/v2/<name>/tags/list"): the names under `key`.
+ * OUT ret - a JSON array of strings; caller owns */
+int registry_list(struct registry_client *c, const char *path, const char *key, json_t **ret, struct tess_error **err);
+/* GET and parse the manifest `reference` (a tag or a digest) of the
+ * client's repository; its bytes' digest goes to ret_digest and must equal
+ * `expected` (when given) and the answer's Docker-Content-Digest.
+ * OUT ret - release with registry_manifest_release() */
+int registry_manifest_get(struct registry_client *c, const char *reference, const char *expected,
+                          char ret_digest[REGISTRY_DIGEST_LEN], struct registry_manifest *ret, struct tess_error **err);
+/* GET the blob `digest` (a config) whole, at most max bytes, checked
+ * against its digest.  OUT ret - release it */
+int registry_blob_get(struct registry_client *c, const char *digest, size_t max, struct buf *ret,
+                      struct tess_error **err);
 
 #endif

@@ -14,6 +14,7 @@
 #include "cli-internal.h"
 #include "client.h"
 #include "output.h"
+#include "task_follow.h"
 
 enum {
         V_CREATE = 1 << 0,
@@ -26,11 +27,13 @@ enum {
         V_REMOVE_MEMBER = 1 << 7,
         V_ALLOW = 1 << 8,
         V_DISALLOW = 1 << 9,
+        V_FORGET = 1 << 10,
+        V_RESCAN = 1 << 11,
 };
 #define V_CU (V_CREATE | V_UPDATE)
 #define V_CRUD (V_CREATE | V_LIST | V_SHOW | V_UPDATE | V_DELETE)
 #define V_MEMBER_VERBS (V_MEMBERS | V_ADD_MEMBER | V_REMOVE_MEMBER)
-#define V_ON_KEY (V_SHOW | V_UPDATE | V_DELETE | V_MEMBER_VERBS)
+#define V_ON_KEY (V_SHOW | V_UPDATE | V_DELETE | V_MEMBER_VERBS | V_FORGET | V_RESCAN)
 
 enum verb_target {
         ON_COLLECTION, /* /admin/<things> */
@@ -42,6 +45,7 @@ enum verb_print {
         PRINT_OBJECT,
         PRINT_LIST,
         PRINT_DELETED,
+        PRINT_FORGOTTEN,
 };
 
 struct admin_verb {
@@ -55,7 +59,11 @@ struct admin_verb {
         enum verb_print print;
         const struct column *columns; /* instead of the entity's */
         const char *help;
+        /* instead of one request printed: run the verb on path (its exit code) */
+        int (*run)(const char *path, const struct cli_args *a);
 };
+
+static int registry_rescan_run(const char *path, const struct cli_args *a);
 
 enum key_kind {
         KEY_FIELD,     /* create puts the key into key_field */
@@ -100,6 +108,10 @@ static const struct admin_verb verbs[] = {
           "let domains, projects or keypairs use the group" },
         { "disallow", NULL, V_DISALLOW, "POST", ON_KEY, "/access", NULL, NULL, PRINT_OBJECT, NULL,
           "take that back" },
+        { "forget", "rm", V_FORGET, "DELETE", ON_EACH_KEY, NULL, NULL, NULL, PRINT_FORGOTTEN, NULL,
+          "forget images: no longer offered (their registry keeps them; a rescan brings them back)" },
+        { "rescan", NULL, V_RESCAN, "POST", ON_KEY, "/rescan", NULL, NULL, PRINT_OBJECT, NULL,
+          "register the images of the registry's catalog; follows the task to its end", registry_rescan_run },
 };
 
 /* ---- option tables: flag -> JSON field, per verb ---- */
@@ -245,6 +257,19 @@ static const struct cli_opt image_opts[] = {
         {},
 };
 
+static const struct cli_opt registry_opts[] = {
+        { "url", 0, OPT_STR, DEST_BODY, "url", V_CU, 0, "URL",
+          "where its API is: http://HOST[:PORT] or https://HOST[:PORT] (required)" },
+        { "project", 0, OPT_STR, DEST_BODY, "project", V_CU, 0, "PREFIX",
+          "scan only the repositories under this prefix ('': all)" },
+        { "username", 0, OPT_STR, DEST_BODY, "username", V_CU, 0, "NAME", "user name for the registry" },
+        { "password-stdin", 0, OPT_STDIN, DEST_BODY, "password", V_CU, 0, NULL,
+          "read the registry password from standard input (never shown again)" },
+        { "password", 0, OPT_STR, DEST_BODY, "password", V_CU, 0, "PASSWORD",
+          "the registry password (visible to other local users: prefer --password-stdin)" },
+        {},
+};
+
 static const struct cli_opt image_alias_opts[] = {
         { "image-id", 0, OPT_STR, DEST_BODY, "image_id", V_CREATE, 0, "ID", "the image it names (required)" },
         {},
@@ -346,6 +371,16 @@ static const struct column image_columns[] = {
         {},
 };
 
+static const struct column registry_columns[] = {
+        { "NAME", "name", COL_TEXT },
+        { "URL", "url", COL_TEXT },
+        { "PROJECT", "project", COL_TEXT },
+        { "USERNAME", "username", COL_TEXT },
+        { "IMAGES", "images", COL_TEXT },
+        { "LAST SCAN", "last_scan_at", COL_TIME },
+        {},
+};
+
 static const struct column image_alias_columns[] = {
         { "ALIAS", "alias", COL_TEXT },
         { "IMAGE", "image", COL_TEXT },
@@ -392,11 +427,14 @@ static const struct admin_entity entities[] = {
           "Resource groups (scaling groups) of agents, and who may use them." },
         { "preset", NULL, "/admin/presets", "name", "NAME", KEY_FIELD, false, V_CRUD, preset_opts, preset_columns,
           "Resource presets offered to users." },
-        { "image", NULL, "/admin/images", NULL, "NAME:TAG", KEY_IMAGE_REF, false, V_CRUD, image_opts,
-          image_columns, "Registered images (key: NAME:TAG or id)." },
+        { "image", NULL, "/admin/images", NULL, "NAME:TAG", KEY_IMAGE_REF, false,
+          V_CREATE | V_LIST | V_SHOW | V_UPDATE | V_FORGET, image_opts, image_columns,
+          "Registered images (key: NAME:TAG or id)." },
         { "image-alias", NULL, "/admin/image-aliases", "alias", "ALIAS", KEY_FIELD, false,
           V_CREATE | V_LIST | V_SHOW | V_DELETE, image_alias_opts, image_alias_columns,
           "Image aliases: short names sessions may use for an image." },
+        { "registry", NULL, "/admin/container-registries", "name", "NAME", KEY_FIELD, false, V_CRUD | V_RESCAN,
+          registry_opts, registry_columns, "Container registries whose catalogs are scanned for images." },
         { "agent", NULL, "/admin/agents", "id", "ID", KEY_FIELD, false, V_LIST | V_SHOW | V_UPDATE | V_DELETE,
           agent_opts, agent_columns, "Agents (nodes); they register themselves." },
         { "audit-log", NULL, "/admin/audit-log", NULL, NULL, KEY_FIELD, false, V_LIST, audit_opts, audit_columns,
@@ -440,6 +478,7 @@ static void print_answer(const json_t *answer, const void *arg)
         switch (ac->v->print) {
         case PRINT_OBJECT: out_object(answer); break;
         case PRINT_DELETED: printf("%s '%s' deleted\n", ac->e->name, aa->key); break;
+        case PRINT_FORGOTTEN: printf("%s '%s' forgotten\n", ac->e->name, aa->key); break;
         case PRINT_LIST: out_list(ac->v->columns ? ac->v->columns : ac->e->columns, answer); break;
         }
 }
@@ -459,6 +498,8 @@ static int admin_request(const struct admin_call *ac, struct cli_args *a, const 
         if (ac->v->suffix)
                 buf_puts(&path, ac->v->suffix);
         client_query(&path, a->query);
+        if (ac->v->run)
+                return ac->v->run(path.data, a);
         return cli_request(ac->v->method, path.data, has_body ? a->body : NULL, print_answer, &aa);
 }
 
@@ -483,6 +524,61 @@ static int admin_run(struct cli_call *call)
                 json_object_set_new(a->body, ac->v->rest_field, rest);
         }
         return admin_request(ac, a, ac->v->target == ON_COLLECTION ? NULL : a->pos[0]);
+}
+
+/* ---- registry rescan: start the task, follow it, print its result ---- */
+
+static void print_rescan(const json_t *task)
+{
+        static const char *const counts[] = { "repositories", "images", "added", "updated", "unchanged",
+                                              "error_count", NULL };
+        const json_t *result = json_object_get(task, "result"), *v;
+        size_t i;
+
+        printf("status: %s\n", json_string_value(json_object_get(task, "status")) ?: "?");
+        printf("message: %s\n", json_string_value(json_object_get(task, "message")) ?: "");
+        for (const char *const *k = counts; *k; k++)
+                if (json_is_integer(json_object_get(result, *k)))
+                        printf("%s: %" JSON_INTEGER_FORMAT "\n", *k, json_integer_value(json_object_get(result, *k)));
+        json_array_foreach(json_object_get(result, "errors"), i, v) {
+                const char *tag = json_string_value(json_object_get(v, "tag"));
+                printf("error: %s%s%s: %s\n", json_string_value(json_object_get(v, "repository")) ?: "?",
+                       tag ? ":" : "", tag ? tag : "", json_string_value(json_object_get(v, "error")) ?: "");
+        }
+        json_array_foreach(json_object_get(result, "missing"), i, v)
+                printf("missing: %s (%s) %s\n", json_string_value(json_object_get(v, "image")) ?: "?",
+                       json_string_value(json_object_get(v, "architecture")) ?: "?",
+                       json_string_value(json_object_get(v, "id")) ?: "?");
+}
+
+static int registry_rescan_run(const char *path, const struct cli_args *a UNUSED)
+{
+        struct tess_error *err = NULL;
+        json_t *answer = NULL, *task = NULL;
+        const char *id;
+        int ret;
+
+        if (client_json("POST", path, NULL, CLIENT_SIGNED, &answer, &err) < 0)
+                return cli_fail(err);
+        id = json_string_value(json_object_get(answer, "task_id"));
+        if (!id) {
+                json_decref(answer);
+                return cli_error("the manager answered no task_id");
+        }
+        if (!arg_json)
+                fprintf(stderr, "rescan: task %s\n", id);
+        if (task_follow(id, "rescan", &task, &err) < 0) {
+                json_decref(answer);
+                return cli_fail(err);
+        }
+        if (arg_json)
+                out_json(task);
+        else
+                print_rescan(task);
+        ret = streq_ptr(json_string_value(json_object_get(task, "status")), "done") ? CLI_EXIT_OK : CLI_EXIT_ERROR;
+        json_decref(task);
+        json_decref(answer);
+        return ret;
 }
 
 /* The entity's verbs as a table of leaves (args synopses allocated). */
@@ -542,7 +638,7 @@ static void admin_help(FILE *f)
                 fprintf(f, "  %-14s  %s\n", entities[i].name, entities[i].help);
         fprintf(f, "  %-14s  %s\n", "usage", "Resource usage per user, project or domain per day.");
         fputs("\ncommands: create, list (ls), show (info), update, delete (rm); project members, add-member,\n"
-              "remove-member; resource-group allow, disallow.\n"
+              "remove-member; resource-group allow, disallow; image forget (rm); registry rescan.\n"
               "Run 'tessera admin <collection> --help' for its commands, and\n"
               "'tessera admin <collection> <command> --help' for their options.\n",
               f);

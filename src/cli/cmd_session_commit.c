@@ -48,10 +48,17 @@ int session_commit_cmd(struct cli_call *call)
         }
         if (!arg_json)
                 fprintf(stderr, "committing %s to %s (task %s)\n", a->pos[0], image ? image : "?", task);
-        r = task_follow(task, arg_json, &done, &err);
+        r = task_follow(task, "commit", &done, &err);
         json_decref(started);
         if (r < 0)
                 return cli_fail(err);
+        const char *status = json_string_value(json_object_get(done, "status"));
+        if (!streq_ptr(status, "done")) {
+                int ret = cli_error("the commit %s: %s", status ? status : "ended",
+                                    json_string_value(json_object_get(done, "message")) ?: "");
+                json_decref(done);
+                return ret;
+        }
         if (arg_json)
                 out_json(done);
         else

@@ -1,7 +1,7 @@
-/* task_follow.h - follow a background task of the manager (a session
- * commit, a registry rescan) to its end through GET
- * /events/background-task?taskId=, printing its progress on stderr (a
- * line per change, or one line kept up to date on a terminal). */
+/* task_follow.h - following a background task of the manager (a registry
+ * rescan, a session commit) until it ends: its events from GET
+ * /events/background-task?taskId= (progress lines on stderr, not with
+ * --json), then the task itself from GET /background-tasks/{id}. */
 #ifndef TESS_CLI_TASK_FOLLOW_H
 #define TESS_CLI_TASK_FOLLOW_H
 
@@ -9,9 +9,11 @@
 
 #include "../common/error.h"
 
-/* RET 0 when the task is done, with *ret (optional) its final state (GET
- * /background-tasks/{id}); -EIO with its message when it failed or was
- * cancelled, or the stream ended first. */
-int task_follow(const char *task_id, bool quiet, json_t **ret, struct tess_error **err);
+/* Follow task `id` to its end.
+ * IN  what - names the task in progress lines ("rescan")
+ * OUT ret - the ended task ({task_id, status, message, result, ...}); caller owns
+ * RET 0 (whatever the task's status), or -errno when it could not be
+ *     followed (the stream broke before the task ended) */
+int task_follow(const char *id, const char *what, json_t **ret, struct tess_error **err);
 
 #endif

@@ -152,12 +152,13 @@ struct entity {
 
 /* The entities (admin_*.c). */
 extern const struct entity admin_domains, admin_projects, admin_users, admin_keypairs, admin_policies,
-        admin_rgroups, admin_presets, admin_images, admin_image_aliases, admin_agents, admin_audit;
+        admin_rgroups, admin_presets, admin_images, admin_image_aliases, admin_registries, admin_agents, admin_audit;
 
 /* Handlers beyond the generic ones. */
 void admin_members_list(struct api_ctx *c);   /* admin_projects.c */
 void admin_members_change(struct api_ctx *c);
 void admin_rgroup_access(struct api_ctx *c);  /* admin_rgroups.c */
+void admin_registry_rescan(struct api_ctx *c); /* admin_registries.c */
 
 /* ---- admin_fields.c ---- */
 

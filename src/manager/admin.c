@@ -46,6 +46,10 @@ const struct route admin_routes[] = {
         { "GET", "/admin/image-aliases/{alias}", admin_show, RD, "Show an image alias", "admin" },
         { "DELETE", "/admin/image-aliases/{alias}", admin_delete, ROUTE_SUPERADMIN, "Delete an image alias",
           "admin" },
+        { "POST", "/admin/container-registries/{name}/rescan", admin_registry_rescan, ROUTE_SUPERADMIN,
+          "Rescan a registry's catalog for images (a background task)", "admin" },
+        CRUD("/admin/container-registries", "name", "a container registry", "container registries", ROUTE_SUPERADMIN,
+             ROUTE_SUPERADMIN),
         { "GET", "/admin/agents", admin_list, RD, "List agents", "admin" },
         { "GET", "/admin/agents/{id}", admin_show, RD, "Show an agent", "admin" },
         { "PATCH", "/admin/agents/{id}", admin_update, ROUTE_SUPERADMIN, "Change an agent", "admin" },
@@ -56,7 +60,8 @@ const struct route admin_routes[] = {
 
 static const struct entity *const entities[] = {
         &admin_domains, &admin_projects, &admin_users,   &admin_keypairs, &admin_policies,
-        &admin_rgroups, &admin_presets,  &admin_images,  &admin_image_aliases, &admin_agents, &admin_audit,
+        &admin_rgroups, &admin_presets,  &admin_images,  &admin_image_aliases, &admin_registries, &admin_agents,
+        &admin_audit,
 };
 
 static const struct entity *entity_of(const struct api_ctx *c)

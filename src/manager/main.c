@@ -22,6 +22,7 @@
 #include "api.h"
 #include "audit.h"
 #include "auth.h"
+#include "bgtask.h"
 #include "blob_store.h"
 #include "agent_sync.h"
 #include "db.h"
@@ -31,6 +32,7 @@
 #include "web_session.h"
 #include "metrics.h"
 #include "ratelimit.h"
+#include "registry_rescan.h"
 #include "scheduler.h"
 #include "vfolder.h"
 
@@ -212,6 +214,9 @@ static int manager_run(struct manager *m, struct tess_error **err)
         if (r < 0)
                 return tess_err_wrap(err, "migrating the database schema");
         r = manager_bootstrap(m, err);
+        if (r < 0)
+                return r;
+        r = bgtask_fail_interrupted(m, REGISTRY_RESCAN_KIND, err); /* they ran in a manager that is gone */
         if (r < 0)
                 return r;
         r = loop_new(&m->loop, err);

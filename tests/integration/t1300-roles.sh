@@ -155,6 +155,12 @@ GET /v2/walk                            -                       | 401 401 401 40
 POST /v2/walk                           -                       | 401 401 401 401 401
 PATCH /v2/walk                          -                       | 401 401 401 401 401
 PUT /v2/walk                            -                       | 401 401 401 401 401
+GET /admin/container-registries         -                       | 403 403 403 403 200
+GET /admin/container-registries/nope.example.com -              | 403 403 403 403 404
+POST /admin/container-registries        {"name":"{ROLE}.example.com","url":"https://r.example.com"} | 403 403 403 403 201
+PATCH /admin/container-registries/nope.example.com {"project":"x"} | 403 403 403 403 404
+DELETE /admin/container-registries/nope.example.com -           | 403 403 403 403 404
+POST /admin/container-registries/nope.example.com/rescan -      | 403 403 403 403 404
 GET /admin/agents                       -                       | 200 403 200 200 200
 GET /admin/agents/nope                  -                       | 404 403 404 404 404
 PATCH /admin/agents/nope                {"schedulable":false}   | 403 403 403 403 404
