@@ -92,6 +92,12 @@ command -v jq >/dev/null 2>&1 && test_set_prereq JQ
 
 # ---- running tests ----
 
+# test_eval_ BODY: run a test's commands; a `return N` in them ends the
+# body with status N (not test_run_, which must still count the test)
+test_eval_() {
+        eval "$1"
+}
+
 # test_run_ PREREQ DESC BODY EXPECT(success|failure)
 test_run_() {
         local prereq=$1 desc=$2 body=$3 expect=$4 out rc
@@ -103,10 +109,10 @@ test_run_() {
         fi
         out=$TMP/test-$test_count.out
         if [ -n "${TEST_VERBOSE:-}" ]; then
-                eval "$body" </dev/null > >(tee "$out") 2>&1
+                test_eval_ "$body" </dev/null > >(tee "$out") 2>&1
                 rc=$?
         else
-                eval "$body" </dev/null >"$out" 2>&1
+                test_eval_ "$body" </dev/null >"$out" 2>&1
                 rc=$?
         fi
         if [ "$expect" = success ]; then
@@ -171,6 +177,10 @@ test_done() {
                 say "$test_passed passed, $test_failed failed, $((test_skipped + test_broken)) skipped"
         else
                 say "$test_passed passed, $test_failed failed"
+        fi
+        if [ $((test_passed + test_failed + test_skipped + test_broken)) -ne $test_count ]; then
+                say "# bug: $test_count tests ran but only $((test_passed + test_failed + test_skipped + test_broken)) were counted"
+                exit 1
         fi
         [ $test_failed -eq 0 ] && exit 0
         exit 1
