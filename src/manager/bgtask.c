@@ -107,12 +107,21 @@ int bgtask_finish(struct manager *m, const char *id, const char *status, const c
         return rows->nrows ? 0 : tess_err(err, ENOENT, "background task '%s' not found", id);
 }
 
-int bgtask_fail_interrupted(struct manager *m, const char *kind, struct tess_error **err)
+int bgtask_touch(struct manager *m, const char *id, struct tess_error **err)
 {
+        int r = DBQ(m->db, "UPDATE background_tasks SET modified_at = ? WHERE id = ? AND status = 'ongoing'", NULL,
+                    err, DB_INT(now_usec()), DB_TEXT(id));
+        return r < 0 ? r : 0;
+}
+
+int bgtask_fail_stale(struct manager *m, const char *kind, struct tess_error **err)
+{
+        int64_t now = now_usec();
         int r = DBQ(m->db,
-                    "UPDATE background_tasks SET status = 'failed', message = 'interrupted: the manager restarted',"
-                    " modified_at = ? WHERE kind = ? AND status = 'ongoing'",
-                    NULL, err, DB_INT(now_usec()), DB_TEXT(kind));
+                    "UPDATE background_tasks SET status = 'failed',"
+                    " message = 'interrupted: the manager running it stopped', modified_at = ?"
+                    " WHERE kind = ? AND status = 'ongoing' AND modified_at < ?",
+                    NULL, err, DB_INT(now), DB_TEXT(kind), DB_INT(now - m->conf.task_lease));
         return r < 0 ? r : 0;
 }
 

@@ -10,9 +10,10 @@
  * a task survives a manager restart and any manager can answer for it;
  * each change is also published on the event bus (events.h) as
  * bgtask_updated / bgtask_done / bgtask_failed / bgtask_cancelled for the
- * streams of this manager.  Tasks that run inside a manager are marked
- * failed when it starts again (bgtask_fail_interrupted); a commit runs on
- * its agent, which reports the end until the manager acknowledges it. */
+ * streams of this manager.  Tasks that run inside a manager hold a lease
+ * (bgtask_touch): one whose manager is gone is failed by the next sweep
+ * of any manager (bgtask_fail_stale); a commit runs on its agent, which
+ * reports the end until the manager acknowledges it. */
 #ifndef TESS_BGTASK_H
 #define TESS_BGTASK_H
 
@@ -23,6 +24,7 @@
 
 #include "../common/crypto.h"
 #include "../common/error.h"
+#include "../common/timeutil.h"
 
 struct manager;
 struct db_rows;
@@ -51,9 +53,12 @@ int bgtask_update(struct manager *m, const char *id, int64_t current, int64_t to
 int bgtask_finish(struct manager *m, const char *id, const char *status, const char *message, const json_t *result,
                   struct tess_error **err);
 
-/* At manager start: fail the ongoing tasks of `kind`, which ran in a
- * manager that is gone. */
-int bgtask_fail_interrupted(struct manager *m, const char *kind, struct tess_error **err);
+/* Tasks that run inside a manager hold a lease: their manager touches
+ * them at least every conf.task_lease / 4; one untouched for task_lease
+ * ran in a manager that is gone (stopped, crashed), and is failed by any
+ * manager that sweeps. */
+int bgtask_touch(struct manager *m, const char *id, struct tess_error **err);
+int bgtask_fail_stale(struct manager *m, const char *kind, struct tess_error **err);
 
 /* The task's row (every column), or an empty set. */
 int bgtask_load(struct manager *m, const char *id, struct db_rows **ret, struct tess_error **err);

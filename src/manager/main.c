@@ -77,6 +77,9 @@ const struct conf_opt manager_conf_opts[] = {
                  "agents must list the same names"),
         CONF_OPT("vfolder_default_host", CONF_T_STR, MC, vfolder_default_host, "local", 0, 0, false,
                  "the host of folders created without one"),
+        CONF_OPT("task_lease", CONF_T_USEC, MC, task_lease, "2m", 1000000, 0, true,
+                 "a background task running in a manager that has not touched it this long is failed "
+                 "(its manager is gone)"),
         CONF_OPT("web_dir", CONF_T_STR, MC, web_dir, NULL, 0, 0, false,
                  "the built web UI served at / and /ui/ (default: the directory web beside the tessera binary)"),
         {},
@@ -216,10 +219,10 @@ static int manager_run(struct manager *m, struct tess_error **err)
         r = manager_bootstrap(m, err);
         if (r < 0)
                 return r;
-        r = bgtask_fail_interrupted(m, REGISTRY_RESCAN_KIND, err); /* they ran in a manager that is gone */
+        r = loop_new(&m->loop, err);
         if (r < 0)
                 return r;
-        r = loop_new(&m->loop, err);
+        r = registry_rescan_leases(m, err);
         if (r < 0)
                 return r;
         m->events = events_new();

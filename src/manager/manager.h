@@ -49,6 +49,7 @@ struct manager_conf {
         char *vfolder_hosts;
         char *vfolder_default_host;
         char *web_dir;
+        int64_t task_lease;
 };
 
 extern const struct conf_opt manager_conf_opts[];

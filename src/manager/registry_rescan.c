@@ -8,6 +8,7 @@
 #include "../common/compat.h"
 
 #include "../common/log.h"
+#include "../common/loop.h"
 #include "../common/timeutil.h"
 #include "bgtask.h"
 #include "db.h"
@@ -38,6 +39,30 @@ struct progress_msg {
 };
 
 static struct rescan *running;
+
+static void on_lease_timer(struct loop *l, void *data)
+{
+        struct manager *m = data;
+        struct tess_error *err = NULL;
+
+        for (struct rescan *j = running; j; j = j->next)
+                if (bgtask_touch(m, j->task_id, &err) < 0)
+                        err = tess_error_free(err);
+        if (bgtask_fail_stale(m, REGISTRY_RESCAN_KIND, &err) < 0) {
+                log_warn("background tasks: %s", err->msg);
+                tess_error_free(err);
+        }
+        loop_add_timer(l, m->conf.task_lease / 4, on_lease_timer, m);
+}
+
+int registry_rescan_leases(struct manager *m, struct tess_error **err)
+{
+        int r = bgtask_fail_stale(m, REGISTRY_RESCAN_KIND, err);
+        if (r < 0)
+                return r;
+        loop_add_timer(m->loop, m->conf.task_lease / 4, on_lease_timer, m);
+        return 0;
+}
 
 bool registry_rescan_running(const char *name)
 {

@@ -37,4 +37,9 @@ int registry_rescan_start(struct manager *m, const char *name, const char *user_
 /* Is a rescan of registry `name` running in this manager? */
 bool registry_rescan_running(const char *name);
 
+/* At start: fail the rescans of managers that are gone, then every
+ * conf.task_lease / 4 keep this manager's rescans' leases and fail stale ones
+ * (bgtask.h). */
+int registry_rescan_leases(struct manager *m, struct tess_error **err);
+
 #endif

@@ -8,8 +8,8 @@
  * The thread must touch neither the database nor the manager: what it
  * needs goes into `data` before the start, what it finds comes back as
  * messages or in `data` at the end.  A manager that stops does not wait
- * for its workers: their work is lost (background tasks say so at the
- * next start, bgtask_fail_interrupted). */
+ * for its workers: their work is lost (their background tasks' lease
+ * runs out, bgtask_fail_stale). */
 #ifndef TESS_MANAGER_WORKER_H
 #define TESS_MANAGER_WORKER_H
 

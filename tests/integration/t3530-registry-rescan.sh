@@ -303,15 +303,21 @@ test_expect_success 'Basic auth: the password opens the registry; a wrong one fa
         registry_stop
 '
 
-test_expect_success 'a registry that hangs: a second rescan and a delete are 409s; a restart fails the task' '
+test_expect_success 'a registry that hangs: a second rescan and a delete are 409s; its lease runs out after a restart' '
         port=$(test_free_port) && proxy_start "127.0.0.1:$port" 1000 && HANG=$PROXY &&
         api POST $REGS "{\"name\": \"$HANG\", \"url\": \"http://$HANG\"}" && test "$CODE" = 201 &&
         rescan "$HANG" && HUNG=$TASK &&
         api POST $REGS/$HANG/rescan && test "$CODE" = 409 && grep -q "is running: task $HUNG" "$TMP/out" &&
         api DELETE $REGS/$HANG && test "$CODE" = 409 && grep -q "being rescanned" "$TMP/out" &&
         OUT=$TMP/task api GET /background-tasks/$HUNG && jq -e ".status == \"ongoing\"" "$TMP/task" &&
-        restart_manager &&
+        echo "task_lease = \"2s\"" >"$TMP/lease.conf" &&
+        restart_manager --config "$TMP/lease.conf" &&
         OUT=$TMP/task api GET /background-tasks/$HUNG &&
+        for _ in $(seq 1 100); do
+                OUT=$TMP/task api GET /background-tasks/$HUNG
+                jq -e ".status == \"ongoing\"" "$TMP/task" >/dev/null || break
+                sleep 0.1
+        done &&
         jq -e ".status == \"failed\" and (.message | test(\"interrupted\"))" "$TMP/task" &&
         api DELETE $REGS/$HANG && test "$CODE" = 200
 '
