@@ -1,13 +1,10 @@
-/* agent_call.c - see agent_call.h.  Worker threads are detached; each
- * hands its finished call back through one pipe that the loop watches, so
- * that everything but the HTTP exchange happens on the loop thread (the
- * reference count included). */
+/* agent_call.c - see agent_call.h.  Each call runs in a worker thread
+ * (worker.h) whose end comes back to the loop thread, so that everything
+ * but the HTTP exchange happens there (the reference count included). */
 #include "../common/compat.h"
 
 #include <curl/curl.h>
-#include <fcntl.h>
 #include <jansson.h>
-#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -20,10 +17,10 @@
 #include "api.h"
 #include "http.h"
 #include "manager.h"
+#include "worker.h"
 
 #define ANSWER_MAX (80u << 20) /* a file of AGENT_HTTP_FILE_MAX and some */
 
-static int done_pipe[2] = { -1, -1 };
 static volatile sig_atomic_t aborting;
 
 static void call_unref(struct agent_call *call)
@@ -57,19 +54,24 @@ static void on_shutdown(struct api_ctx *c)
         http_resume(c->req);
 }
 
-static void on_done(struct loop *l UNUSED, int fd, uint32_t events UNUSED, void *data UNUSED)
+/* On the loop thread, once the worker is done. */
+static void call_done(struct manager *m UNUSED, void *data, void *msg UNUSED)
 {
-        struct agent_call *call;
+        struct agent_call *call = data;
+        struct api_ctx *c = call->ctx;
 
-        while (read(fd, &call, sizeof(call)) == (ssize_t)sizeof(call)) {
-                struct api_ctx *c = call->ctx;
-                if (c) {
-                        c->on_shutdown = NULL;
-                        call->done(c, call);
-                        http_resume(c->req);
-                }
-                call_unref(call); /* the thread's reference */
+        if (c) {
+                c->on_shutdown = NULL;
+                call->done(c, call);
+                http_resume(c->req);
         }
+        call_unref(call); /* the thread's reference */
+}
+
+static void call_work(struct worker *w UNUSED, void *data)
+{
+        struct agent_call *call = data;
+        call->work(call);
 }
 
 static int on_progress(void *data UNUSED, curl_off_t dt UNUSED, curl_off_t dn UNUSED, curl_off_t ut UNUSED,
@@ -181,44 +183,14 @@ void agent_call_fail(struct api_ctx *c, struct agent_call *call)
         call->err = tess_error_free(call->err);
 }
 
-static void *worker(void *data)
-{
-        struct agent_call *call = data;
-
-        call->work(call);
-        if (write(done_pipe[1], &call, sizeof(call)) != (ssize_t)sizeof(call))
-                log_error("agent call: cannot hand a result back: %s", strerror(errno));
-        return NULL;
-}
-
-static int ensure_pipe(struct manager *m, struct tess_error **err)
-{
-        if (done_pipe[0] >= 0)
-                return 0;
-        if (pipe2(done_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
-                return tess_err(err, errno, "pipe: %s", strerror(errno));
-        fcntl(done_pipe[1], F_SETFL, 0); /* the threads' writes block */
-        curl_global_init(CURL_GLOBAL_DEFAULT);
-        return loop_add_fd(m->loop, done_pipe[0], 0x001 /* EPOLLIN */, on_done, NULL, err);
-}
-
 struct agent_call *agent_call_start(struct api_ctx *c, const char *agent_id, const char *address,
                                     void (*work)(struct agent_call *),
                                     void (*done)(struct api_ctx *, struct agent_call *), void *data,
                                     void (*data_free)(void *))
 {
         struct tess_error *err = NULL;
-        struct agent_call *call;
-        pthread_attr_t attr;
-        pthread_t t;
+        struct agent_call *call = xcalloc(1, sizeof(*call));
 
-        if (ensure_pipe(c->m, &err) < 0) {
-                if (data_free)
-                        data_free(data);
-                api_fail(c, err);
-                return NULL;
-        }
-        call = xcalloc(1, sizeof(*call));
         call->agent_id = xstrdup(agent_id);
         call->address = xstrdup(address);
         call->data = data;
@@ -229,15 +201,11 @@ struct agent_call *agent_call_start(struct api_ctx *c, const char *agent_id, con
         call->done = done;
         call->ctx = c;
         call->refs = 2; /* the API request's and the thread's */
-        pthread_attr_init(&attr);
-        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        pthread_attr_setstacksize(&attr, (size_t)256 << 10);
-        int r = pthread_create(&t, &attr, worker, call);
-        pthread_attr_destroy(&attr);
-        if (r != 0) {
+        if (worker_start(c->m, call_work, call_done, call, &err) < 0) {
                 call->refs = 1;
                 call_unref(call);
-                api_problem(c, 503, "unavailable", "cannot start a thread: %s", strerror(r));
+                api_problem(c, 503, "unavailable", "%s", err->msg);
+                tess_error_free(err);
                 return NULL;
         }
         c->state = call;

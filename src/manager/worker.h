@@ -1,9 +1,9 @@
-/* worker.h - blocking work off the manager's event loop that answers no
- * request: a detached thread runs work(w, data), may hand messages back
- * with worker_post() while it runs, and done(m, data, NULL) runs on the
- * loop thread after it returns.  Posts and the end reach the loop in the
- * order the thread made them, through one pipe the loop watches (as
- * agent_call.c does for the calls an API request waits on).
+/* worker.h - blocking work off the manager's event loop (a registry
+ * rescan; the agent calls an API request waits on, agent_call.c): a
+ * detached thread runs work(w, data), may hand messages back with
+ * worker_post() while it runs, and done(m, data, NULL) runs on the loop
+ * thread after it returns.  Posts and the end reach the loop in the order
+ * the thread made them, through one pipe the loop watches.
  *
  * The thread must touch neither the database nor the manager: what it
  * needs goes into `data` before the start, what it finds comes back as
