@@ -84,6 +84,16 @@ static int64_t slot_of(const json_t *slots, const char *name)
         return q;
 }
 
+/* The registry credentials the manager sent with the kernel, if any. */
+static struct registry_opts registry_credentials(const json_t *spec)
+{
+        const json_t *auth = json_object_get(spec, "registry_auth");
+        const char *user = json_string_value(json_object_get(auth, "username"));
+        const char *password = json_string_value(json_object_get(auth, "password"));
+
+        return (struct registry_opts){ .username = user && *user ? user : NULL, .password = password };
+}
+
 /* The image's reference in the store, pulled if missing. */
 static int ensure_image(struct agent_ctx *ctx, const json_t *spec, void (*progress)(void *, const char *),
                         void *data, struct image_info *ret, struct tess_error **err)
@@ -94,6 +104,7 @@ static int ensure_image(struct agent_ctx *ctx, const json_t *spec, void (*progre
         if (!image)
                 return tess_err(err, EINVAL, "the kernel names no image");
         _cleanup_free_ char *ref = registry && *registry ? xasprintf("%s/%s", registry, image) : xstrdup(image);
+        struct registry_opts creds = registry_credentials(spec);
         int r = image_store_use(ctx->images, ref, ret, err); /* records the use: the disk budget's LRU */
         if (r != -ENOENT)
                 return r;
@@ -102,7 +113,7 @@ static int ensure_image(struct agent_ctx *ctx, const json_t *spec, void (*progre
         if (!registry || !*registry) /* imported into the manager, which serves it */
                 r = image_pull_from_manager(ctx, image, err);
         else
-                r = registry_pull(ctx->images, ref, &(struct registry_opts){ 0 }, NULL, err);
+                r = registry_pull(ctx->images, ref, &creds, NULL, err);
         if (r < 0)
                 return r;
         return image_store_use(ctx->images, ref, ret, err);

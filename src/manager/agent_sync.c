@@ -51,9 +51,11 @@ static const char desired_sql[] =
         "SELECT k.id, k.session_id, k.cluster_role, k.cluster_idx, k.cluster_hostname, k.occupied_slots,"
         " k.device_alloc, s.name AS session_name, s.status AS session_status, s.session_type, s.startup_command,"
         " s.bootstrap_script, s.environ, s.cluster_size, s.cluster_mode, s.image, s.architecture, s.access_key,"
-        " s.user_id, s.mounts, s.vfolder_mounts, i.registry, i.digest AS image_digest"
+        " s.user_id, s.mounts, s.vfolder_mounts, i.registry, i.digest AS image_digest,"
+        " cr.username AS registry_user, cr.password_sealed AS registry_password"
         " FROM kernels k JOIN sessions s ON s.id = k.session_id"
         " LEFT JOIN images i ON i.name || ':' || i.tag = s.image AND i.architecture = s.architecture"
+        " LEFT JOIN container_registries cr ON cr.name = i.registry"
         " WHERE k.agent_id = ? AND s.status IN ('SCHEDULED', 'PREPARING', 'PULLING', 'CREATING', 'RUNNING',"
         " 'TERMINATING') AND k.exit_code IS NULL ORDER BY k.id";
 
@@ -63,6 +65,25 @@ static json_t *json_or_empty(const char *text, bool array)
         if (!j)
                 j = array ? json_array() : json_object();
         return j;
+}
+
+/* The credentials of the image's registry, when it is a registered one
+ * that has them, as "registry_auth": {username, password}: the agent pulls
+ * with them (the channel is the cluster's, signed both ways). */
+static int add_registry_auth(struct manager *m, const struct db_rows *rows, int i, json_t *k, struct tess_error **err)
+{
+        const char *user = db_getn(rows, i, "registry_user"), *sealed = db_getn(rows, i, "registry_password");
+        _cleanup_free_ char *password = NULL;
+
+        if ((!user || !*user) && (!sealed || !*sealed))
+                return 0;
+        if (sealed && *sealed && secret_open(m->master_key, sealed, &password, err) < 0)
+                return tess_err_wrap(err, "the password of registry '%s'", db_getn(rows, i, "registry"));
+        json_object_set_new(k, "registry_auth", json_pack("{s:s, s:s}", "username", user ? user : "", "password",
+                                                          password ? password : ""));
+        if (password)
+                explicit_bzero(password, strlen(password));
+        return 0;
 }
 
 /* The desired state of `agent` and its digest. */
@@ -98,6 +119,11 @@ static int desired_state(struct manager *m, const char *agent, json_t **ret, cha
                 if (!k) {
                         json_decref(kernels);
                         return tess_err(err, EIO, "kernel %s: cannot describe it", db_getn(rows, i, "id"));
+                }
+                if (add_registry_auth(m, rows, i, k, err) < 0) {
+                        json_decref(k);
+                        json_decref(kernels);
+                        return -EIO;
                 }
                 json_array_append_new(kernels, k);
         }
