@@ -8,6 +8,7 @@
  * agent's pulls and container starts (image_hold) to end. */
 #include "../common/compat.h"
 
+#include <curl/curl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <jansson.h>
@@ -19,6 +20,7 @@
 #include "container.h"
 #include "image.h"
 #include "image_cli.h"
+#include "registry.h"
 
 #define EXIT_USAGE 2
 #define DEFAULT_STORE "/var/lib/tessera/images"
@@ -291,6 +293,30 @@ static int cmd_inspect(struct image_store *st, const struct image_args *a, struc
         return 0;
 }
 
+/* `pull REF`: the agent's own pull (registry.c), as a worker runs it for a
+ * session: anonymous, https unless the registry is on loopback. */
+static int cmd_pull(struct image_store *st, const struct image_args *a, struct tess_error **err)
+{
+        _cleanup_free_ char *digest = NULL;
+        struct image_hold *hold = NULL;
+        int r;
+
+        if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+                return tess_err(err, EIO, "cannot initialise libcurl");
+        r = image_hold_begin(st, &hold, err); /* the agent's gc keeps off the blobs until tagged */
+        if (r >= 0)
+                r = registry_pull(st, a->pos[0], NULL, &digest, err);
+        image_hold_end(hold);
+        curl_global_cleanup();
+        if (r < 0)
+                return r;
+        if (a->json)
+                print_json(json_pack("{s:s, s:s}", "ref", a->pos[0], "manifest_digest", digest));
+        else
+                printf("pulled %s %s\n", a->pos[0], digest);
+        return 0;
+}
+
 static const struct image_command commands[] = {
         { "ls", cmd_ls, 0, 0, false, false, "ls [--json]",
           "list the images: reference, image id, size, creation and last use" },
@@ -301,6 +327,8 @@ static const struct image_command commands[] = {
           "delete the blobs and layers no image or container uses; with --budget (e.g. 20g), first untag "
           "the least recently used images no container uses until the store fits" },
         { "inspect", cmd_inspect, 1, 1, false, false, "inspect REF", "print an image's manifest and config as JSON" },
+        { "pull", cmd_pull, 1, 1, false, false, "pull [--json] REF",
+          "pull an image from its registry, as the agent does (http on loopback, else https)" },
 };
 
 /* ---- entry point ---- */
