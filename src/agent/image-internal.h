@@ -11,7 +11,9 @@
  *   image_budget.c    the disk budget: measuring the store, untagging, gc
  *   image_path.c      file operations confined beneath a directory fd
  *   image_unpack.c    one layer tar -> a directory, safely (fuzzed)
- *   image_layer.c     unpacking a layer once per diff_id into layers/
+ *   image_queue.c     bytes handed from one thread to another (streamed unpacks)
+ *   image_layer.c     unpacking a layer once per diff_id into layers/, also
+ *                     while its blob downloads
  *   image_import.c    OCI layouts and `docker save` archives
  *
  * The store runs as root: unpacking preserves owners and makes overlay
@@ -23,6 +25,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "../common/beneath.h"
 #include "../common/error.h"
@@ -140,6 +143,39 @@ int layer_open_dir(int rootfd, const char *path, bool create);
  * symlinks; add the blocks it held to *freed (optional).  0 if absent. */
 int layer_remove(int dirfd, const char *name, int64_t *freed);
 
+/* ---- image_queue.c ---- */
+
+#define IMAGE_QUEUE_CHUNK ((size_t)128 << 10)
+#define IMAGE_QUEUE_DEPTH 8 /* chunks: at most 1 MiB queued */
+
+struct image_queue_chunk;
+/* One producer thread, one consumer thread. */
+struct image_queue {
+        pthread_mutex_t lock;
+        pthread_cond_t cond; /* the queue changed (either side waits on it) */
+        struct image_queue_chunk *head, *tail;
+        size_t depth;
+        bool closed, broken; /* by the producer: the end, and whether the bytes broke off */
+        bool failed;         /* by the consumer: it reads no more */
+        struct image_queue_chunk *fill; /* the producer's, being filled */
+        struct image_queue_chunk *held; /* the consumer's, last read */
+        struct image_queue_chunk *spare; /* read, to be filled again */
+};
+
+void image_queue_init(struct image_queue *q);
+void image_queue_release(struct image_queue *q); /* once both sides are done */
+/* Producer: queue n bytes, waiting while the queue is full; false once
+ * the consumer failed (the bytes are dropped). */
+bool image_queue_write(struct image_queue *q, const void *p, size_t n);
+/* Producer: no more bytes; complete false when they broke off (the
+ * consumer's next read fails).  False when the consumer failed. */
+bool image_queue_close(struct image_queue *q, bool complete);
+/* Consumer: the next chunk in *ret, valid until the next call; its length,
+ * 0 at the end, -1 when the producer broke off. */
+ssize_t image_queue_read(struct image_queue *q, const void **ret);
+/* Consumer: read no more; queued and later bytes are dropped. */
+void image_queue_fail(struct image_queue *q);
+
 /* ---- image_unpack.c ---- */
 
 /* Unpack one layer (a tar, uncompressed or gzip or zstd) from an fd or
@@ -150,6 +186,10 @@ int layer_unpack_fd(int rootfd, int blobfd, const struct layer_policy *pol, char
                     struct tess_error **err);
 int layer_unpack_mem(int rootfd, const void *p, size_t n, const struct layer_policy *pol,
                      char ret_diff_id[IMAGE_DIGEST_SIZE], struct tess_error **err);
+/* The same, from the bytes a producer thread writes to q, until it closes
+ * it; on failure the queue is failed (the producer's writes return false). */
+int layer_unpack_queue(int rootfd, struct image_queue *q, const struct layer_policy *pol,
+                       char ret_diff_id[IMAGE_DIGEST_SIZE], struct tess_error **err);
 
 /* ---- image_layer.c ---- */
 
@@ -160,6 +200,22 @@ char *image_layer_dir(const struct image_store *st, const char *diff_id);
  * synced, renamed into place. */
 int image_layer_unpack(struct image_store *st, const char *blob_digest, const char *diff_id,
                        struct tess_error **err);
+
+/* The same while the blob is being written: begin starts a thread that
+ * unpacks the bytes given to write (the blob writer's, as they arrive)
+ * into tmp/, unless the store has the layer or does not unpack (then *ret
+ * is NULL, as when no thread can start: the blob is unpacked when tagged).
+ * done: no more bytes.  commit (after the blob's): waits for the thread,
+ * checks the diff_id, syncs and renames the layer into place; an unpack
+ * that failed leaves nothing.  abort: stops and removes it.  commit and
+ * abort free s; every call accepts NULL.
+ * RET begin: 1 with a thread, 0 without */
+struct image_layer_stream;
+int image_layer_stream_begin(struct image_store *st, const char *diff_id, struct image_layer_stream **ret);
+void image_layer_stream_write(struct image_layer_stream *s, const void *p, size_t n);
+void image_layer_stream_done(struct image_layer_stream *s);
+int image_layer_stream_commit(struct image_layer_stream *s, struct tess_error **err);
+void image_layer_stream_abort(struct image_layer_stream *s);
 
 /* ---- image_index.c ---- */
 

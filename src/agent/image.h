@@ -79,6 +79,16 @@ int image_blob_begin(struct image_store *st, const char *digest, int64_t size, s
 int image_blob_write(struct image_blob_writer *w, const void *p, size_t n, struct tess_error **err);
 int image_blob_commit(struct image_blob_writer *w, struct tess_error **err); /* frees w */
 void image_blob_abort(struct image_blob_writer *w);                         /* frees w */
+/* image_blob_begin() for a layer blob (a tar, uncompressed, gzip or zstd)
+ * whose uncompressed digest the image's config gives as `diff_id`: unless
+ * the store has that layer already (or does not unpack layers), its bytes
+ * are also unpacked as they arrive, by a thread of the writer's, and a
+ * successful image_blob_commit() then also makes the layer when its digest
+ * is diff_id; image_store_tag() finds it there.  An unpack that fails
+ * leaves nothing, and tagging unpacks the committed blob as it would
+ * have. */
+int image_blob_begin_layer(struct image_store *st, const char *digest, int64_t size, const char *diff_id,
+                           struct image_blob_writer **ret, struct tess_error **err);
 /* Commit and write the blob's digest to ret_digest (checked against the
  * digest given to image_blob_begin(), if any); frees w. */
 int image_blob_commit_digest(struct image_blob_writer *w, char ret_digest[IMAGE_DIGEST_SIZE],

@@ -1,7 +1,9 @@
 /* image_blob.c - the store's content-addressed blobs (blobs/sha256/<hex>)
  * and the writer that verifies them: bytes go to a tmp/ file while SHA-256
  * runs over them; commit checks the size and the digest, fsyncs, and
- * renames the file into blobs/ - or removes it. */
+ * renames the file into blobs/ - or removes it.  A layer blob's writer
+ * also hands its bytes to an unpacker (image_layer_stream_*), whose layer
+ * is committed after the blob. */
 #include "../common/compat.h"
 
 #include <fcntl.h>
@@ -21,6 +23,7 @@ struct image_blob_writer {
         int fd;
         char *tmp_path;
         EVP_MD_CTX *md;
+        struct image_layer_stream *layer; /* unpacking the bytes as they come, or NULL */
 };
 
 bool image_digest_valid(const char *digest)
@@ -94,6 +97,16 @@ int image_blob_begin(struct image_store *st, const char *digest, int64_t size, s
         return 0;
 }
 
+int image_blob_begin_layer(struct image_store *st, const char *digest, int64_t size, const char *diff_id,
+                           struct image_blob_writer **ret, struct tess_error **err)
+{
+        int r = image_blob_begin(st, digest, size, ret, err);
+
+        if (r >= 0 && diff_id)
+                image_layer_stream_begin(st, diff_id, &(*ret)->layer);
+        return r;
+}
+
 int image_blob_write(struct image_blob_writer *w, const void *p, size_t n, struct tess_error **err)
 {
         const char *c = p;
@@ -117,18 +130,25 @@ int image_blob_write(struct image_blob_writer *w, const void *p, size_t n, struc
                 n -= (size_t)k;
                 w->written += k;
         }
+        image_layer_stream_write(w->layer, p, (size_t)(c - (const char *)p));
         return 0;
+}
+
+static void writer_free(struct image_blob_writer *w)
+{
+        close(w->fd);
+        free(w->tmp_path);
+        EVP_MD_CTX_free(w->md);
+        free(w);
 }
 
 void image_blob_abort(struct image_blob_writer *w)
 {
         if (!w)
                 return;
-        close(w->fd);
+        image_layer_stream_abort(w->layer);
         unlink(w->tmp_path);
-        free(w->tmp_path);
-        EVP_MD_CTX_free(w->md);
-        free(w);
+        writer_free(w);
 }
 
 static void digest_final(struct image_blob_writer *w, char ret[IMAGE_DIGEST_SIZE])
@@ -151,6 +171,7 @@ static int blob_check(struct image_blob_writer *w, const char *got, struct tess_
                                 w->size);
         if (w->digest[0] && !streq(got, w->digest))
                 return tess_err(err, EBADMSG, "the content's digest is %s", got);
+        image_layer_stream_done(w->layer); /* (it finishes while the blob is synced) */
         if (fsync(w->fd) < 0)
                 return tess_err(err, errno, "fsync '%s': %s", w->tmp_path, strerror(errno));
         return 0;
@@ -183,10 +204,10 @@ int image_blob_commit_digest(struct image_blob_writer *w, char ret_digest[IMAGE_
                 fsync(dfd);
         if (ret_digest)
                 memcpy(ret_digest, got, sizeof(got));
-        close(w->fd);
-        free(w->tmp_path);
-        EVP_MD_CTX_free(w->md);
-        free(w);
+        /* a layer that failed to unpack leaves nothing: tagging unpacks
+         * the blob again, and says why it fails */
+        image_layer_stream_commit(w->layer, NULL);
+        writer_free(w);
         return 0;
 }
 

@@ -2,9 +2,11 @@
  * into a directory that overlayfs will use as a lower dir, safely: the
  * layer comes from someone else's image.
  *
- * Two libarchive readers are chained: `raw` decompresses the blob, `tar`
- * parses the bytes `raw` yields, which are hashed on the way (the diff_id
- * is the digest of the uncompressed tar) and counted (the size limit).
+ * Two libarchive readers are chained, each in a thread of its own: `raw`
+ * decompresses the blob (the inflater thread), `tar` parses the bytes
+ * `raw` yields, which are hashed on the way (the diff_id is the digest of
+ * the uncompressed tar), counted (the size limit) and queued between them
+ * (image_queue.c), so that decompressing and making files share two cores.
  * Entries are made with *at() calls relative to directory fds opened by
  * layer_open_dir(), which never follows a symlink, so nothing is ever
  * written outside the root or through a link.  The rules (src/agent/README.md):
@@ -47,10 +49,14 @@
 struct unpack {
         const struct layer_policy *pol;
         int rootfd;
+        uint64_t entries;
+        struct archive *tar;      /* the tar read from `plain` */
+        struct image_queue plain; /* raw's bytes, from the inflater to the tar reader */
+        bool broken;              /* the tar reader found them broken off: the inflater failed */
+        /* the inflater thread's; read by the other once `broken` or joined */
         struct archive *raw; /* the blob, decompressed */
-        struct archive *tar; /* the tar read from raw */
         EVP_MD_CTX *md;      /* over the uncompressed bytes: the diff_id */
-        uint64_t bytes, entries;
+        uint64_t bytes;
         bool too_big;
 };
 
@@ -74,27 +80,48 @@ static int pull(struct unpack *u, const void **ret_buf, size_t *ret_n)
         return 1;
 }
 
-static la_ssize_t read_uncompressed(struct archive *a, void *data, const void **ret_buf)
+/* The inflater thread: raw's bytes, hashed and counted, into `plain`
+ * until the end, an error (the queue is closed as broken off), or the tar
+ * reader's failure. */
+static void *inflate_main(void *data)
 {
         struct unpack *u = data;
-        size_t n = 0;
-        int r = pull(u, ret_buf, &n);
+        const void *buf;
+        size_t n;
+        int r;
 
-        if (r < 0) {
-                archive_set_error(a, u->too_big ? EFBIG : EIO, "%s",
-                                  u->too_big ? "too large" : archive_error_string(u->raw));
-                return -1;
+        while ((r = pull(u, &buf, &n)) > 0) {
+                if (!image_queue_write(&u->plain, buf, n))
+                        return NULL;
         }
-        return (la_ssize_t)n;
+        image_queue_close(&u->plain, r == 0);
+        return NULL;
+}
+
+/* The tar reader's input: the inflater's next chunk. */
+static la_ssize_t read_plain(struct archive *a, void *data, const void **ret_buf)
+{
+        struct unpack *u = data;
+        ssize_t n = image_queue_read(&u->plain, ret_buf);
+
+        if (n < 0) {
+                u->broken = true;
+                archive_set_error(a, EIO, "the decompressed layer broke off");
+        }
+        return n;
 }
 
 static int archive_fail(struct unpack *u, struct archive *a, struct tess_error **err)
 {
-        const char *why = archive_error_string(a);
+        const char *why;
 
-        if (u->too_big)
-                return tess_err(err, EFBIG, "the uncompressed layer is larger than %" PRIu64 " bytes",
-                                u->pol->max_bytes);
+        if (u->broken) { /* the inflater failed: it says why */
+                if (u->too_big)
+                        return tess_err(err, EFBIG, "the uncompressed layer is larger than %" PRIu64 " bytes",
+                                        u->pol->max_bytes);
+                a = u->raw;
+        }
+        why = archive_error_string(a);
         return tess_err(err, EBADMSG, "not a valid layer: %s", why ? why : "unknown error");
 }
 
@@ -426,7 +453,7 @@ static int unpack_entries(struct unpack *u, struct tess_error **err)
 {
         struct archive_entry *e;
         const void *buf;
-        size_t n;
+        ssize_t n;
         int r;
 
         while ((r = archive_read_next_header(u->tar, &e)) != ARCHIVE_EOF) {
@@ -440,9 +467,9 @@ static int unpack_entries(struct unpack *u, struct tess_error **err)
                         return r;
         }
         /* what follows the end-of-archive blocks is part of the diff_id too */
-        while ((r = pull(u, &buf, &n)) > 0)
+        while ((n = read_plain(u->tar, u, &buf)) > 0)
                 ;
-        return r < 0 ? archive_fail(u, u->raw, err) : 0;
+        return n < 0 ? archive_fail(u, u->tar, err) : 0;
 }
 
 static void digest_final(EVP_MD_CTX *md, char ret[IMAGE_DIGEST_SIZE])
@@ -461,6 +488,7 @@ static int unpack_archive(struct archive *raw, int rootfd, const struct layer_po
 {
         struct unpack u = { .pol = pol, .rootfd = rootfd, .raw = raw };
         struct archive_entry *e;
+        pthread_t inflater;
         int r;
 
         if (archive_read_next_header(raw, &e) < ARCHIVE_WARN)
@@ -469,13 +497,24 @@ static int unpack_archive(struct archive *raw, int rootfd, const struct layer_po
         u.tar = archive_read_new();
         if (!u.md || !u.tar || EVP_DigestInit_ex(u.md, EVP_sha256(), NULL) != 1)
                 abort(); /* out of memory */
+        image_queue_init(&u.plain);
+        r = pthread_create(&inflater, NULL, inflate_main, &u);
+        if (r != 0) {
+                r = tess_err(err, r, "starting a thread: %s", strerror(r));
+                goto out_free;
+        }
         archive_read_support_format_tar(u.tar);
-        if (archive_read_open(u.tar, &u, NULL, read_uncompressed, NULL) != ARCHIVE_OK)
+        if (archive_read_open(u.tar, &u, NULL, read_plain, NULL) != ARCHIVE_OK)
                 r = archive_fail(&u, u.tar, err);
         else
                 r = unpack_entries(&u, err);
+        if (r < 0)
+                image_queue_fail(&u.plain); /* the inflater stops */
+        pthread_join(inflater, NULL);
         if (r >= 0)
                 digest_final(u.md, ret_diff_id);
+out_free:
+        image_queue_release(&u.plain);
         archive_read_free(u.tar);
         EVP_MD_CTX_free(u.md);
         return r;
@@ -495,13 +534,13 @@ static struct archive *blob_reader(void)
         return a;
 }
 
-int layer_unpack_fd(int rootfd, int blobfd, const struct layer_policy *pol, char ret_diff_id[IMAGE_DIGEST_SIZE],
-                    struct tess_error **err)
+/* Unpack from raw, which the caller opened (open_r: how that went); frees raw. */
+static int unpack_opened(struct archive *raw, int open_r, int rootfd, const struct layer_policy *pol,
+                         char ret_diff_id[IMAGE_DIGEST_SIZE], struct tess_error **err)
 {
-        struct archive *raw = blob_reader();
         int r;
 
-        if (archive_read_open_fd(raw, blobfd, 1 << 16) != ARCHIVE_OK)
+        if (open_r != ARCHIVE_OK)
                 r = tess_err(err, EBADMSG, "not a valid layer: %s", archive_error_string(raw));
         else
                 r = unpack_archive(raw, rootfd, pol, ret_diff_id, err);
@@ -509,16 +548,38 @@ int layer_unpack_fd(int rootfd, int blobfd, const struct layer_policy *pol, char
         return r;
 }
 
+int layer_unpack_fd(int rootfd, int blobfd, const struct layer_policy *pol, char ret_diff_id[IMAGE_DIGEST_SIZE],
+                    struct tess_error **err)
+{
+        struct archive *raw = blob_reader();
+
+        return unpack_opened(raw, archive_read_open_fd(raw, blobfd, 1 << 16), rootfd, pol, ret_diff_id, err);
+}
+
 int layer_unpack_mem(int rootfd, const void *p, size_t n, const struct layer_policy *pol,
                      char ret_diff_id[IMAGE_DIGEST_SIZE], struct tess_error **err)
 {
         struct archive *raw = blob_reader();
-        int r;
 
-        if (archive_read_open_memory(raw, p, n) != ARCHIVE_OK)
-                r = tess_err(err, EBADMSG, "not a valid layer: %s", archive_error_string(raw));
-        else
-                r = unpack_archive(raw, rootfd, pol, ret_diff_id, err);
-        archive_read_free(raw);
+        return unpack_opened(raw, archive_read_open_memory(raw, p, n), rootfd, pol, ret_diff_id, err);
+}
+
+static la_ssize_t read_queue(struct archive *a, void *data, const void **ret_buf)
+{
+        ssize_t n = image_queue_read(data, ret_buf);
+
+        if (n < 0)
+                archive_set_error(a, EIO, "the layer's bytes broke off");
+        return n;
+}
+
+int layer_unpack_queue(int rootfd, struct image_queue *q, const struct layer_policy *pol,
+                       char ret_diff_id[IMAGE_DIGEST_SIZE], struct tess_error **err)
+{
+        struct archive *raw = blob_reader();
+        int r = unpack_opened(raw, archive_read_open(raw, q, NULL, read_queue, NULL), rootfd, pol, ret_diff_id, err);
+
+        if (r < 0)
+                image_queue_fail(q);
         return r;
 }

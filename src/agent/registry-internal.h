@@ -18,6 +18,7 @@
 #include "registry.h"
 
 #define REGISTRY_MANIFEST_MAX (4u << 20) /* as Docker and containerd */
+#define REGISTRY_CONFIG_MAX (16u << 20)   /* as the store reads them */
 #define REGISTRY_LAYERS_MAX 256
 #define REGISTRY_INDEX_MAX 1024
 
@@ -131,6 +132,7 @@ struct registry_descriptor {
         char *digest; /* "sha256:<64 hex>" */
         int64_t size;
         char *os, *architecture, *variant; /* index entries only; may be NULL */
+        char *diff_id; /* layers: the config's rootfs.diff_ids entry, once read; may be NULL */
 };
 
 struct registry_manifest {
@@ -156,6 +158,10 @@ struct registry_manifest {
 int registry_manifest_parse(const char *p, size_t len, const char *content_type, struct registry_manifest *ret,
                             struct tess_error **err);
 void registry_manifest_release(struct registry_manifest *m);
+/* Give each layer of image manifest m its diff_id from the image config
+ * `config` (JSON): false, and none, unless its rootfs.diff_ids holds a
+ * sha256 digest for every layer (tagging then says what is wrong). */
+bool registry_manifest_set_diff_ids(struct registry_manifest *m, const char *config, size_t len);
 /* The entry of an index for linux/`platform` ("amd64", "arm64/v8"), or NULL. */
 const struct registry_descriptor *registry_manifest_pick(const struct registry_manifest *index, const char *platform);
 

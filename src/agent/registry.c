@@ -7,13 +7,16 @@
  *             are stored as a blob
  *   blobs     GET /v2/<name>/blobs/<digest> for the config and each layer
  *             the store lacks, streamed into image_blob_write; a transfer
- *             that breaks off resumes with Range where the server allows
+ *             that breaks off resumes with Range where the server allows;
+ *             a layer's writer knows its diff_id (from the config) and
+ *             unpacks it as it arrives (image_blob_begin_layer)
  *   tag       image_store_tag(<registry>/<name>:<tag> or @<digest>)
  *
  * See registry.h. */
 #include "../common/compat.h"
 
 #include "../common/crypto.h"
+#include "../common/fs.h"
 #include "image.h"
 #include "registry-internal.h"
 
@@ -149,7 +152,7 @@ static int blob_restart(struct blob_sink *b, struct tess_error **err)
                 image_blob_abort(b->w);
         b->w = NULL;
         b->done = 0;
-        return image_blob_begin(b->pl->st, b->d->digest, b->d->size, &b->w, err);
+        return image_blob_begin_layer(b->pl->st, b->d->digest, b->d->size, b->d->diff_id, &b->w, err);
 }
 
 static int blob_start(void *data, long status, int64_t range_start, struct tess_error **err)
@@ -220,6 +223,18 @@ static int fetch_blob(struct pull *pl, const struct registry_descriptor *d, cons
         return 0;
 }
 
+/* The layers' diff_ids from the config blob: their writers unpack them as
+ * they arrive.  Without (an unreadable config), layers are unpacked when
+ * the image is tagged, which says what is wrong with the config. */
+static void read_diff_ids(struct pull *pl, struct registry_manifest *m)
+{
+        _cleanup_free_ char *path = image_blob_path(pl->st, m->config.digest), *config = NULL;
+        size_t len;
+
+        if (path && fs_read_file(path, REGISTRY_CONFIG_MAX, &config, &len, NULL) >= 0)
+                registry_manifest_set_diff_ids(m, config, len);
+}
+
 /* ---- the pull ---- */
 
 static int pull(struct pull *pl, const struct image_ref *ref, const char *name, char **ret_digest,
@@ -236,6 +251,8 @@ static int pull(struct pull *pl, const struct image_ref *ref, const char *name, 
                 r = tess_err_wrap(err, "storing manifest %s", fm.digest);
         if (r == 0)
                 r = fetch_blob(pl, &fm.m.config, "config", err);
+        if (r == 0)
+                read_diff_ids(pl, &fm.m);
         for (size_t i = 0; r == 0 && i < fm.m.n_entries; i++)
                 r = fetch_blob(pl, &fm.m.entries[i], "layer", err);
         if (r == 0)

@@ -26,6 +26,7 @@ static void descriptor_release(struct registry_descriptor *d)
         free(d->os);
         free(d->architecture);
         free(d->variant);
+        free(d->diff_id);
 }
 
 static int descriptor_parse(json_t *j, const char *what, size_t i, struct registry_descriptor *ret,
@@ -156,6 +157,22 @@ void registry_manifest_release(struct registry_manifest *m)
         free(m->entries);
         free(m->media_type);
         *m = (struct registry_manifest){ 0 };
+}
+
+bool registry_manifest_set_diff_ids(struct registry_manifest *m, const char *config, size_t len)
+{
+        json_t *j = json_loadb(config, len, 0, NULL);
+        json_t *ids = json_object_get(json_object_get(j, "rootfs"), "diff_ids");
+        bool ok = m->kind == MANIFEST_IMAGE && json_array_size(ids) == m->n_entries;
+
+        for (size_t i = 0; ok && i < m->n_entries; i++)
+                ok = image_digest_valid(json_string_value(json_array_get(ids, i)));
+        for (size_t i = 0; ok && i < m->n_entries; i++) {
+                free(m->entries[i].diff_id);
+                m->entries[i].diff_id = xstrdup(json_string_value(json_array_get(ids, i)));
+        }
+        json_decref(j);
+        return ok;
 }
 
 const struct registry_descriptor *registry_manifest_pick(const struct registry_manifest *index, const char *platform)
