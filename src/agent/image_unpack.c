@@ -228,11 +228,27 @@ static int make_room(int pfd, const char *name, bool want_dir)
         return layer_remove(pfd, name, NULL);
 }
 
+/* After an attempt to make `name` that returned `made` (< 0 with errno):
+ * 0 when it worked, 1 when something was in the way and is gone now (make
+ * it again), else -errno.  Entries are made first and checked after: in
+ * a fresh layer nothing is in the way. */
+static int cleared_for_retry(int made, int pfd, const char *name)
+{
+        int r;
+
+        if (made >= 0)
+                return 0;
+        if (errno != EEXIST)
+                return -errno;
+        r = make_room(pfd, name, false);
+        return r < 0 ? r : 1;
+}
+
 static int write_data(struct unpack *u, int fd, const char *path, struct archive_entry *e, struct tess_error **err)
 {
         const void *buf;
         size_t n;
-        la_int64_t off;
+        la_int64_t off, end = 0;
         int r;
 
         while ((r = archive_read_data_block(u->tar, &buf, &n, &off)) != ARCHIVE_EOF) {
@@ -248,8 +264,12 @@ static int write_data(struct unpack *u, int fd, const char *path, struct archive
                                 return sys_fail(err, k < 0 ? errno : EIO, path, "writing");
                         done += (size_t)k;
                 }
+                if (off + (la_int64_t)n > end)
+                        end = off + (la_int64_t)n;
         }
-        if (archive_entry_size_is_set(e) && ftruncate(fd, archive_entry_size(e)) < 0)
+        /* (a sparse file may end in a hole) */
+        if (archive_entry_size_is_set(e) && archive_entry_size(e) != end &&
+            ftruncate(fd, archive_entry_size(e)) < 0)
                 return sys_fail(err, errno, path, "sizing");
         return 0;
 }
@@ -257,14 +277,16 @@ static int write_data(struct unpack *u, int fd, const char *path, struct archive
 static int unpack_file(struct unpack *u, int pfd, const char *path, const char *name, struct archive_entry *e,
                        struct tess_error **err)
 {
-        _cleanup_close_ int fd = -1;
-        int r = make_room(pfd, name, false);
+        const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+        _cleanup_close_ int fd = openat(pfd, name, flags, 0600);
+        int r = cleared_for_retry(fd, pfd, name);
 
+        if (r > 0) {
+                fd = openat(pfd, name, flags, 0600);
+                r = fd < 0 ? -errno : 0;
+        }
         if (r < 0)
-                return sys_fail(err, -r, path, "replacing");
-        fd = openat(pfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd < 0)
-                return sys_fail(err, errno, path, "creating");
+                return sys_fail(err, -r, path, "creating");
         r = write_data(u, fd, path, e, err);
         if (r < 0)
                 return r;
@@ -275,12 +297,17 @@ static int unpack_file(struct unpack *u, int pfd, const char *path, const char *
 static int unpack_dir(struct unpack *u, int pfd, const char *name, struct archive_entry *e)
 {
         _cleanup_close_ int fd = -1;
-        int r = make_room(pfd, name, true);
+        int r = 0;
 
-        if (r < 0)
-                return r;
-        if (r == 0 && mkdirat(pfd, name, 0700) < 0)
-                return -errno;
+        if (mkdirat(pfd, name, 0700) < 0) {
+                if (errno != EEXIST)
+                        return -errno;
+                r = make_room(pfd, name, true);
+                if (r < 0)
+                        return r;
+                if (r == 0 && mkdirat(pfd, name, 0700) < 0)
+                        return -errno;
+        }
         fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
@@ -296,22 +323,22 @@ static int unpack_symlink(int pfd, const char *name, struct archive_entry *e)
                 target = archive_entry_symlink_utf8(e);
         if (!target || !*target)
                 return -EBADMSG;
-        r = make_room(pfd, name, false);
+        r = cleared_for_retry(symlinkat(target, pfd, name), pfd, name);
+        if (r > 0)
+                r = symlinkat(target, pfd, name) < 0 ? -errno : 0;
         if (r < 0)
                 return r;
-        if (symlinkat(target, pfd, name) < 0)
-                return -errno;
         return set_metadata_at(pfd, name, e);
 }
 
 static int unpack_fifo(struct unpack *u, int pfd, const char *name, struct archive_entry *e)
 {
-        int r = make_room(pfd, name, false);
+        int r = cleared_for_retry(mknodat(pfd, name, S_IFIFO | 0600, 0), pfd, name);
 
+        if (r > 0)
+                r = mknodat(pfd, name, S_IFIFO | 0600, 0) < 0 ? -errno : 0;
         if (r < 0)
                 return r;
-        if (mknodat(pfd, name, S_IFIFO | 0600, 0) < 0)
-                return -errno;
         r = set_metadata_at(pfd, name, e);
         if (r < 0)
                 return r;
@@ -352,12 +379,10 @@ static int unpack_hardlink(struct unpack *u, int pfd, const char *path, const ch
         if (tfd < 0 || fstatat(tfd, tname, &st, AT_SYMLINK_NOFOLLOW) < 0 || S_ISDIR(st.st_mode))
                 return tess_err(err, EPERM, "'%s': hard link to '%s', which is not a file unpacked before it", path,
                                 raw);
-        r = make_room(pfd, name, false);
-        if (r < 0)
-                return sys_fail(err, -r, path, "replacing");
-        if (linkat(tfd, tname, pfd, name, 0) < 0)
-                return sys_fail(err, errno, path, "linking");
-        return 0;
+        r = cleared_for_retry(linkat(tfd, tname, pfd, name, 0), pfd, name);
+        if (r > 0)
+                r = linkat(tfd, tname, pfd, name, 0) < 0 ? -errno : 0;
+        return r < 0 ? sys_fail(err, -r, path, "linking") : 0;
 }
 
 static int unpack_whiteout(struct unpack *u, const char *path, const char *parent, const char *name,

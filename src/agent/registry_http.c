@@ -16,6 +16,7 @@
 #define ERROR_BODY_MAX (64u << 10)
 #define WWW_AUTH_KEEP_MAX 32768
 #define BACKOFF_MAX_MS 8000L
+#define RECV_BUFFER (256L << 10) /* layers arrive in fewer, larger pieces than curl's 16 KiB */
 
 /* ---- the client ---- */
 
@@ -254,6 +255,7 @@ static void setup(struct registry_client *c, const char *url, long max_time_s, s
         if (max_time_s > 0)
                 curl_easy_setopt(h, CURLOPT_TIMEOUT, max_time_s);
         curl_easy_setopt(h, CURLOPT_USERAGENT, "tessera/" TESSERA_VERSION);
+        curl_easy_setopt(h, CURLOPT_BUFFERSIZE, RECV_BUFFER);
         curl_easy_setopt(h, CURLOPT_ERRORBUFFER, c->errbuf);
         curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
         curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);

@@ -294,6 +294,73 @@ static void test_unpack_replaces_entries(void)
         sandbox_close(&sb);
 }
 
+/* Entries are made first and cleared out of the way only when something
+ * is there: every kind over every other. */
+static void test_unpack_replaces_every_kind(void)
+{
+        struct sandbox sb;
+        struct tarb t;
+        struct stat st, target;
+        _cleanup_free_ char *a = NULL;
+
+        NEED_ROOT();
+        sandbox_open(&sb);
+        tarb_begin(&t, ARCHIVE_FILTER_GZIP);
+        tarb_file(&t, "file", "first");
+        tarb_file(&t, "file", "second");
+        tarb_file(&t, "link", "a file first");
+        tarb_symlink(&t, "link", "file");
+        tarb_symlink(&t, "fifo", "file");
+        tarb_add(&t, tarb_entry("fifo", AE_IFIFO, 0640), NULL, 0);
+        tarb_file(&t, "hard", "a file first");
+        tarb_hardlink(&t, "hard", "file");
+        tarb_dir(&t, "dir/");
+        tarb_file(&t, "dir/inner", "x");
+        tarb_symlink(&t, "dir", "file");
+        tarb_file(&t, "keep/", "");
+        tarb_dir(&t, "keep/");
+        tarb_dir(&t, "keep/");
+        CHECK_INTEQ(unpack(&sb, &t, NULL), 0);
+        a = read_in(&sb, "file");
+        CHECK_STREQ(a, "second");
+        CHECK(stat_in(&sb, "link", &st) && S_ISLNK(st.st_mode));
+        CHECK(stat_in(&sb, "fifo", &st) && S_ISFIFO(st.st_mode) && (st.st_mode & 07777) == 0640);
+        CHECK(stat_in(&sb, "hard", &st) && stat_in(&sb, "file", &target) && st.st_ino == target.st_ino);
+        CHECK(stat_in(&sb, "dir", &st) && S_ISLNK(st.st_mode));
+        CHECK(stat_in(&sb, "keep", &st) && S_ISDIR(st.st_mode));
+        sandbox_close(&sb);
+}
+
+/* A sparse file whose data ends before its size (GNU tar --sparse
+ * --format=posix, gzip'd: "dense", then a hole to 1 MiB). */
+static const char sparse_layer[] =
+        "\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\x03\xed\xd5\xb1\x0a\xc2\x30\x10\x06\xe0\xcc\x79\x8a\x3e\x41"
+        "\x7a\x77\xa6\xad\x0e\x5d\xd5\x49\x04\xf1\x01\x02\x66\xa8\x68\x95\x44\x41\x7c\x7a\xa3\x22\x68\x07"
+        "\x27\x15\xc5\xff\x83\x90\x70\x59\x12\x8e\x3f\x31\xf9\xd4\x1d\xc6\xde\x2d\x7c\x88\x79\xdc\xba\x10"
+        "\xbd\x7a\x35\x4a\x4a\x6b\x2f\x73\xd2\x9d\x89\x6d\xa1\xd2\x10\x5b\x55\x64\xcf\x75\xe6\x42\x48\x65"
+        "\x07\xf5\x01\xfb\xb8\x73\x21\x1d\x45\xfd\x27\x91\x6c\x34\x99\x9b\x6b\xe7\xcd\xda\x2d\x37\xa1\x66"
+        "\xdd\xa9\x36\x6d\xaa\x92\x96\xf2\xbe\xda\xba\xb5\xaf\xaf\x6b\xdd\xe3\xfb\x9d\xe0\xdd\x2a\x36\x47"
+        "\x5f\x33\xd9\x7e\x51\x95\x5a\xc1\xb7\x32\x79\x6a\xdc\xec\xd2\xb7\x61\xb3\xf2\x46\x44\xfa\xf2\xe2"
+        "\x87\xe0\x79\xfe\x99\xcf\xeb\xc7\xfc\xf7\x2a\x62\x95\xd1\x2f\xe5\xbf\x7b\xb9\x5f\xc9\xbf\x26\x6d"
+        "\x69\x50\xea\x5b\x56\x09\x69\xfd\x27\x0b\xdf\xbe\xe1\xc7\x07\x00\x00\x00\x00\x00\x00\x00\x00\x00"
+        "\x00\x00\x00\x00\x00\x80\x4f\x3a\x01\x15\x21\x87\x58\x00\x28\x00\x00";
+
+static void test_unpack_sparse_file(void)
+{
+        struct sandbox sb;
+        struct stat st;
+        _cleanup_free_ char *data = NULL;
+
+        NEED_ROOT();
+        sandbox_open(&sb);
+        CHECK_INTEQ(unpack_bytes(&sb, sparse_layer, sizeof(sparse_layer) - 1, NULL, NULL), 0);
+        CHECK(stat_in(&sb, "sparse", &st) && st.st_size == 1 << 20);
+        data = read_in(&sb, "sparse");
+        CHECK(data && st.st_size == 1 << 20 && memcmp(data, "dense", 5) == 0 && data[5] == '\0' &&
+              data[(1 << 20) - 1] == '\0');
+        sandbox_close(&sb);
+}
+
 /* ---- malicious layers ---- */
 
 static void test_refuses_dotdot(void)
@@ -527,6 +594,8 @@ static const struct test tests[] = {
         TEST(test_unpack_gzip_and_zstd),
         TEST(test_unpack_whiteouts),
         TEST(test_unpack_replaces_entries),
+        TEST(test_unpack_replaces_every_kind),
+        TEST(test_unpack_sparse_file),
         TEST(test_refuses_dotdot),
         TEST(test_strips_absolute_paths),
         TEST(test_refuses_writing_through_symlinks),
