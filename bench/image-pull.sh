@@ -23,27 +23,58 @@
 # ROUNDS rounds (default 5), the order of the four rotating from one round
 # to the next; medians.  Before every command the previous targets are
 # removed and, with DROP=1 (default), the page cache is dropped (sync; echo
-# 3 > drop_caches): the registry then reads its blobs from disk for every
-# command alike, and on ext4 without a journal (this project's VMs) new
-# inodes are not checked against the many that the previous round deleted
-# while their inode table blocks are cached (ext4's recently_deleted(),
-# which otherwise makes creating files several times slower).  Needs root.
+# 3 > drop_caches), so that every command starts cold: the registry reads
+# its blobs from disk for each alike, and no command pays for writing back
+# what the one before it left dirty.
 #
-# usage: [ROUNDS=5] [DROP=1] [BUILD=build] bench/image-pull.sh
+# Where the targets live: FS=loop (default) a fresh ext4 (mkfs.ext4's
+# defaults: with a journal) on a loop device over a file in the scratch
+# directory, made for the run; FS=dir the scratch directory itself.  This
+# project's VMs have ext4 *without* a journal as their root, where ext4
+# skips, for every new inode, the inodes deleted in the last 12 hours whose
+# inode table blocks are cached (recently_deleted()): after a few runs
+# that delete tens of thousands of files, making a file costs ~10x more,
+# and the figures depend on what ran before.  A journaled ext4, as an
+# agent's disk normally is, does not do that.  Needs root.
+#
+# usage: [ROUNDS=5] [DROP=1] [FS=loop|dir] [BUILD=build] bench/image-pull.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 ROUNDS=${ROUNDS:-5}
 DROP=${DROP:-1}
+FS=${FS:-loop}
 [ "$(id -u)" = 0 ] || { echo "image-pull.sh: needs root (layers keep their owners; the page cache is dropped)" >&2; exit 1; }
-for tool in docker-registry skopeo jq tar curl; do
+for tool in docker-registry skopeo jq tar curl mkfs.ext4 losetup; do
         command -v $tool >/dev/null || { echo "image-pull.sh: needs $tool (scripts/install-deps.sh test)" >&2; exit 1; }
 done
 make -s BUILD="$BUILD" all >/dev/null
 TESSERA=$PWD/$BUILD/tessera
 WORK=$(mktemp -d "${TMPDIR:-/var/tmp}/tessera-pullbench.XXXXXX")
 REG_PID=
-trap '[ -n "$REG_PID" ] && kill $REG_PID; wait 2>/dev/null; rm -rf "$WORK"' EXIT
+LOOP=
+cleanup() {
+        [ -n "$REG_PID" ] && kill $REG_PID
+        wait 2>/dev/null
+        if [ -n "$LOOP" ]; then
+                umount "$WORK/fs" || true
+                losetup -d "$LOOP" || true
+        fi
+        rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# ---- where the targets go ----
+
+T=$WORK
+if [ "$FS" = loop ]; then
+        truncate -s 4G "$WORK/fs.img"
+        mkfs.ext4 -q -F "$WORK/fs.img"
+        LOOP=$(losetup -f --show --direct-io=on "$WORK/fs.img" 2>/dev/null || losetup -f --show "$WORK/fs.img")
+        mkdir "$WORK/fs"
+        mount "$LOOP" "$WORK/fs"
+        T=$WORK/fs
+fi
 
 # ---- the image, and a registry holding it ----
 
@@ -82,20 +113,20 @@ REF=$REGISTRY/python:3.11
 
 # ---- the four commands ----
 
-run_pull() { "$TESSERA" agent image --store "$WORK/store" pull "$REF"; }
-run_skopeo() { skopeo copy --quiet --insecure-policy --src-tls-verify=false "docker://$REF" "oci:$WORK/oci:python:3.11"; }
+run_pull() { "$TESSERA" agent image --store "$T/store" pull "$REF"; }
+run_skopeo() { skopeo copy --quiet --insecure-policy --src-tls-verify=false "docker://$REF" "oci:$T/oci:python:3.11"; }
 run_pull_dl() {
         local d
-        for d in $DIFF_IDS; do mkdir -p "$WORK/store/layers/sha256/${d#sha256:}"; done
+        for d in $DIFF_IDS; do mkdir -p "$T/store/layers/sha256/${d#sha256:}"; done
         t0=$(now) # (the store is prepared outside the time)
         run_pull
 }
 run_skopeo_tar() {
         local l
         run_skopeo
-        mkdir "$WORK/rootfs"
-        for l in $LAYERS; do tar -C "$WORK/rootfs" --numeric-owner --warning=no-unknown-keyword \
-                -xzf "$WORK/oci/blobs/sha256/${l#sha256:}"; done
+        mkdir "$T/rootfs"
+        for l in $LAYERS; do tar -C "$T/rootfs" --numeric-owner --warning=no-unknown-keyword \
+                -xzf "$T/oci/blobs/sha256/${l#sha256:}"; done
         sync
 }
 
@@ -106,7 +137,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
 # one NAME: clean targets, cold cache, time the command into $WORK/NAME.t
 one() {
-        rm -rf "$WORK/store" "$WORK/oci" "$WORK/rootfs"
+        rm -rf "$T/store" "$T/oci" "$T/rootfs"
         if [ "$DROP" = 1 ]; then
                 sync
                 echo 3 >/proc/sys/vm/drop_caches
@@ -116,6 +147,7 @@ one() {
         echo $(($(now) - t0)) >>"$WORK/$1.t"
 }
 
+LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
 PEERS=(pull skopeo pull-dl skopeo-tar)
 for ((i = 0; i < ROUNDS; i++)); do
         for ((k = 0; k < ${#PEERS[@]}; k++)); do
@@ -127,7 +159,8 @@ for p in "${PEERS[@]}"; do
 done
 
 echo "image: $REF ($(echo "$LAYERS" | wc -w) layer(s), $(awk -v b="$BYTES" 'BEGIN { printf "%.1f", b / 1048576 }') MiB compressed),"
-echo "  $(nproc) cores, $(df --output=fstype "$WORK" | tail -1) at $WORK, median of $ROUNDS rounds, page cache dropped: $([ "$DROP" = 1 ] && echo yes || echo no)"
+echo "  $(nproc) cores, targets on $([ "$FS" = loop ] && echo "a fresh ext4 (journal) on $LOOP" || echo "$(df --output=fstype "$T" | tail -1) at $T"), median of $ROUNDS rounds,"
+echo "  page cache dropped before each: $([ "$DROP" = 1 ] && echo yes || echo no), load average before: $LOAD"
 printf '%-62s %7s s\n' "tessera agent image pull (download + verify + unpack + sync)" "$(seconds "$M_pull")" \
         "skopeo copy docker:// oci: (download + verify + fsync)" "$(seconds "$M_skopeo")" \
         "tessera pull, layer already unpacked (download + verify only)" "$(seconds "$M_pull_dl")" \

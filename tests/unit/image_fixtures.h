@@ -8,6 +8,7 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 
@@ -132,6 +133,22 @@ static inline bool path_exists(const char *path)
 {
         struct stat st;
         return lstat(path, &st) == 0;
+}
+
+/* How many entries <store>/<sub> holds (0 when it is missing). */
+static inline size_t count_in(const char *store, const char *sub)
+{
+        char *p = xasprintf("%s/%s", store, sub);
+        struct dirent *de;
+        DIR *d = opendir(p);
+        size_t n = 0;
+
+        while (d && (de = readdir(d)))
+                n += strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0;
+        if (d)
+                closedir(d);
+        free(p);
+        return n;
 }
 
 static inline void write_file(const char *path, const void *p, size_t n)

@@ -6,7 +6,6 @@
  * tests skip otherwise. */
 #include "common/compat.h"
 
-#include <dirent.h>
 #include <pthread.h>
 
 #include "../lib/test.h"
@@ -65,34 +64,37 @@ static ssize_t consume_all(struct image_queue *q, bool *ret_in_order)
         return n < 0 ? -1 : total;
 }
 
-static void test_queue_hands_bytes_over_in_order(void)
+/* A producer thread that closes the queue as `complete` says, and a
+ * consumer that reads it all: consume_all()'s result. */
+static ssize_t hand_over(bool complete, bool *ret_in_order)
 {
         struct image_queue q;
-        struct producer p = { .q = &q, .complete = true };
+        struct producer p = { .q = &q, .complete = complete };
         pthread_t t;
-        bool in_order;
+        ssize_t n;
 
         image_queue_init(&q);
         CHECK(pthread_create(&t, NULL, produce, &p) == 0);
-        CHECK(consume_all(&q, &in_order) == (ssize_t)QUEUE_BYTES);
-        CHECK(in_order);
+        n = consume_all(&q, ret_in_order);
         pthread_join(t, NULL);
         CHECK(!p.write_failed);
         image_queue_release(&q);
+        return n;
+}
+
+static void test_queue_hands_bytes_over_in_order(void)
+{
+        bool in_order;
+
+        CHECK(hand_over(true, &in_order) == (ssize_t)QUEUE_BYTES);
+        CHECK(in_order);
 }
 
 static void test_queue_broken_off(void)
 {
-        struct image_queue q;
-        struct producer p = { .q = &q, .complete = false };
-        pthread_t t;
         bool in_order;
 
-        image_queue_init(&q);
-        CHECK(pthread_create(&t, NULL, produce, &p) == 0);
-        CHECK(consume_all(&q, &in_order) == -1);
-        pthread_join(t, NULL);
-        image_queue_release(&q);
+        CHECK(hand_over(false, &in_order) == -1);
 }
 
 static void test_queue_consumer_fails(void)
@@ -122,20 +124,6 @@ static struct image_store *store_open(const char *dir)
         CHECK(image_store_open(dir, &st, &err) == 0);
         tess_error_free(err);
         return st;
-}
-
-static size_t count_in(const char *store, const char *sub)
-{
-        _cleanup_free_ char *p = xasprintf("%s/%s", store, sub);
-        struct dirent *de;
-        DIR *d = opendir(p);
-        size_t n = 0;
-
-        while (d && (de = readdir(d)))
-                n += !streq(de->d_name, ".") && !streq(de->d_name, "..");
-        if (d)
-                closedir(d);
-        return n;
 }
 
 /* A gzip'd layer of many files (several queue chunks uncompressed), its

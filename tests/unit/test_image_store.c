@@ -163,25 +163,6 @@ static struct image_store *store_open(const char *dir)
         return st;
 }
 
-static size_t count_entries(const char *dir)
-{
-        struct dirent *de;
-        DIR *d = opendir(dir);
-        size_t n = 0;
-
-        while (d && (de = readdir(d)))
-                n += !streq(de->d_name, ".") && !streq(de->d_name, "..");
-        if (d)
-                closedir(d);
-        return n;
-}
-
-static size_t count_in(const char *store, const char *sub)
-{
-        _cleanup_free_ char *p = xasprintf("%s/%s", store, sub);
-        return count_entries(p);
-}
-
 /* index.json is an OCI image index whose every entry is a described,
  * named manifest; returns the number of entries (-1 when invalid). */
 static int index_entries(const char *store)
