@@ -14,15 +14,18 @@
  * CHROMIUM (default /usr/bin/chromium).
  *
  * The steps: a wrong password is refused with a message; the admin logs
- * in and sees the summary; the launcher offers busybox with bounded
- * sliders; two sessions launched at once, each with all the CPU that
- * remains and the folder webdata mounted, so that the second waits: both appear in the session list, the
- * second PENDING with the scheduler's reason; deleting the first starts
- * the second, seen live (the page never reloads: the statuses come from
- * the event stream); the finished list keeps the first with its reason;
- * every page at 1280x800 and at phone width (no sideways scrolling); a
- * reload finds the login; logout; five wrong passwords block a login
- * with a message; and no errors in the console. */
+ * in and sees the summary; the keyboard finds a skip link and the
+ * navigation; the launcher offers busybox with bounded sliders; two
+ * sessions launched at once, each with all the CPU that remains and the
+ * folder webdata, so that the second waits: both listed, the second
+ * PENDING with the scheduler's reason; deleting the first starts the
+ * second, seen live (the page never reloads: statuses come from the event
+ * stream); the finished list keeps the first with its reason; every page
+ * at 1280x800 and at phone width (no sideways scrolling); a reload finds
+ * the login; a batch session ends with its result; the password changes
+ * from the user menu (a short one refused) and the new one logs in;
+ * logout; repeated wrong passwords block a login with a message; and no
+ * errors in the console. */
 import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -32,6 +35,7 @@ const DESKTOP = { width: 1280, height: 800 };
 const PHONE = { width: 390, height: 844 };
 const START_TIMEOUT_MS = 90_000; /* a container start under ASan on a loaded machine */
 const UI_TIMEOUT_MS = 15_000;
+const NEW_PASSWORD = 'a-new-web-password';
 
 /* Chromium's flags for this network-less machine (env's notes): no
  * sandbox as root, no GPU, no calls home. */
@@ -116,6 +120,20 @@ async function navigate(page, linkName, heading) {
   await page.getByRole('heading', { level: 1, name: heading }).waitFor({ timeout: UI_TIMEOUT_MS });
 }
 
+async function logIn(page, email, password) {
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(password);
+  loggedIn = true;
+  await page.getByRole('button', { name: 'Log in' }).click();
+}
+
+async function logOut(page) {
+  await page.getByRole('button', { name: env('TESSERA_EMAIL') }).click();
+  await page.getByRole('button', { name: 'Log out' }).click();
+  loggedIn = false;
+  await page.getByLabel('Email').waitFor({ timeout: UI_TIMEOUT_MS });
+}
+
 async function clickDelete(page, name) {
   await page.getByRole('button', { name: `Delete session ${name}` }).click();
   const dialog = page.getByRole('dialog', { name: `Delete session ${name}?` });
@@ -146,9 +164,7 @@ const steps = [
   [
     'the admin logs in and sees the summary',
     async (page) => {
-      await page.getByLabel('Password').fill(env('TESSERA_PASSWORD'));
-      loggedIn = true;
-      await page.getByRole('button', { name: 'Log in' }).click();
+      await logIn(page, env('TESSERA_EMAIL'), env('TESSERA_PASSWORD'));
       await page.getByRole('heading', { level: 1, name: 'Summary' }).waitFor({ timeout: UI_TIMEOUT_MS });
       await page.locator('usage-bars [role="meter"]').first().waitFor({ timeout: UI_TIMEOUT_MS });
       const headings = await page.locator('usage-bars h3').allTextContents();
@@ -268,14 +284,53 @@ const steps = [
     },
   ],
   [
-    'logging out from the user menu, and a reload stays logged out',
+    'a batch session runs its command and ends with its result',
+    async (page) => {
+      await navigate(page, 'Launch', 'Launch a session');
+      await page.getByLabel('Batch: runs a command, then ends').check();
+      await page.getByLabel('Command', { exact: true }).fill('echo hello from the web UI');
+      await page.getByLabel('Name (optional)').fill('webbatch');
+      await page.getByRole('button', { name: 'Launch', exact: true }).click();
+      await page.getByRole('heading', { level: 1, name: 'Sessions' }).waitFor({ timeout: UI_TIMEOUT_MS });
+      await page.getByRole('button', { name: /^Finished/ }).click();
+      const row = page.locator('tr[data-session="webbatch"][data-status="TERMINATED"]');
+      await row.waitFor({ timeout: START_TIMEOUT_MS });
+      const text = await row.textContent();
+      if (!/success/i.test(text)) throw new Error(`its row reads '${text}'`);
+    },
+  ],
+  [
+    'changing the password from the user menu',
     async (page) => {
       await page.getByRole('button', { name: env('TESSERA_EMAIL') }).click();
-      await page.getByRole('button', { name: 'Log out' }).click();
-      loggedIn = false;
-      await page.getByLabel('Email').waitFor({ timeout: UI_TIMEOUT_MS });
+      await page.getByRole('button', { name: 'Change password' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Change password' });
+      await dialog.getByLabel('Current password').fill(env('TESSERA_PASSWORD'));
+      await dialog.getByLabel('New password', { exact: true }).fill('short');
+      await dialog.getByLabel('New password again').fill('short');
+      await dialog.getByRole('button', { name: 'Change password' }).click();
+      await dialog.getByRole('alert').filter({ hasText: 'at least 8 characters' }).waitFor({ timeout: UI_TIMEOUT_MS });
+      await dialog.getByLabel('New password', { exact: true }).fill(NEW_PASSWORD);
+      await dialog.getByLabel('New password again').fill(NEW_PASSWORD);
+      await dialog.getByRole('button', { name: 'Change password' }).click();
+      await dialog.getByText('Your password was changed.').waitFor({ timeout: UI_TIMEOUT_MS });
+      await dialog.getByRole('button', { name: 'Close' }).click();
+    },
+  ],
+  [
+    'logging out from the user menu, and a reload stays logged out',
+    async (page) => {
+      await logOut(page);
       await page.reload();
       await page.getByLabel('Email').waitFor({ timeout: UI_TIMEOUT_MS });
+    },
+  ],
+  [
+    'the new password logs in',
+    async (page) => {
+      await logIn(page, env('TESSERA_EMAIL'), NEW_PASSWORD);
+      await page.getByRole('heading', { level: 1, name: 'Sessions' }).waitFor({ timeout: UI_TIMEOUT_MS });
+      await logOut(page);
     },
   ],
   [
