@@ -36,6 +36,7 @@ const PHONE = { width: 390, height: 844 };
 const START_TIMEOUT_MS = 90_000; /* a container start under ASan on a loaded machine */
 const UI_TIMEOUT_MS = 15_000;
 const NEW_PASSWORD = 'a-new-web-password';
+const INTERACTIVE_MS = 1000;
 
 /* Chromium's flags for this network-less machine (env's notes): no
  * sandbox as root, no GPU, no calls home. */
@@ -149,6 +150,10 @@ const steps = [
     async (page) => {
       await page.goto(env('TESSERA_URL'));
       await page.getByLabel('Email').waitFor({ timeout: UI_TIMEOUT_MS });
+      /* the issue's bar: interactive within 1 s on localhost */
+      const ms = await page.evaluate(() => performance.now());
+      console.log(`# the login form was there ${Math.round(ms)} ms after the navigation began`);
+      if (ms > INTERACTIVE_MS) throw new Error(`the login form took ${Math.round(ms)} ms (more than ${INTERACTIVE_MS})`);
       await screenshots(page, 'login');
     },
   ],
@@ -261,10 +266,8 @@ const steps = [
     'the finished list shows the deleted session and why it ended',
     async (page) => {
       await page.getByRole('button', { name: /^Finished/ }).click();
-      const row = page.locator('tr[data-session="webui-1"]');
-      await row.waitFor({ timeout: UI_TIMEOUT_MS });
-      const text = await row.textContent();
-      if (!/TERMINATED/.test(text) || !/user-requested/.test(text)) throw new Error(`its row reads '${text}'`);
+      const row = page.locator('tr[data-session="webui-1"][data-status="TERMINATED"]');
+      await row.filter({ hasText: 'user-requested' }).waitFor({ timeout: UI_TIMEOUT_MS });
       await page.getByRole('button', { name: /^Active/ }).click();
     },
   ],
@@ -293,10 +296,9 @@ const steps = [
       await page.getByRole('button', { name: 'Launch', exact: true }).click();
       await page.getByRole('heading', { level: 1, name: 'Sessions' }).waitFor({ timeout: UI_TIMEOUT_MS });
       await page.getByRole('button', { name: /^Finished/ }).click();
+      /* the event brings the status, the list read after it the result */
       const row = page.locator('tr[data-session="webbatch"][data-status="TERMINATED"]');
-      await row.waitFor({ timeout: START_TIMEOUT_MS });
-      const text = await row.textContent();
-      if (!/success/i.test(text)) throw new Error(`its row reads '${text}'`);
+      await row.filter({ hasText: /success/i }).waitFor({ timeout: START_TIMEOUT_MS });
     },
   ],
   [

@@ -6,6 +6,7 @@
 import { html, nothing } from 'lit';
 import { auth } from './auth.js';
 import { TesseraElement } from './element.js';
+import { errorNotice, loadingNotice } from './notices.js';
 import { DEFAULT_PAGE, pagesFor } from './pages.js';
 import { href, router } from './router.js';
 import { StoreController } from './store-controller.js';
@@ -84,8 +85,8 @@ class AppShell extends TesseraElement {
       </header>
       <main id="main" class="page" tabindex="-1">
         ${this.loadError
-          ? html`<p class="error" role="alert">${this.loadError}</p>`
-          : this.pageNode ?? html`<p class="page-loading" role="status">Loading…</p>`}
+          ? errorNotice(this.loadError)
+          : this.pageNode ?? loadingNotice('the page')}
       </main>`;
   }
 }

@@ -15,6 +15,7 @@ import { api } from './api.js';
 import { TesseraElement } from './element.js';
 import { formatSlot } from './format.js';
 import { MAX_COUNT, fitProblems, generatedName, launchBodies, sessionNames, slotBounds, validName } from './launch.js';
+import { errorNotice, loadNotice } from './notices.js';
 import { DEFAULT_PROJECT, loadResourceLimits } from './resources.js';
 import { router } from './router.js';
 import { sessionStore } from './session-store.js';
@@ -174,7 +175,7 @@ class LauncherPage extends TesseraElement {
     const form = e.currentTarget;
     this.formError = null;
     this.failures = [];
-    if (!this.image.version) return (this.formError = 'Choose an environment first.');
+    if (!this.image.version) return (this.formError = 'Choose an image first.');
     const base = form.sessionName.value.trim() || generatedName(this.image.name);
     const names = sessionNames(base, this.count);
     if (!names.every(validName))
@@ -301,8 +302,8 @@ class LauncherPage extends TesseraElement {
   }
 
   render() {
-    if (this.loadError) return html`<h1>Launch a session</h1><p class="error" role="alert">${this.loadError}</p>`;
-    if (!this.limits) return html`<h1>Launch a session</h1><p class="muted" role="status">Loading…</p>`;
+    const notice = loadNotice(this.loadError, this.limits, 'images, folders and limits');
+    if (notice) return html`<h1>Launch a session</h1>${notice}`;
     const problems = this.#problems();
     const blocked = problems.some((p) => p.blocking) || !this.image.version;
     return html`<h1>Launch a session</h1>
@@ -316,7 +317,7 @@ class LauncherPage extends TesseraElement {
                 .versionId=${this.image.version?.id ?? ''}
                 @image-change=${(e) => this.#chooseImage(e.detail.name, e.detail.version)}
               ></image-picker>`
-            : html`<p class="error" role="alert">No image is available to you: ask an administrator.</p>`}
+            : errorNotice('No image is available to you: ask an administrator.')}
         </section>
         ${this.#resourcesSection()}
         <section class="card">
@@ -331,7 +332,7 @@ class LauncherPage extends TesseraElement {
           <ul class="problems" aria-live="polite">
             ${problems.map((p) => html`<li class=${p.blocking ? 'error' : 'warning'}>${p.text}</li>`)}
           </ul>
-          <p class="error" role="alert" ?hidden=${!this.formError}>${this.formError}</p>
+          ${errorNotice(this.formError)}
           ${this.failures.length
             ? html`<div class="error" role="alert">
                 <p>The manager refused to launch:</p>

@@ -6,6 +6,7 @@ import { html } from 'lit';
 import { auth } from './auth.js';
 import { TesseraElement } from './element.js';
 import { formatDuration } from './format.js';
+import { errorNotice } from './notices.js';
 
 function loginError(e) {
   if (e.status === 401) return 'Wrong email or password.';
@@ -46,7 +47,7 @@ class LoginPage extends TesseraElement {
           <label for="login-password">Password</label>
           <input id="login-password" name="password" type="password" autocomplete="current-password" required />
         </div>
-        <p class="error" role="alert" ?hidden=${!this.error}>${this.error}</p>
+        ${errorNotice(this.error)}
         <button class="primary wide" type="submit" ?disabled=${this.busy || this.blocked}>
           ${this.busy ? 'Logging in…' : 'Log in'}
         </button>

@@ -5,6 +5,7 @@
 import { html } from 'lit';
 import { auth } from './auth.js';
 import { TesseraElement } from './element.js';
+import { errorNotice } from './notices.js';
 
 const MIN_PASSWORD_LENGTH = 8;
 
@@ -70,7 +71,7 @@ class PasswordDialog extends TesseraElement {
                 <label for="password-new2">New password again</label>
                 <input id="password-new2" name="new2" type="password" autocomplete="new-password" required />
               </div>
-              <p class="error" role="alert" ?hidden=${!this.error}>${this.error}</p>
+              ${errorNotice(this.error)}
               <div class="actions">
                 <button type="button" @click=${this.#close}>Cancel</button>
                 <button class="primary" type="submit" ?disabled=${this.busy}>Change password</button>

@@ -69,6 +69,7 @@ class SessionStore extends EventTarget {
       return this.#listing;
     }
     const owner = this.#owner;
+    if (!owner) return;
     this.#listing = (async () => {
       try {
         const answer = await api('GET', `/sessions${query({ owner, limit: LIST_LIMIT })}`);

@@ -4,6 +4,7 @@
  * event stream is connected. */
 import { html } from 'lit';
 import { TesseraElement } from './element.js';
+import { errorNotice, loadNotice } from './notices.js';
 import { href } from './router.js';
 import { sessionStore } from './session-store.js';
 import { StoreController } from './store-controller.js';
@@ -45,8 +46,8 @@ class SessionsPage extends TesseraElement {
   }
 
   #list() {
-    if (sessionStore.error) return html`<p class="error" role="alert">${sessionStore.error.message}</p>`;
-    if (!sessionStore.loaded) return html`<p class="muted" role="status">Loading sessions…</p>`;
+    const notice = loadNotice(sessionStore.error, sessionStore.loaded, 'sessions');
+    if (notice) return notice;
     const list = this.showFinished ? sessionStore.finished : sessionStore.active;
     if (!list.length)
       return html`<p class="muted">
@@ -77,7 +78,7 @@ class SessionsPage extends TesseraElement {
           Finished (${finished})
         </button>
       </div>
-      <p class="error" role="alert" ?hidden=${!this.error}>${this.error}</p>
+      ${errorNotice(this.error)}
       ${this.#list()}
       <confirm-dialog></confirm-dialog>`;
   }

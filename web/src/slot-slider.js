@@ -4,7 +4,7 @@
  * is the current one; a 'slot-change' event with detail {value} follows
  * each edit (a name of its own: the inputs' 'change' bubbles out too).  A
  * max below min disables it and says so in the hint. */
-import { html } from 'lit';
+import { html, nothing } from 'lit';
 import { TesseraElement } from './element.js';
 import { floorTo } from './slots.js';
 
@@ -42,37 +42,33 @@ class SlotSlider extends TesseraElement {
     this.dispatchEvent(new CustomEvent('slot-change', { detail: { value: v } }));
   }
 
+  /* The slider follows every move (input); the number box a finished
+   * edit (change), so that typing is not clamped halfway. */
+  #input(type, { id, label }) {
+    const set = (e) => this.#set(e.target.value);
+    return html`<input
+      id=${id ?? nothing}
+      type=${type}
+      aria-label=${label ?? nothing}
+      aria-describedby="${this.#id}-hint"
+      min=${this.min}
+      max=${Math.max(this.min, this.max)}
+      step=${this.step}
+      .value=${String(this.value)}
+      ?disabled=${this.max < this.min || this.max <= 0}
+      @input=${type === 'range' ? set : nothing}
+      @change=${type === 'number' ? set : nothing}
+    />`;
+  }
+
   render() {
-    const disabled = this.max < this.min || this.max <= 0;
-    const hintId = `${this.#id}-hint`;
     return html`<div class="slot-slider">
       <label for=${this.#id}>${this.label}</label>
       <div class="slot-slider-inputs">
-        <input
-          type="range"
-          aria-label="${this.label} (slider)"
-          aria-describedby=${hintId}
-          min=${this.min}
-          max=${Math.max(this.min, this.max)}
-          step=${this.step}
-          .value=${String(this.value)}
-          ?disabled=${disabled}
-          @input=${(e) => this.#set(e.target.value)}
-        />
-        <input
-          id=${this.#id}
-          type="number"
-          aria-describedby=${hintId}
-          min=${this.min}
-          max=${Math.max(this.min, this.max)}
-          step=${this.step}
-          .value=${String(this.value)}
-          ?disabled=${disabled}
-          @change=${(e) => this.#set(e.target.value)}
-        />
+        ${this.#input('range', { label: `${this.label} (slider)` })} ${this.#input('number', { id: this.#id })}
         <span class="unit">${this.unit}</span>
       </div>
-      <p id=${hintId} class="hint">${this.hint}</p>
+      <p id="${this.#id}-hint" class="hint">${this.hint}</p>
     </div>`;
   }
 }

@@ -5,6 +5,7 @@
  * resources. */
 import { html } from 'lit';
 import { TesseraElement } from './element.js';
+import { loadNotice } from './notices.js';
 import { DEFAULT_PROJECT, loadResourceLimits } from './resources.js';
 import { href } from './router.js';
 import { sessionStore } from './session-store.js';
@@ -53,8 +54,8 @@ class SummaryPage extends TesseraElement {
   }
 
   #resources() {
-    if (this.error) return html`<p class="error" role="alert">${this.error}</p>`;
-    if (!this.limits) return html`<p class="muted" role="status">Loading resources…</p>`;
+    const notice = loadNotice(this.error, this.limits, 'resources');
+    if (notice) return notice;
     const { keypair, project, resourceGroup } = this.limits;
     return html`<div class="usage-grid">
       <usage-bars heading="Your keypair" .used=${keypair.used} .limit=${keypair.limit}></usage-bars>
@@ -71,8 +72,8 @@ class SummaryPage extends TesseraElement {
   }
 
   #sessions() {
-    if (sessionStore.error) return html`<p class="error" role="alert">${sessionStore.error.message}</p>`;
-    if (!sessionStore.loaded) return html`<p class="muted" role="status">Loading sessions…</p>`;
+    const notice = loadNotice(sessionStore.error, sessionStore.loaded, 'sessions');
+    if (notice) return notice;
     const active = sessionStore.active;
     const running = active.filter((s) => s.status === 'RUNNING').length;
     const pending = active.filter((s) => s.status === 'PENDING').length;

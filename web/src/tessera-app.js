@@ -5,6 +5,7 @@
 import { html } from 'lit';
 import { auth } from './auth.js';
 import { TesseraElement } from './element.js';
+import { errorNotice, loadingNotice } from './notices.js';
 import { sessionStore } from './session-store.js';
 import { StoreController } from './store-controller.js';
 import './app-shell.js';
@@ -45,12 +46,12 @@ class TesseraApp extends TesseraElement {
   }
 
   render() {
-    if (this.checking) return html`<p class="page-loading" role="status">Loading…</p>`;
+    if (this.checking) return loadingNotice('Tessera');
     if (this.error)
       return html`<main class="center-card">
         <div class="card">
           <h1>Tessera</h1>
-          <p class="error" role="alert">${this.error}</p>
+          ${errorNotice(this.error)}
           <button class="primary" type="button" @click=${() => this.#restore()}>Try again</button>
         </div>
       </main>`;

@@ -4,6 +4,7 @@
 import { html } from 'lit';
 import { auth } from './auth.js';
 import { TesseraElement } from './element.js';
+import { errorNotice } from './notices.js';
 import './password-dialog.js';
 
 class UserMenu extends TesseraElement {
@@ -77,7 +78,7 @@ class UserMenu extends TesseraElement {
           <button type="button" class="menu-item" @click=${this.#logout}>Log out</button>
         </div>
       </div>
-      <p class="error" role="alert" ?hidden=${!this.error}>${this.error}</p>
+      ${errorNotice(this.error)}
       <password-dialog></password-dialog>`;
   }
 }
