@@ -52,15 +52,8 @@ function outputOf(outputs, source) {
 
 const kb = (n) => `${(n / 1024).toFixed(1)} KB`;
 
-async function main() {
-  const args = parseArgs(process.argv.slice(2));
-  const require = createRequire(path.join(args['node-modules'], 'noop.js'));
-  const esbuild = require('esbuild');
-  const out = args.out;
-
-  await rm(out, { recursive: true, force: true });
-  await mkdir(out, { recursive: true });
-  const result = await esbuild.build({
+function bundle(esbuild, nodeModules, out) {
+  return esbuild.build({
     absWorkingDir: webDir,
     entryPoints: [
       { in: 'src/main.js', out: 'app' },
@@ -76,36 +69,53 @@ async function main() {
     minify: true,
     sourcemap: 'linked',
     legalComments: 'eof',
-    nodePaths: [args['node-modules']],
+    nodePaths: [nodeModules],
     metafile: true,
     logLevel: 'warning',
   });
-  const outputs = result.metafile.outputs;
+}
 
+/* Prints the gzip size of each script and of the first load, writes them
+ * to bundle-size.json; returns the first load's size. */
+async function measure(outputs, out) {
   const sizes = {};
-  for (const o of Object.keys(outputs)) {
-    if (!o.endsWith('.js') || o.endsWith('.map')) continue;
+  for (const o of Object.keys(outputs).filter((o) => o.endsWith('.js')))
     sizes[o] = gzipSync(await readFile(path.resolve(webDir, o)), { level: 9 }).length;
-  }
-  const entry = outputOf(outputs, 'src/main.js');
-  const firstLoad = staticClosure(outputs, entry);
+  const firstLoad = staticClosure(outputs, outputOf(outputs, 'src/main.js'));
   for (const page of FIRST_VISIT_PAGES) staticClosure(outputs, outputOf(outputs, page), firstLoad);
   const sum = (files) => [...files].reduce((n, f) => n + (sizes[f] ?? 0), 0);
+  const first = sum(firstLoad), all = sum(Object.keys(sizes));
 
   for (const [o, n] of Object.entries(sizes).sort((a, b) => b[1] - a[1]))
     console.log(`  WEB     ${path.basename(o).padEnd(28)} ${kb(n).padStart(9)} gzip`);
-  const first = sum(firstLoad), all = sum(Object.keys(sizes));
-  console.log(`  WEB     first load ${kb(first)} of JavaScript gzip (budget ${kb(FIRST_LOAD_BUDGET)}), ` +
-              `all ${kb(all)}`);
+  console.log(`  WEB     first load ${kb(first)} of JavaScript gzip (budget ${kb(FIRST_LOAD_BUDGET)}), all ${kb(all)}`);
+  const files = Object.fromEntries(Object.entries(sizes).map(([f, n]) => [path.basename(f), n]));
   await writeFile(path.join(out, 'bundle-size.json'),
-                  JSON.stringify({ first_load_gzip: first, all_gzip: all, files: sizes }, null, 1) + '\n');
+                  JSON.stringify({ first_load_gzip: first, all_gzip: all, files }, null, 1) + '\n');
+  return first;
+}
+
+/* <file>.gz beside every file but source maps and the size report. */
+async function writeGzipTwins(out) {
+  for (const f of await readdir(out))
+    if (!/\.(map|gz)$/.test(f) && f !== 'bundle-size.json')
+      await writeFile(path.join(out, `${f}.gz`), gzipSync(await readFile(path.join(out, f)), { level: 9 }));
+}
+
+async function main() {
+  const args = parseArgs(process.argv.slice(2));
+  const require = createRequire(path.join(args['node-modules'], 'noop.js'));
+  const out = args.out;
+
+  await rm(out, { recursive: true, force: true });
+  await mkdir(out, { recursive: true });
+  const result = await bundle(require('esbuild'), args['node-modules'], out);
+  const first = await measure(result.metafile.outputs, out);
   if (first > FIRST_LOAD_BUDGET)
     throw new Error(`the first load is ${kb(first)} of compressed JavaScript, over the ${kb(FIRST_LOAD_BUDGET)} budget`);
   const html = await readFile(path.join(webDir, 'index.html'));
   await writeFile(path.join(out, 'index.html.gz'), gzipSync(html, { level: 9 }));
-  for (const f of await readdir(out))
-    if (!f.endsWith('.map') && !f.endsWith('.gz') && f !== 'bundle-size.json')
-      await writeFile(path.join(out, `${f}.gz`), gzipSync(await readFile(path.join(out, f)), { level: 9 }));
+  await writeGzipTwins(out);
   await writeFile(path.join(out, 'index.html'), html);
 }
 
