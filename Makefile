@@ -1,6 +1,6 @@
 # Tessera - one non-recursive Makefile.
 #
-#   make               build build/tessera (-O2, warnings are errors)
+#   make               build build/tessera (-O2, warnings are errors) and the web UI (build/web)
 #   make check         build with ASan+UBSan into build/asan and run every test
 #   make run           install missing Debian packages, build, start `tessera dev`
 #   make fuzz          build libFuzzer targets with clang into build/fuzz
@@ -61,8 +61,20 @@ UNIT_BINS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 FUZZ_BINS   := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz-replay/%,$(FUZZ_SRC))
 LIB_OBJS    := $(call obj,$(COMMON_SRC) $(SCHED_SRC) $(SIM_SRC) $(MANAGER_SRC) $(AGENT_SRC) $(FGPU_AGENT_SRC) $(CLI_SRC))
 
+# The web UI (web/, docs/web-ui.md): esbuild bundles it into $(BUILD)/web,
+# which the manager beside it serves (web_dir).  The npm packages come from
+# a cache outside the repository (scripts/web-deps.sh: npm ci once per
+# package-lock.json; no network after that).  Prints the bundle's gzip sizes.
+WEB_SRC := web/build.mjs web/index.html web/package.json web/package-lock.json scripts/web-deps.sh \
+           $(sort $(wildcard web/src/*.js web/src/*.css web/src/*/*.css))
+WEB     := $(BUILD)/web/index.html
+
 .PHONY: all check check-images tests run deps test-deps fuzz format clean docs
-all: $(TESSERA) $(RUNNER) $(MONITOR) $(FGPU_LIB) $(FAKE_LIBS)
+all: $(TESSERA) $(RUNNER) $(MONITOR) $(FGPU_LIB) $(FAKE_LIBS) $(WEB)
+
+$(WEB): $(WEB_SRC)
+	@$(if $(Q),echo "  WEB     $(BUILD)/web")
+	$(Q)modules=$$(scripts/web-deps.sh) && node web/build.mjs --node-modules "$$modules" --out $(BUILD)/web
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -155,7 +167,7 @@ $(BUILD)/container-tool: tests/helper/container-tool.c $(LIB_OBJS)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -Isrc -o $@ $< $(LIB_OBJS) $(LIBS)
 
-tests: $(TESSERA) $(RUNNER) $(MONITOR) $(FGPU_LIB) $(FAKE_LIBS) $(UNIT_BINS) $(FUZZ_BINS) $(BUILD)/test-tool $(BUILD)/container-tool
+tests: $(TESSERA) $(RUNNER) $(MONITOR) $(FGPU_LIB) $(FAKE_LIBS) $(WEB) $(UNIT_BINS) $(FUZZ_BINS) $(BUILD)/test-tool $(BUILD)/container-tool
 
 .SECONDARY: $(call obj,$(TESTLIB_SRC) tests/fuzz/replay.c)
 

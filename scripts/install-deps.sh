@@ -3,19 +3,26 @@
 #
 # build: what `make` and `make run` need (compiler, libraries, runc and
 # iproute2 for the agent's containers, busybox-static and jq for the first
-# image the README builds).  test: that plus what `make check`
+# image the README builds, Node.js and npm for the web UI: Debian's nodejs
+# and npm, unless `node` and `npm` are already there from elsewhere).
+# test: that plus what `make check`
 # needs (PostgreSQL server, sqlite3, curl, jq, xxd and openssl for the
 # integration tests; docker-registry, skopeo, debootstrap and busybox-static
 # to build test images and serve them on loopback, with apache2-utils
 # (htpasswd) and python3 for the registry tests' Basic auth, token server
-# and failing registry; clang for libFuzzer and wrk for load tests,
-# optional).  Only missing packages are installed, and `apt-get update` runs
-# only when something is missing, so a second run is instant.  Needs root
-# (or sudo) only when something is missing.
+# and failing registry; chromium for the web UI's browser tests; clang for
+# libFuzzer and wrk for load tests, optional).  Only missing packages are
+# installed, and `apt-get update` runs only when something is missing, so
+# a second run is instant.  Needs root (or sudo) only when something is
+# missing.
 set -eu
 
 BUILD_PKGS="gcc make pkg-config libmicrohttpd-dev libjansson-dev libsqlite3-dev libpq-dev libssl-dev libcurl4-openssl-dev libarchive-dev zlib1g-dev libzstd-dev libwslay-dev runc iproute2 busybox-static jq"
-TEST_PKGS="postgresql sqlite3 curl xxd openssl docker-registry skopeo debootstrap apache2-utils python3"
+TEST_PKGS="postgresql sqlite3 curl xxd openssl docker-registry skopeo debootstrap apache2-utils python3 chromium"
+# command:package - packages wanted only when the command is missing (a
+# Node.js from elsewhere, NodeSource's say, brings npm and conflicts with
+# Debian's npm package)
+BUILD_CMDS="node:nodejs npm:npm"
 OPTIONAL_PKGS="clang libclang-rt-dev wrk" # libFuzzer runtime, load tests: their absence fails nothing
 
 case ${1:-} in
@@ -35,7 +42,14 @@ missing_of() {
         done
 }
 
-missing=$(missing_of $want)
+# the packages of the commands in $BUILD_CMDS that are missing
+missing_cmds() {
+        for c in $BUILD_CMDS; do
+                command -v "${c%%:*}" >/dev/null 2>&1 || printf '%s ' "${c#*:}"
+        done
+}
+
+missing="$(missing_of $want)$(missing_cmds)"
 missing_opt=$(missing_of $optional)
 [ -z "$missing$missing_opt" ] && exit 0
 
@@ -69,7 +83,7 @@ for p in $missing_opt; do
         apt_get install -y --no-install-recommends "$p" >/dev/null 2>&1 ||
                 echo "install-deps.sh: optional package '$p' could not be installed, going on" >&2
 done
-still=$(missing_of $want)
+still="$(missing_of $want)$(missing_cmds)"
 if [ -n "$still" ]; then
         echo "install-deps.sh: still missing: $still" >&2
         exit 1

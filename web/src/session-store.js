@@ -1,0 +1,144 @@
+/* session-store.js - the logged-in keypair's sessions, kept current by
+ * the manager's session events rather than by polling.
+ *
+ * start(accessKey) lists GET /sessions?owner=<key> and opens
+ * GET /events/session for the same owner.  An event sets the row's status
+ * at once and asks for the list again (a burst of events makes one
+ * request), so a row follows PENDING -> ... -> RUNNING -> TERMINATED live.
+ * The scheduler writes why a session waits without sending an event, so an
+ * enqueued session's list is read once more a moment later for its reason.
+ * After the stream reconnects the list is read again (events may have been
+ * missed).  'change' follows every change of sessions, loaded, error, live. */
+import { api, openEventStream, query } from './api.js';
+import { SESSION_EVENTS, isTerminal } from './session-status.js';
+
+const LIST_LIMIT = 100;
+const COALESCE_MS = 100;
+const REASON_DELAY_MS = 1500;
+
+class SessionStore extends EventTarget {
+  sessions = []; // newest first: the manager's session objects, plus fetchedAt (performance.now())
+  loaded = false;
+  error = null; // an ApiError of the last list, or null
+  live = false; // the event stream is open
+  #owner = null;
+  #source = null;
+  #timer = null;
+  #reasonTimer = null;
+  #listing = null;
+  #listAgain = false;
+
+  start(accessKey) {
+    if (this.#owner === accessKey && this.#source) return;
+    this.stop();
+    this.#owner = accessKey;
+    const path = `/events/session${query({ sessionName: '*', ownerAccessKey: accessKey })}`;
+    this.#source = openEventStream(path, SESSION_EVENTS, (name, data) => this.#onEvent(name, data));
+    this.#source.addEventListener('open', () => {
+      const reconnected = this.live === false && this.loaded;
+      this.#setLive(true);
+      if (reconnected) this.refresh();
+    });
+    this.#source.addEventListener('error', () => this.#setLive(false));
+    this.refresh();
+  }
+
+  stop() {
+    this.#source?.close();
+    clearTimeout(this.#timer);
+    clearTimeout(this.#reasonTimer);
+    this.#source = this.#owner = this.#timer = this.#reasonTimer = null;
+    this.sessions = [];
+    this.loaded = this.live = false;
+    this.error = null;
+    this.#changed();
+  }
+
+  get active() {
+    return this.sessions.filter((s) => !isTerminal(s.status));
+  }
+
+  get finished() {
+    return this.sessions.filter((s) => isTerminal(s.status));
+  }
+
+  /* The list again; concurrent calls make one more request at most. */
+  async refresh() {
+    if (this.#listing) {
+      this.#listAgain = true;
+      return this.#listing;
+    }
+    const owner = this.#owner;
+    if (!owner) return;
+    this.#listing = (async () => {
+      try {
+        const answer = await api('GET', `/sessions${query({ owner, limit: LIST_LIMIT })}`);
+        if (owner !== this.#owner) return;
+        const now = performance.now();
+        this.sessions = (answer?.items ?? []).map((s) => ({ ...s, fetchedAt: now }));
+        this.error = null;
+      } catch (e) {
+        this.error = e;
+      }
+      this.loaded = true;
+      this.#changed();
+    })();
+    await this.#listing;
+    this.#listing = null;
+    if (this.#listAgain) {
+      this.#listAgain = false;
+      await this.refresh();
+    }
+  }
+
+  /* POST /session with body (enqueueOnly is the caller's choice); the
+   * answer {sessionId, sessionName, status, ...}.  Throws ApiError. */
+  async create(body) {
+    const answer = await api('POST', '/session', body);
+    this.#refreshSoon();
+    return answer;
+  }
+
+  /* DELETE /session/{name}: a PENDING session is cancelled, others end. */
+  async destroy(name) {
+    await api('DELETE', `/session/${encodeURIComponent(name)}`);
+    this.#refreshSoon();
+  }
+
+  /* Milliseconds since a session was created, counted on from its fetch. */
+  ageOf(session) {
+    const age = Number(session.age) || 0;
+    return isTerminal(session.status) ? age : age + (performance.now() - session.fetchedAt);
+  }
+
+  #onEvent(name, data) {
+    const row = this.sessions.find((s) => s.sessionId === data.sessionId);
+    if (row) {
+      row.status = data.status;
+      if (data.reason) row.statusInfo = data.reason;
+      this.#changed();
+    }
+    this.#refreshSoon();
+    if (name === 'session_enqueued') {
+      clearTimeout(this.#reasonTimer);
+      this.#reasonTimer = setTimeout(() => this.refresh(), REASON_DELAY_MS);
+    }
+  }
+
+  #refreshSoon() {
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => this.refresh(), COALESCE_MS);
+  }
+
+  #setLive(live) {
+    if (this.live === live) return;
+    this.live = live;
+    this.#changed();
+  }
+
+  #changed() {
+    this.dispatchEvent(new Event('change'));
+  }
+}
+
+export const sessionStore = new SessionStore();

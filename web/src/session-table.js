@@ -1,0 +1,98 @@
+/* session-table.js - <session-table>: sessions as a table (cards on a
+ * narrow screen): name, image, status with why it is so (a PENDING
+ * session's scheduler message), configuration, age, and, unless compact,
+ * the actions (delete for now; terminal, apps and logs come later).
+ * Actions are events: 'delete-session' with detail {name}.  Each row
+ * carries data-session and data-status.  Ages are redrawn every few
+ * seconds from the store's clock; nothing is fetched for that. */
+import { html } from 'lit';
+import { TesseraElement } from './element.js';
+import { formatConfig, formatDuration } from './format.js';
+import { sessionStore } from './session-store.js';
+import { isTerminal, statusKind, statusReason } from './session-status.js';
+
+const AGE_REDRAW_MS = 5000;
+
+class SessionTable extends TesseraElement {
+  static properties = {
+    sessions: { attribute: false },
+    compact: { type: Boolean },
+    caption: {},
+    busy: { attribute: false },
+  };
+
+  #ticker = null;
+
+  constructor() {
+    super();
+    this.sessions = [];
+    this.compact = false;
+    this.caption = 'Sessions';
+    this.busy = new Set();
+  }
+
+  connectedCallback() {
+    super.connectedCallback();
+    this.#ticker = setInterval(() => this.requestUpdate(), AGE_REDRAW_MS);
+  }
+
+  disconnectedCallback() {
+    super.disconnectedCallback();
+    clearInterval(this.#ticker);
+  }
+
+  #delete(session) {
+    this.dispatchEvent(new CustomEvent('delete-session', { detail: { name: session.sessionName }, bubbles: true }));
+  }
+
+  #row(s) {
+    const reason = statusReason(s);
+    const slots = Object.keys(s.occupiedSlots ?? {}).length ? s.occupiedSlots : s.requestedSlots;
+    return html`<tr data-session=${s.sessionName} data-status=${s.status}>
+      <th scope="row" data-label="Name">${s.sessionName}</th>
+      <td data-label="Image" class="image">${s.image}</td>
+      <td data-label="Status">
+        <span class="status status-${statusKind(s.status)}">${s.status}</span>
+        ${reason ? html`<span class="status-reason">${reason}</span>` : ''}
+      </td>
+      <td data-label="Configuration">${formatConfig(slots)}</td>
+      <td data-label="Age">${formatDuration(sessionStore.ageOf(s))}</td>
+      ${this.compact
+        ? ''
+        : html`<td data-label="Actions" class="actions-cell">
+            ${s.status === 'TERMINATING' || isTerminal(s.status)
+              ? ''
+              : html`<button
+                  type="button"
+                  class="danger small"
+                  ?disabled=${this.busy.has(s.sessionName)}
+                  aria-label="Delete session ${s.sessionName}"
+                  @click=${() => this.#delete(s)}
+                >
+                  Delete
+                </button>`}
+          </td>`}
+    </tr>`;
+  }
+
+  render() {
+    return html`<table class="session-table">
+      <caption class="visually-hidden">${this.caption}</caption>
+      <thead>
+        <tr>
+          <th scope="col">Name</th>
+          <th scope="col">Image</th>
+          <th scope="col">Status</th>
+          <th scope="col">Configuration</th>
+          <th scope="col">Age</th>
+          ${this.compact ? '' : html`<th scope="col"><span class="visually-hidden">Actions</span></th>`}
+        </tr>
+      </thead>
+      <tbody>
+        ${this.sessions.map((s) => this.#row(s))}
+      </tbody>
+    </table>`;
+  }
+}
+
+customElements.define('session-table', SessionTable);
