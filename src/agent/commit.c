@@ -318,6 +318,7 @@ static int run_commit(struct commit_job *j, char ret_manifest[IMAGE_DIGEST_SIZE]
         r = layer_write_opts(upper, tmp,
                              &(struct layer_write_opts){ .mtime = -1,
                                                          .zstd = true,
+                                                         .level = 1,
                                                          .overlay_upper = true,
                                                          .exclude = (const char *const *)j->exclude,
                                                          .progress = on_layer_bytes,
