@@ -177,6 +177,8 @@ void api_stream_pty(struct api_ctx *c); /* api_stream_pty.c */
 void api_events_session(struct api_ctx *c);   /* api_events.c */
 void api_images_list(struct api_ctx *c);      /* api_images.c */
 void api_bgtask_show(struct api_ctx *c);      /* api_bgtask.c */
+void api_projects_list(struct api_ctx *c);    /* api_scopes.c */
+void api_scaling_groups(struct api_ctx *c);
 void api_web_static(struct api_ctx *c);       /* web_static.c */
 bool web_static_index(struct api_ctx *c);     /* answered GET / with index.html */
 void api_session_commit(struct api_ctx *c);   /* api_session_commit.c */

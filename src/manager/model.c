@@ -108,11 +108,17 @@ static const char allowed_rgs_sql[] =
         " OR EXISTS (SELECT 1 FROM resource_group_keypairs x WHERE x.resource_group = g.name AND x.access_key = ?))"
         " ORDER BY g.name";
 
+int model_rg_list(struct manager *m, const char *domain, const char *project_id, const char *access_key,
+                  struct db_rows **ret, struct tess_error **err)
+{
+        return DBQ(m->db, allowed_rgs_sql, ret, err, DB_TEXT(domain), DB_TEXT(project_id), DB_TEXT(access_key));
+}
+
 int model_rg_allowed(struct manager *m, const char *rg, const char *domain, const char *project_id,
                      const char *access_key, struct tess_error **err)
 {
         _cleanup_rows_ struct db_rows *rows = NULL;
-        int r = DBQ(m->db, allowed_rgs_sql, &rows, err, DB_TEXT(domain), DB_TEXT(project_id), DB_TEXT(access_key));
+        int r = model_rg_list(m, domain, project_id, access_key, &rows, err);
         if (r < 0)
                 return r;
         for (int i = 0; i < rows->nrows; i++)
@@ -125,7 +131,7 @@ int model_rg_default(struct manager *m, const char *domain, const char *project_
                      char *ret, size_t n, struct tess_error **err)
 {
         _cleanup_rows_ struct db_rows *rows = NULL;
-        int r = DBQ(m->db, allowed_rgs_sql, &rows, err, DB_TEXT(domain), DB_TEXT(project_id), DB_TEXT(access_key));
+        int r = model_rg_list(m, domain, project_id, access_key, &rows, err);
         if (r < 0)
                 return r;
         if (rows->nrows == 0)

@@ -41,6 +41,9 @@ int model_is_member(struct manager *m, const char *project_id, const char *user_
  * Returns 1 if `rg` is among them, 0 if not. */
 int model_rg_allowed(struct manager *m, const char *rg, const char *domain, const char *project_id,
                      const char *access_key, struct tess_error **err);
+/* Their names, one row each, by name. */
+int model_rg_list(struct manager *m, const char *domain, const char *project_id, const char *access_key,
+                  struct db_rows **ret, struct tess_error **err);
 /* First allowed resource group (by name) into ret (size n); -ENOENT if none. */
 int model_rg_default(struct manager *m, const char *domain, const char *project_id, const char *access_key,
                      char *ret, size_t n, struct tess_error **err);

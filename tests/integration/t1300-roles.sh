@@ -90,6 +90,8 @@ GET /stream/session/{VICTIM}/pty        -                       | 400 400 403 40
 DELETE /session/{VICTIM2}               -                       | 404 404 403 200 -
 GET /events/session                     -                       | 200 200 200 200 200
 GET /resource/presets                   -                       | 200 200 200 200 200
+GET /projects                           -                       | 200 200 200 200 200
+GET /scaling-groups?group=default       -                       | 404 200 200 200 200
 POST /resource/check-presets            {}                      | 404 200 200 200 200
 POST /agent/heartbeat                   {"id":"walk"}           | 401 401 401 401 401
 POST /agent/sync                        {"id":"walk"}           | 401 401 401 401 401
