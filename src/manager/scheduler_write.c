@@ -116,17 +116,19 @@ static void add_placed(struct pass_writes *w, struct snapshot *s, struct rgroup 
         }
 }
 
-static void add_waiting(struct pass_writes *w, struct snapshot *s, struct rgroup *g, const struct sched_decision *d)
+/* Whether the reason d's session waits changed (then it is written). */
+static bool add_waiting(struct pass_writes *w, struct snapshot *s, struct rgroup *g, const struct sched_decision *d)
 {
         int p = g->pending_start + d->session;
         char *data = waiting_status_data(d);
 
         if (streq(db_getn(s->pending_rows, p, "status_data"), data)) {
                 free(data);
-                return;
+                return false;
         }
         db_batch_row(&w->waiting,
                      (struct db_arg[]){ DB_TEXT(s->pending[p].id), DB_TEXT(db_batch_keep(&w->waiting, data)) });
+        return true;
 }
 
 /* Store the occupancy of agents a pass placed kernels on (`touched`), or of
@@ -198,12 +200,13 @@ int snapshot_write(struct manager *m, struct snapshot *s, struct rgroup *g, cons
         if (r < 0)
                 return r;
         pass_writes_init(&w, now);
+        bool *changed = xcalloc((size_t)out->n + 1, sizeof(bool));
         for (int i = 0; i < out->n; i++) {
                 const struct sched_decision *d = &out->d[i];
                 if (d->outcome == SCHED_PLACED)
                         add_placed(&w, s, g, d, now);
                 else /* waiting, or cancelled below: the reason is kept */
-                        add_waiting(&w, s, g, d);
+                        changed[i] = add_waiting(&w, s, g, d);
         }
         r = run_pass_writes(m, s, g, &w, err);
         pass_writes_done(&w);
@@ -211,12 +214,18 @@ int snapshot_write(struct manager *m, struct snapshot *s, struct rgroup *g, cons
                 r = db_commit(m->db, err);
         else
                 db_rollback(m->db);
-        if (r < 0)
+        if (r < 0) {
+                free(changed);
                 return r;
-        for (int i = 0; i < out->n; i++)
+        }
+        for (int i = 0; i < out->n; i++) {
+                int row = g->pending_start + out->d[i].session;
                 if (out->d[i].outcome == SCHED_PLACED)
-                        session_publish(m, s->pending_rows, g->pending_start + out->d[i].session, "SCHEDULED",
-                                        "scheduled");
+                        session_publish(m, s->pending_rows, row, "SCHEDULED", "scheduled");
+                else if (changed[i] && out->d[i].outcome == SCHED_WAITING)
+                        session_publish_named(m, s->pending_rows, row, "session_waiting", "PENDING", out->d[i].msg);
+        }
+        free(changed);
         /* can never start: cancelled one by one, after the placements */
         for (int i = 0; i < out->n; i++) {
                 const struct sched_decision *d = &out->d[i];

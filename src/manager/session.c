@@ -148,9 +148,14 @@ json_t *session_info_json(const struct db_rows *rows, int row)
 
 void session_publish(struct manager *m, const struct db_rows *rows, int row, const char *status, const char *reason)
 {
-        enum session_status st = session_status_from_string(status);
+        session_publish_named(m, rows, row, session_status_event(session_status_from_string(status)), status, reason);
+}
+
+void session_publish_named(struct manager *m, const struct db_rows *rows, int row, const char *name,
+                           const char *status, const char *reason)
+{
         struct session_event ev = {
-                .name = session_status_event(st),
+                .name = name,
                 .session_id = db_getn(rows, row, "id"),
                 .session_name = db_getn(rows, row, "name"),
                 .access_key = db_getn(rows, row, "access_key"),

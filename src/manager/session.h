@@ -82,5 +82,9 @@ json_t *session_info_json(const struct db_rows *rows, int row);
 
 /* Publish an event for the session in `rows` row `row` entering status. */
 void session_publish(struct manager *m, const struct db_rows *rows, int row, const char *status, const char *reason);
+/* The same with an event name of its own: "session_waiting" when the
+ * reason a PENDING session waits changed (the scheduler's message). */
+void session_publish_named(struct manager *m, const struct db_rows *rows, int row, const char *name,
+                           const char *status, const char *reason);
 
 #endif

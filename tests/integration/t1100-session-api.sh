@@ -175,6 +175,22 @@ test_expect_success 'events stream session_enqueued and session_cancelled with r
         grep -q "\"reason\":\"user-requested\"" "$TMP/events" && ! grep -q evt2 "$TMP/events"
 '
 
+test_expect_success 'why a PENDING session waits comes as a session_waiting event when the scheduler finds it' '
+        h=(); while IFS= read -r l; do h+=(-H "$l"); done < <("$TT" sign GET "/events/session?sessionName=evt3" "${BACKEND_ENDPOINT#http://}" "$BACKEND_ACCESS_KEY" "$BACKEND_SECRET_KEY" text/plain)
+        curl -sN -m 8 "${h[@]}" "$BACKEND_ENDPOINT/events/session?sessionName=evt3" >"$TMP/events3" &
+        p=$!
+        for i in $(seq 1 50); do grep -q "^retry:" "$TMP/events3" && break; sleep 0.1; done
+        api POST /session "{\"name\": \"evt3\", \"image\": \"python:3.11\", \"enqueueOnly\": true}" &&
+        for i in $(seq 1 70); do grep -q "^event: session_waiting" "$TMP/events3" && break; sleep 0.1; done
+        kill $p 2>/dev/null; wait $p
+        grep -q "^event: session_waiting" "$TMP/events3" &&
+        grep -A1 "^event: session_waiting" "$TMP/events3" | grep -q "\"status\":\"PENDING\",\"reason\":\"[^\"]" &&
+        OUT=$TMP/evt3 api GET /session/evt3 &&
+        reason=$(grep -A1 "^event: session_waiting" "$TMP/events3" | sed -n "s/.*\"reason\":\"\([^\"]*\)\".*/\1/p" | head -n 1) &&
+        grep -qF "$reason" "$TMP/evt3" &&
+        api DELETE /session/evt3
+'
+
 test_expect_success 'check-presets: limits, usage and what fits' '
         api POST /admin/presets "{\"name\": \"small\", \"resource_slots\": {\"cpu\": 1, \"mem\": \"1g\"}}" &&
         api PATCH /admin/keypair-policies/default "{\"total_resource_slots\": {\"cpu\": 8, \"mem\": \"16g\"}}" &&
