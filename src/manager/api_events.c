@@ -4,7 +4,11 @@
  * ownerAccessKey (admins), groupName ("*" or a project name), scope.
  * Each event is `event: <name>` and `data: {sessionId, sessionName,
  * ownerAccessKey, status, reason, exitCode}`; a comment line every 15 s
- * keeps proxies from closing the stream. */
+ * keeps proxies from closing the stream.  Names are Backend.AI's
+ * (session_enqueued, _scheduled, _preparing, _pulling, _creating,
+ * _started, _terminating, _terminated, _cancelled, ...), and one of
+ * Tessera's: session_waiting, when the scheduler's reason a PENDING
+ * session waits changed (`reason` is its message, as statusData has it). */
 #include "../common/compat.h"
 
 #include <inttypes.h>
