@@ -45,6 +45,8 @@ class LauncherPage extends TesseraElement {
     request: { state: true },
     preset: { state: true },
     resourceGroup: { state: true },
+    projects: { state: true },
+    project: { state: true },
     mounts: { state: true },
     type: { state: true },
     count: { state: true },
@@ -61,6 +63,8 @@ class LauncherPage extends TesseraElement {
     this.request = { cpu: 0, mem: 0, 'cuda.shares': 0, 'cuda.device': 0 };
     this.preset = '';
     this.resourceGroup = null;
+    this.projects = [];
+    this.project = DEFAULT_PROJECT;
     this.mounts = new Set();
     this.type = 'interactive';
     this.count = 1;
@@ -75,11 +79,14 @@ class LauncherPage extends TesseraElement {
 
   async #load() {
     try {
-      const [images, folders, limits] = await Promise.all([
+      const [images, folders, projects] = await Promise.all([
         api('GET', '/images'),
         api('GET', '/folders'),
-        loadResourceLimits({ resourceGroup: this.resourceGroup }),
+        api('GET', '/projects'),
       ]);
+      this.projects = (projects?.projects ?? []).map((p) => p.name);
+      if (!this.projects.includes(this.project) && this.projects.length) this.project = this.projects[0];
+      const limits = await loadResourceLimits({ project: this.project, resourceGroup: this.resourceGroup });
       this.images = images?.images ?? [];
       this.folders = Array.isArray(folders) ? folders : [];
       this.#setLimits(limits);
@@ -94,15 +101,25 @@ class LauncherPage extends TesseraElement {
   async #changeResourceGroup(name) {
     this.resourceGroup = name;
     try {
-      this.#setLimits(await loadResourceLimits({ resourceGroup: name }));
+      this.#setLimits(await loadResourceLimits({ project: this.project, resourceGroup: name }));
+    } catch (e) {
+      this.formError = e.message;
+    }
+  }
+
+  /* Another project: its resource groups and limits. */
+  async #changeProject(name) {
+    this.project = name;
+    this.resourceGroup = null;
+    try {
+      this.#setLimits(await loadResourceLimits({ project: name }));
     } catch (e) {
       this.formError = e.message;
     }
   }
 
   #setLimits(limits) {
-    const known = new Set([...(this.limits?.resourceGroups ?? []), ...limits.resourceGroups]);
-    this.limits = { ...limits, resourceGroups: [...known] };
+    this.limits = limits;
     this.resourceGroup = limits.resourceGroup.name;
     this.#fitRequest();
   }
@@ -189,7 +206,7 @@ class LauncherPage extends TesseraElement {
       type: this.type,
       command: this.type === 'batch' ? form.command.value : null,
       startsAt,
-      project: DEFAULT_PROJECT,
+      project: this.project,
       resourceGroup: this.resourceGroup,
       request: this.request,
       mounts: [...this.mounts],
@@ -223,6 +240,12 @@ class LauncherPage extends TesseraElement {
                 ${p.name}${p.allocatable ? '' : ' (does not fit now)'}
               </option>`,
             )}
+          </select>
+        </div>
+        <div class="field">
+          <label for="launch-project">Project</label>
+          <select id="launch-project" @change=${(e) => this.#changeProject(e.target.value)}>
+            ${this.projects.map((p) => html`<option value=${p} ?selected=${p === this.project}>${p}</option>`)}
           </select>
         </div>
         <div class="field">

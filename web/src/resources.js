@@ -2,10 +2,10 @@
  * (src/manager/api_resource.c): limits, use and what remains for the
  * keypair, the project and the resource group, and the resource presets
  * with whether each fits now.  Slot values become numbers (slots.js). */
-import { api } from './api.js';
+import { api, query } from './api.js';
 import { minSlots, slotMap } from './slots.js';
 
-/* The project sessions are launched in until the manager lists a user's projects. */
+/* The project a launcher starts with (GET /projects lists the others). */
 export const DEFAULT_PROJECT = 'default';
 
 /* loadResourceLimits({project, resourceGroup}) -> {
@@ -16,7 +16,10 @@ export const DEFAULT_PROJECT = 'default';
 export async function loadResourceLimits({ project = DEFAULT_PROJECT, resourceGroup = null } = {}) {
   const body = { group: project };
   if (resourceGroup) body.scaling_group = resourceGroup;
-  const a = await api('POST', '/resource/check-presets', body);
+  const [a, open] = await Promise.all([
+    api('POST', '/resource/check-presets', body),
+    api('GET', `/scaling-groups${query({ group: project })}`),
+  ]);
   const [rgName, rg] = Object.entries(a.scaling_groups ?? {})[0] ?? [null, null];
   const rgUsed = slotMap(rg?.using), rgRemaining = slotMap(rg?.remaining ?? a.scaling_group_remaining);
   const capacity = {};
@@ -35,7 +38,7 @@ export async function loadResourceLimits({ project = DEFAULT_PROJECT, resourceGr
     keypair,
     project: projectScope,
     resourceGroup: { name: rgName, used: rgUsed, remaining: rgRemaining, capacity },
-    resourceGroups: rgName ? [rgName] : [],
+    resourceGroups: (open?.scaling_groups ?? []).map((g) => g.name),
     remaining: minSlots(keypair.remaining, projectScope.remaining, rgRemaining),
     presets: (a.presets ?? []).map((p) => ({
       name: p.name,

@@ -7,6 +7,7 @@ export const TERMINAL_STATUSES = ['TERMINATED', 'CANCELLED', 'ERROR'];
 /* The event names of GET /events/session (src/manager/session.c). */
 export const SESSION_EVENTS = [
   'session_enqueued',
+  'session_waiting', // Tessera's: the reason a PENDING session waits changed
   'session_scheduled',
   'session_preparing',
   'session_pulling',

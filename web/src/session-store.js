@@ -5,16 +5,14 @@
  * GET /events/session for the same owner.  An event sets the row's status
  * at once and asks for the list again (a burst of events makes one
  * request), so a row follows PENDING -> ... -> RUNNING -> TERMINATED live.
- * The scheduler writes why a session waits without sending an event, so an
- * enqueued session's list is read once more a moment later for its reason.
- * After the stream reconnects the list is read again (events may have been
+ * Why a PENDING session waits comes with session_waiting (the scheduler's
+ * message, as statusData holds it).  After the stream reconnects the list is read again (events may have been
  * missed).  'change' follows every change of sessions, loaded, error, live. */
 import { api, openEventStream, query } from './api.js';
 import { SESSION_EVENTS, isTerminal } from './session-status.js';
 
 const LIST_LIMIT = 100;
 const COALESCE_MS = 100;
-const REASON_DELAY_MS = 1500;
 
 class SessionStore extends EventTarget {
   sessions = []; // newest first: the manager's session objects, plus fetchedAt (performance.now())
@@ -24,7 +22,6 @@ class SessionStore extends EventTarget {
   #owner = null;
   #source = null;
   #timer = null;
-  #reasonTimer = null;
   #listing = null;
   #listAgain = false;
 
@@ -33,7 +30,7 @@ class SessionStore extends EventTarget {
     this.stop();
     this.#owner = accessKey;
     const path = `/events/session${query({ sessionName: '*', ownerAccessKey: accessKey })}`;
-    this.#source = openEventStream(path, SESSION_EVENTS, (name, data) => this.#onEvent(name, data));
+    this.#source = openEventStream(path, SESSION_EVENTS, (_name, data) => this.#onEvent(data));
     this.#source.addEventListener('open', () => {
       const reconnected = this.live === false && this.loaded;
       this.#setLive(true);
@@ -46,8 +43,7 @@ class SessionStore extends EventTarget {
   stop() {
     this.#source?.close();
     clearTimeout(this.#timer);
-    clearTimeout(this.#reasonTimer);
-    this.#source = this.#owner = this.#timer = this.#reasonTimer = null;
+    this.#source = this.#owner = this.#timer = null;
     this.sessions = [];
     this.loaded = this.live = false;
     this.error = null;
@@ -111,7 +107,7 @@ class SessionStore extends EventTarget {
     return isTerminal(session.status) ? age : age + (performance.now() - session.fetchedAt);
   }
 
-  #onEvent(name, data) {
+  #onEvent(data) {
     const row = this.sessions.find((s) => s.sessionId === data.sessionId);
     if (row) {
       row.status = data.status;
@@ -119,10 +115,6 @@ class SessionStore extends EventTarget {
       this.#changed();
     }
     this.#refreshSoon();
-    if (name === 'session_enqueued') {
-      clearTimeout(this.#reasonTimer);
-      this.#reasonTimer = setTimeout(() => this.refresh(), REASON_DELAY_MS);
-    }
   }
 
   #refreshSoon() {
