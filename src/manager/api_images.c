@@ -1,8 +1,8 @@
 /* api_images.c - GET /images: the images a user may start sessions from,
  * grouped by name with their versions and aliases (what a launcher
  * shows).  Hidden images, those of registries the caller's domain does
- * not allow and other users' private images (session commits; admins
- * see them all) are left out. */
+ * not allow and the private images (session commits) the caller may not
+ * see (session_image.h: struct image_viewer) are left out. */
 #include "../common/compat.h"
 
 #include "api.h"
@@ -29,8 +29,8 @@ void api_images_list(struct api_ctx *c)
 
         int r = DBQ(c->m->db,
                     "SELECT id, name, tag, architecture, registry, digest, labels, owner_id FROM images"
-                    " WHERE hidden = 0 AND (owner_id IS NULL OR owner_id = ? OR ? = 1) ORDER BY name, tag, architecture",
-                    &rows, &err, DB_TEXT(c->who.user_id), DB_BOOL(api_is_admin(c)));
+                    " WHERE hidden = 0 AND" IMAGE_VISIBLE_SQL " ORDER BY name, tag, architecture",
+                    &rows, &err, IMAGE_VIEWER_ARGS(&IMAGE_VIEWER_OF(c, c->who.user_id)));
         if (r >= 0)
                 r = DBQ(c->m->db, "SELECT alias, image_id FROM image_aliases ORDER BY alias", &al, &err);
         if (r < 0) {

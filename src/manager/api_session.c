@@ -402,7 +402,7 @@ void api_session_create(struct api_ctx *c)
                         err->code = EINVAL; /* no resource group is open to the caller: a bad request */
                 return api_fail(c, err);
         }
-        r = session_image_resolve(c->m, q.image, q.architecture, domain, owner.user_id, api_is_admin(c), &img, &err);
+        r = session_image_resolve(c->m, q.image, q.architecture, domain, &IMAGE_VIEWER_OF(c, owner.user_id), &img, &err);
         if (r < 0)
                 return api_fail(c, err);
         _cleanup_free_ char *image_ref = xasprintf("%s:%s", db_getn(img, 0, "name"), db_getn(img, 0, "tag"));

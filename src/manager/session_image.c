@@ -50,7 +50,7 @@ int session_image_allowed(struct manager *m, const char *domain, const char *reg
 }
 
 int session_image_resolve(struct manager *m, const char *ref, const char *arch, const char *domain,
-                          const char *user_id, bool admin, struct db_rows **ret, struct tess_error **err)
+                          const struct image_viewer *viewer, struct db_rows **ret, struct tess_error **err)
 {
         _cleanup_rows_ struct db_rows *alias = NULL;
         _cleanup_free_ char *name = NULL, *tag = NULL;
@@ -76,10 +76,9 @@ int session_image_resolve(struct manager *m, const char *ref, const char *arch, 
         _cleanup_free_ char *suffix = xasprintf("%%/%s", name);
         r = DBQ(m->db,
                 "SELECT id, name, tag, registry, hidden, min_resources, max_resources, labels FROM images"
-                " WHERE (name = ? OR name LIKE ?) AND tag = ? AND architecture = ?"
-                " AND (owner_id IS NULL OR owner_id = ? OR ? = 1) ORDER BY length(name) LIMIT 2",
-                ret, err, DB_TEXT(name), DB_TEXT(suffix), DB_TEXT(tag), DB_TEXT(arch), DB_TEXT(user_id),
-                DB_BOOL(admin));
+                " WHERE (name = ? OR name LIKE ?) AND tag = ? AND architecture = ? AND" IMAGE_VISIBLE_SQL
+                " ORDER BY length(name) LIMIT 2",
+                ret, err, DB_TEXT(name), DB_TEXT(suffix), DB_TEXT(tag), DB_TEXT(arch), IMAGE_VIEWER_ARGS(viewer));
         if (r < 0)
                 return r;
         if ((*ret)->nrows == 0) {

@@ -11,6 +11,24 @@
 #include "manager.h"
 #include "session_request.h"
 
+/* Who looks at private images (those of session commits, owner_id set):
+ * their owner sees them, a superadmin all, an admin those of the users of
+ * their domain. */
+struct image_viewer {
+        const char *user_id;
+        const char *domain;
+        bool admin, superadmin;
+};
+/* A condition on a row of the images table, bound with IMAGE_VIEWER_ARGS. */
+#define IMAGE_VISIBLE_SQL                                                                  \
+        " (images.owner_id IS NULL OR images.owner_id = ? OR ? = 1 OR (? = 1 AND EXISTS (" \
+        "SELECT 1 FROM users vu WHERE vu.id = images.owner_id AND vu.domain_name = ?)))"
+#define IMAGE_VIEWER_ARGS(v) DB_TEXT((v)->user_id), DB_BOOL((v)->superadmin), DB_BOOL((v)->admin), DB_TEXT((v)->domain)
+/* The caller's view (c->who), or the view of the owner `user_id` a caller acts for. */
+#define IMAGE_VIEWER_OF(c, owner_user_id)                                                                     \
+        ((struct image_viewer){ .user_id = (owner_user_id), .domain = (c)->who.domain,                        \
+                                .admin = (c)->who.role == ROLE_ADMIN, .superadmin = (c)->who.role == ROLE_SUPERADMIN })
+
 /* `ref` -> the registered image row (id, name, tag, registry, min_resources,
  * max_resources, labels) for `arch`, as Backend.AI resolves it: an alias;
  * else "name[:tag]" (no tag: latest), the whole name or its last path
@@ -18,9 +36,9 @@
  * -EINVAL naming the image when it is not registered, hidden, or its
  * registry is not among the domain's allowed_docker_registries (when that
  * list is not empty).  A private image (a session commit's, owner_id set)
- * is found only for its owner `user_id`, or when `admin`. */
+ * is found only when `viewer` may see it. */
 int session_image_resolve(struct manager *m, const char *ref, const char *arch, const char *domain,
-                          const char *user_id, bool admin, struct db_rows **ret, struct tess_error **err);
+                          const struct image_viewer *viewer, struct db_rows **ret, struct tess_error **err);
 
 /* 1 when the domain's allowed_docker_registries (empty: all) allows the
  * registry of an image (its registry column, else the host-like first

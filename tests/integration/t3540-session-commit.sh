@@ -94,6 +94,18 @@ test_expect_success 'the image is registered: private to its owner, the base lab
         api GET "/admin/images?private=false" && ! grep -q custom/admin "$TMP/out"
 '
 
+test_expect_success 'an admin of the owner'"'"'s domain sees the private image; an admin of another domain does not' '
+        api POST /admin/domains "{\"name\": \"far\"}" && test "$CODE" = 201 &&
+        OUT=$TMP/far api POST /admin/users "{\"email\": \"far@t.test\", \"password\": \"far-pass-1\", \"domain\": \"far\", \"role\": \"admin\"}" &&
+        test "$CODE" = 201 &&
+        OUT=$TMP/near api POST /admin/users "{\"email\": \"near@t.test\", \"password\": \"near-pass-1\", \"role\": \"admin\"}" &&
+        test "$CODE" = 201 &&
+        (BACKEND_ACCESS_KEY=$(jq -r .keypair.access_key "$TMP/far") BACKEND_SECRET_KEY=$(jq -r .keypair.secret_key "$TMP/far") \
+                api GET /images && test "$CODE" = 200 && ! grep -q custom/admin "$TMP/out") &&
+        (BACKEND_ACCESS_KEY=$(jq -r .keypair.access_key "$TMP/near") BACKEND_SECRET_KEY=$(jq -r .keypair.secret_key "$TMP/near") \
+                api GET /images && test "$CODE" = 200 && grep -q custom/admin/busybox "$TMP/out")
+'
+
 test_expect_success 'a new session of the image has what was added and lacks what was deleted, left out or mounted' '
         session derived custom/admin/busybox:v1 &&
         session_run derived "/usr/local/bin/hello; cat /tmp/note; ls /etc/group /home/work/home.txt /home/work/data 2>&1; true" &&
