@@ -105,6 +105,9 @@ const struct entity admin_images = {
         .gen_id = true,
         .created_at = true,
         .key_filter = image_key,
+        /* domain admins: public images, and the private ones of their domain's users */
+        .domain_scope = "(i.owner_id IS NULL OR EXISTS (SELECT 1 FROM users ou WHERE ou.id = i.owner_id"
+                        " AND ou.domain_name = ?))",
 };
 
 /* ---- agents: they register themselves; admins move and forget them ---- */

@@ -100,10 +100,12 @@ test_expect_success 'an admin of the owner'"'"'s domain sees the private image; 
         test "$CODE" = 201 &&
         OUT=$TMP/near api POST /admin/users "{\"email\": \"near@t.test\", \"password\": \"near-pass-1\", \"role\": \"admin\"}" &&
         test "$CODE" = 201 &&
-        (BACKEND_ACCESS_KEY=$(jq -r .keypair.access_key "$TMP/far") BACKEND_SECRET_KEY=$(jq -r .keypair.secret_key "$TMP/far") \
-                api GET /images && test "$CODE" = 200 && ! grep -q custom/admin "$TMP/out") &&
-        (BACKEND_ACCESS_KEY=$(jq -r .keypair.access_key "$TMP/near") BACKEND_SECRET_KEY=$(jq -r .keypair.secret_key "$TMP/near") \
-                api GET /images && test "$CODE" = 200 && grep -q custom/admin/busybox "$TMP/out")
+        (export BACKEND_ACCESS_KEY=$(jq -r .keypair.access_key "$TMP/far") BACKEND_SECRET_KEY=$(jq -r .keypair.secret_key "$TMP/far") &&
+                api GET /images && test "$CODE" = 200 && ! grep -q custom/admin "$TMP/out" &&
+                api GET "/admin/images?private=true" && test "$CODE" = 200 && jq -e ".items == []" "$TMP/out") &&
+        (export BACKEND_ACCESS_KEY=$(jq -r .keypair.access_key "$TMP/near") BACKEND_SECRET_KEY=$(jq -r .keypair.secret_key "$TMP/near") &&
+                api GET /images && test "$CODE" = 200 && grep -q custom/admin/busybox "$TMP/out" &&
+                api GET "/admin/images?private=true" && test "$CODE" = 200 && jq -e "[.items[].name] == [\"custom/admin/busybox\"]" "$TMP/out")
 '
 
 test_expect_success 'a new session of the image has what was added and lacks what was deleted, left out or mounted' '
