@@ -11,6 +11,7 @@ export const PAGES = [
   { id: 'summary', title: 'Summary', tag: 'summary-page', load: () => import('./summary-page.js') },
   { id: 'sessions', title: 'Sessions', tag: 'sessions-page', load: () => import('./sessions-page.js') },
   { id: 'launch', title: 'Launch', tag: 'launcher-page', load: () => import('./launcher-page.js') },
+  { id: 'storage', title: 'Storage', tag: 'storage-page', load: () => import('./storage-page.js') },
   { id: 'terminal', title: 'Terminal', tag: 'terminal-page', nav: false, load: () => import('./terminal-page.js') },
 ];
 

@@ -1,0 +1,122 @@
+/* upload-panel.js - <upload-panel>: files into a directory (.dir) of a
+ * folder (.folder): dropped on the zone or chosen with the picker (a
+ * button, so that the keyboard reaches it).  Lists every upload of the
+ * page (upload-store.js) with its progress, and pause, resume or remove;
+ * a failed or retrying one says why.  Directories dropped are left out
+ * (only files go). */
+import { html } from 'lit';
+import { TesseraElement } from './element.js';
+import { formatBytes, formatDuration } from './format.js';
+import { StoreController } from './store-controller.js';
+import { uploadStore } from './upload-store.js';
+
+const STATE_TEXT = {
+  queued: 'waiting',
+  uploading: 'uploading',
+  retrying: 'interrupted',
+  paused: 'paused',
+  done: 'done',
+  failed: 'failed',
+};
+
+/* The files of a drop, without directories. */
+function droppedFiles(dataTransfer) {
+  const items = [...(dataTransfer.items ?? [])];
+  if (!items.length) return [...dataTransfer.files];
+  return items
+    .filter((i) => i.kind === 'file' && !i.webkitGetAsEntry?.()?.isDirectory)
+    .map((i) => i.getAsFile())
+    .filter(Boolean);
+}
+
+class UploadPanel extends TesseraElement {
+  static properties = {
+    folder: {},
+    dir: {},
+    over: { state: true },
+  };
+
+  constructor() {
+    super();
+    this.folder = '';
+    this.dir = '';
+    this.over = false;
+    new StoreController(this, uploadStore);
+  }
+
+  #add(files) {
+    if (files.length) uploadStore.add(this.folder, this.dir, files);
+  }
+
+  #picked(e) {
+    this.#add([...e.target.files]);
+    e.target.value = '';
+  }
+
+  #dragOver(e) {
+    e.preventDefault();
+    e.dataTransfer.dropEffect = 'copy';
+    this.over = true;
+  }
+
+  #drop(e) {
+    e.preventDefault();
+    this.over = false;
+    this.#add(droppedFiles(e.dataTransfer));
+  }
+
+  #why(u) {
+    if (u.state === 'retrying')
+      return `${u.error?.message ?? ''} Resuming in ${formatDuration(Math.max(0, u.retryAt - Date.now()))}.`;
+    return u.state === 'failed' ? u.error?.message ?? '' : '';
+  }
+
+  #item(u) {
+    const label = `${u.folder}/${u.path}`;
+    return html`<li class="upload" data-upload=${label} data-state=${u.state}>
+      <div class="upload-head">
+        <span class="upload-name">${label}</span>
+        <span class="muted small">${formatBytes(u.sent)} of ${formatBytes(u.size)} · ${STATE_TEXT[u.state]}</span>
+        <span class="row-actions">
+          ${u.state === 'uploading' || u.state === 'retrying' || u.state === 'queued'
+            ? html`<button type="button" class="small" aria-label="Pause ${label}" @click=${() => uploadStore.pause(u)}>Pause</button>`
+            : ''}
+          ${u.state === 'paused'
+            ? html`<button type="button" class="small" aria-label="Resume ${label}" @click=${() => uploadStore.resume(u)}>Resume</button>`
+            : ''}
+          ${u.finished
+            ? ''
+            : html`<button type="button" class="small" aria-label="Remove ${label}" @click=${() => uploadStore.remove(u)}>Remove</button>`}
+        </span>
+      </div>
+      <progress max=${u.size || 1} .value=${u.size ? u.sent : u.state === 'done' ? 1 : 0} aria-label="Upload of ${label}"></progress>
+      ${this.#why(u) ? html`<p class=${u.state === 'failed' ? 'error' : 'warning'}>${this.#why(u)}</p>` : ''}
+    </li>`;
+  }
+
+  render() {
+    const uploads = uploadStore.uploads;
+    return html`<div
+        class="drop-zone ${this.over ? 'over' : ''}"
+        @dragover=${this.#dragOver}
+        @dragleave=${() => (this.over = false)}
+        @drop=${this.#drop}
+      >
+        <span>Drop files here to upload them to ${this.dir ? `${this.folder}/${this.dir}` : this.folder}, or</span>
+        <button type="button" @click=${() => this.querySelector('input[type=file]').click()}>Choose files…</button>
+        <input type="file" multiple hidden aria-label="Files to upload" @change=${this.#picked} />
+      </div>
+      ${uploads.length
+        ? html`<section class="uploads" aria-label="Uploads">
+            <ul class="plain-list">
+              ${uploads.map((u) => this.#item(u))}
+            </ul>
+            ${uploads.some((u) => u.finished)
+              ? html`<button type="button" class="small" @click=${() => uploadStore.clearFinished()}>Clear finished</button>`
+              : ''}
+          </section>`
+        : ''}`;
+  }
+}
+
+customElements.define('upload-panel', UploadPanel);
