@@ -13,10 +13,12 @@
  * connection cut under it comes back by itself, the page saying so
  * meanwhile; a folder is made on the storage page; a file goes up with
  * the picker, cut off once in the middle and resumed (HEAD asks the
- * offset), another by drag and drop; directories made, renamed and
+ * offset), another by drag and drop, a third stopped by a page reload
+ * and resumed when chosen again; directories made, renamed and
  * deleted; the first file downloads byte for byte; a folder through the
  * trash and back, then purged; a second session from the launcher mounts
- * the folder and its terminal reads the dropped file; the terminal says
+ * the folder and its terminal reads the dropped file and the sums of the
+ * uploaded ones; the terminal says
  * when its session ends; the folder is shared with the second user, who
  * accepts the invitation and sees its files (read only); every page at
  * 1280x800 and 390x844; no errors in the console. */
@@ -41,8 +43,11 @@ const FOLDER = 'webfiles';
 const BIG_FILE_BYTES = 20 * 2 ** 20 + 12345; /* three chunks of tus-upload.js, the last one short */
 const DROPPED_TEXT = 'hello from a drop';
 
+const RESUMED_FILE_BYTES = 12 * 2 ** 20; /* two chunks */
+
 const scratch = mkdtempSync(path.join(tmpdir(), 'tessera-browser-'));
 const bigFile = path.join(scratch, 'big.bin');
+const resumedFile = path.join(scratch, 'resumed.bin');
 const sha256 = (bytes) => createHash('sha256').update(bytes).digest('hex');
 
 /* ---- sessions and the terminal ---- */
@@ -237,6 +242,36 @@ const steps = [
     },
   ],
   [
+    'an upload a page reload stopped goes on from where it was when its file is chosen again',
+    async (page) => {
+      writeFileSync(resumedFile, randomBytes(RESUMED_FILE_BYTES));
+      let patches = 0;
+      await page.route('**/folders/_/upload?*', (route) =>
+        route.request().method() === 'PATCH' && ++patches > 1 ? route.abort('connectionreset') : route.continue(),
+      );
+      await expectConsoleErrors(/ERR_CONNECTION_RESET|ERR_FAILED/, async () => {
+        await page.getByLabel('Files to upload').setInputFiles(resumedFile);
+        await upload(page, 'resumed.bin').and(page.locator('[data-state="retrying"]')).waitFor({ timeout: UI_TIMEOUT_MS });
+        await page.reload();
+      });
+      await page.unrouteAll();
+      const entry = page.locator(`li[data-interrupted="${FOLDER}/resumed.bin"]`);
+      await entry.filter({ hasText: '8 MiB of 12 MiB' }).waitFor({ timeout: UI_TIMEOUT_MS });
+      const offsets = [];
+      page.on('response', (r) => r.request().method() === 'POST' && r.url().includes('/folders/_/upload?') &&
+        offsets.push(r.headers()['upload-offset']));
+      const [chooser] = await Promise.all([
+        page.waitForEvent('filechooser'),
+        page.getByRole('button', { name: `Resume ${FOLDER}/resumed.bin: choose the file again` }).click(),
+      ]);
+      await chooser.setFiles(resumedFile);
+      await upload(page, 'resumed.bin').and(page.locator('[data-state="done"]')).waitFor({ timeout: START_TIMEOUT_MS });
+      await fileRow(page, 'resumed.bin').waitFor({ timeout: UI_TIMEOUT_MS });
+      if (offsets[0] !== String(8 * 2 ** 20)) throw new Error(`the upload started again at ${offsets[0]}, not at 8 MiB`);
+      await entry.waitFor({ state: 'detached', timeout: UI_TIMEOUT_MS });
+    },
+  ],
+  [
     'directories are made, opened, renamed and deleted',
     async (page) => {
       await page.getByRole('button', { name: 'New directory' }).click();
@@ -290,14 +325,17 @@ const steps = [
     },
   ],
   [
-    'a session from the launcher mounts the folder, and its terminal reads the dropped file',
+    'a session from the launcher mounts the folder, and its terminal reads the files',
     async (page) => {
       await launch(page, 'webmount', { folder: FOLDER });
       await page.getByRole('link', { name: 'Open a terminal in session webmount' }).click();
       await waitForTerminal(page);
       await run(page, `cat /home/work/${FOLDER}/dropped.txt`, new RegExp(`^${DROPPED_TEXT}$`));
-      const size = await run(page, `wc -c < /home/work/${FOLDER}/big.bin`, /^\d+$/);
-      if (Number(size) !== BIG_FILE_BYTES) throw new Error(`big.bin has ${size} bytes in the session`);
+      for (const file of [bigFile, resumedFile]) {
+        const name = path.basename(file), want = sha256(readFileSync(file));
+        const line = await run(page, `sha256sum /home/work/${FOLDER}/${name}`, new RegExp(`^[0-9a-f]{64} .*${name}$`));
+        if (!line.startsWith(want)) throw new Error(`${name} in the session: ${line}, not ${want}`);
+      }
     },
   ],
   [

@@ -3,10 +3,12 @@
  * button, so that the keyboard reaches it).  Lists every upload of the
  * page (upload-store.js) with its progress, and pause, resume or remove;
  * a failed or retrying one says why.  Directories dropped are left out
- * (only files go). */
+ * (only files go).  Uploads a page reload interrupted are listed too,
+ * each resumed when the user chooses its file again. */
 import { html } from 'lit';
 import { TesseraElement } from './element.js';
 import { formatBytes, formatDuration } from './format.js';
+import { errorNotice } from './notices.js';
 import { StoreController } from './store-controller.js';
 import { uploadStore } from './upload-store.js';
 
@@ -34,13 +36,17 @@ class UploadPanel extends TesseraElement {
     folder: {},
     dir: {},
     over: { state: true },
+    error: { state: true },
   };
+
+  #resuming = null;
 
   constructor() {
     super();
     this.folder = '';
     this.dir = '';
     this.over = false;
+    this.error = null;
     new StoreController(this, uploadStore);
   }
 
@@ -51,6 +57,24 @@ class UploadPanel extends TesseraElement {
   #picked(e) {
     this.#add([...e.target.files]);
     e.target.value = '';
+  }
+
+  #chooseAgain(entry) {
+    this.#resuming = entry;
+    this.querySelector('.resume-input').click();
+  }
+
+  #pickedAgain(e) {
+    const [file] = e.target.files;
+    e.target.value = '';
+    if (!file || !this.#resuming) return;
+    try {
+      uploadStore.resumeInterrupted(this.#resuming, file);
+      this.error = null;
+    } catch (err) {
+      this.error = err.message;
+    }
+    this.#resuming = null;
   }
 
   #dragOver(e) {
@@ -94,8 +118,22 @@ class UploadPanel extends TesseraElement {
     </li>`;
   }
 
+  #interruptedItem(entry) {
+    const label = `${entry.folder}/${entry.path}`;
+    return html`<li class="upload" data-interrupted=${label}>
+      <div class="upload-head">
+        <span class="upload-name">${label}</span>
+        <span class="muted small">${formatBytes(entry.sent)} of ${formatBytes(entry.size)} · stopped when the page was left</span>
+        <span class="row-actions">
+          <button type="button" class="small" aria-label="Resume ${label}: choose the file again" @click=${() => this.#chooseAgain(entry)}>Choose again</button>
+          <button type="button" class="small" aria-label="Forget ${label}" @click=${() => uploadStore.forget(entry)}>Forget</button>
+        </span>
+      </div>
+    </li>`;
+  }
+
   render() {
-    const uploads = uploadStore.uploads;
+    const uploads = uploadStore.uploads, interrupted = uploadStore.interrupted;
     return html`<div
         class="drop-zone ${this.over ? 'over' : ''}"
         @dragover=${this.#dragOver}
@@ -103,9 +141,18 @@ class UploadPanel extends TesseraElement {
         @drop=${this.#drop}
       >
         <span>Drop files here to upload them to ${this.dir ? `${this.folder}/${this.dir}` : this.folder}, or</span>
-        <button type="button" @click=${() => this.querySelector('input[type=file]').click()}>Choose files…</button>
+        <button type="button" @click=${() => this.querySelector('input[multiple]').click()}>Choose files…</button>
         <input type="file" multiple hidden aria-label="Files to upload" @change=${this.#picked} />
+        <input type="file" class="resume-input" hidden aria-label="The file to resume" @change=${this.#pickedAgain} />
       </div>
+      ${interrupted.length
+        ? html`<section class="uploads" aria-label="Interrupted uploads">
+            <ul class="plain-list">
+              ${interrupted.map((entry) => this.#interruptedItem(entry))}
+            </ul>
+          </section>`
+        : ''}
+      ${errorNotice(this.error)}
       ${uploads.length
         ? html`<section class="uploads" aria-label="Uploads">
             <ul class="plain-list">
