@@ -14,16 +14,16 @@
  * meanwhile; a folder is made on the storage page; a file goes up with
  * the picker, cut off once in the middle and resumed (HEAD asks the
  * offset), another by drag and drop, a third stopped by a page reload
- * and resumed when chosen again; directories made, renamed and
- * deleted; the first file downloads byte for byte; a folder through the
- * trash and back, then purged; a second session from the launcher mounts
- * the folder and its terminal reads the dropped file and the sums of the
- * uploaded ones; the terminal says
- * when its session ends; the folder is shared with the second user, who
- * accepts the invitation and sees its files (read only); every page at
+ * and resumed when chosen again; directories made, renamed and deleted;
+ * the first file downloads byte for byte, the folder as a tar; a folder
+ * through the trash and back, then purged; a second session from the
+ * launcher mounts the folder and its terminal reads the dropped file and
+ * the sums of the uploaded ones; the terminal says when its session ends;
+ * the folder is shared with the second user, who accepts the invitation
+ * and sees its files (read only); every page at
  * 1280x800 and 390x844; no errors in the console. */
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
@@ -48,6 +48,7 @@ const RESUMED_FILE_BYTES = 12 * 2 ** 20; /* two chunks */
 const scratch = mkdtempSync(path.join(tmpdir(), 'tessera-browser-'));
 const bigFile = path.join(scratch, 'big.bin');
 const resumedFile = path.join(scratch, 'resumed.bin');
+process.on('exit', () => rmSync(scratch, { recursive: true, force: true }));
 const sha256 = (bytes) => createHash('sha256').update(bytes).digest('hex');
 
 /* ---- sessions and the terminal ---- */
@@ -289,7 +290,7 @@ const steps = [
     },
   ],
   [
-    'the uploaded file downloads byte for byte',
+    'the uploaded file downloads byte for byte, the folder as a tar',
     async (page) => {
       const [download] = await Promise.all([
         page.waitForEvent('download', { timeout: UI_TIMEOUT_MS }),
@@ -299,6 +300,13 @@ const steps = [
       const got = readFileSync(await download.path());
       if (sha256(got) !== sha256(readFileSync(bigFile)))
         throw new Error(`${got.length} bytes downloaded, not the ${BIG_FILE_BYTES} uploaded`);
+      const [tar] = await Promise.all([
+        page.waitForEvent('download', { timeout: UI_TIMEOUT_MS }),
+        page.getByRole('button', { name: 'Download folder' }).click(),
+      ]);
+      const archive = readFileSync(await tar.path());
+      if (tar.suggestedFilename() !== `${FOLDER}.tar` || !archive.includes(got.subarray(0, 4096)))
+        throw new Error(`the folder came as ${tar.suggestedFilename()}, ${archive.length} bytes without big.bin`);
     },
   ],
   [

@@ -30,7 +30,6 @@ export class PtyConnection extends EventTarget {
   failures = 0;
   #socket = null;
   #timer = null;
-  #ping = null;
   #size;
   #closed = false;
 
@@ -53,7 +52,6 @@ export class PtyConnection extends EventTarget {
   close() {
     this.#closed = true;
     clearTimeout(this.#timer);
-    clearInterval(this.#ping);
     this.#socket?.close();
     this.#socket = null;
   }
@@ -69,12 +67,12 @@ export class PtyConnection extends EventTarget {
 
   #connect() {
     const socket = new WebSocket(ptyUrl(window.location, this.session, this.#size.rows, this.#size.cols));
-    let refusal = '';
+    let refusal = '', ping = null;
     this.#socket = socket;
     this.#set('connecting', '');
     socket.addEventListener('open', () => {
+      ping = setInterval(() => socket.send(PING_MESSAGE), PING_EVERY_MS);
       this.#set('open', '');
-      this.#ping = setInterval(() => socket.send(PING_MESSAGE), PING_EVERY_MS);
     });
     socket.addEventListener('message', (e) => {
       const m = parseMessage(e.data);
@@ -86,8 +84,8 @@ export class PtyConnection extends EventTarget {
       }
     });
     socket.addEventListener('close', (e) => {
+      clearInterval(ping);
       if (this.#socket !== socket) return;
-      clearInterval(this.#ping);
       this.#socket = null;
       if (!this.#closed) this.#afterClose(e.code, refusal);
     });
