@@ -20,7 +20,7 @@
  * launcher mounts the folder and its terminal reads the dropped file and
  * the sums of the uploaded ones; the terminal says when its session ends;
  * the folder is shared with the second user, who accepts the invitation
- * and sees its files (read only); every page at
+ * and sees its files (read only), then leaves it; every page at
  * 1280x800 and 390x844; no errors in the console. */
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -374,7 +374,7 @@ const steps = [
     },
   ],
   [
-    'the second user accepts the invitation and reads the folder',
+    'the second user accepts the invitation, reads the folder, and leaves it',
     async (page) => {
       await logOut(page, env('TESSERA_EMAIL'));
       await logIn(page, env('TESSERA_USER2_EMAIL'), env('TESSERA_USER2_PASSWORD'));
@@ -388,6 +388,10 @@ const steps = [
       await fileRow(page, 'dropped.txt').waitFor({ timeout: UI_TIMEOUT_MS });
       if (await page.getByRole('button', { name: 'Choose files…' }).count())
         throw new Error('a read-only folder offers uploads');
+      await navigate(page, 'Storage', 'Storage');
+      await page.getByRole('button', { name: `Leave ${FOLDER}` }).click();
+      await confirm(page, `Leave ${FOLDER}?`, 'Leave');
+      await page.getByText('You have no folders yet.').waitFor({ timeout: UI_TIMEOUT_MS });
       await logOut(page, env('TESSERA_USER2_EMAIL'));
     },
   ],

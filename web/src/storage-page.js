@@ -4,11 +4,21 @@
  * usage, permission, owner and status, or those in the trash; the
  * invitations waiting for an answer (invitation-list); a new folder
  * (folder-dialog); sharing a folder one owns (share-dialog); a folder to
- * the trash, and back or purged for good (each asks first).
+ * the trash, and back or purged for good; leaving a folder another user
+ * shared (each but restoring asks first).
  * #/storage/<folder>/<path>: the files of a folder (folder-browser). */
 import { html } from 'lit';
 import { TesseraElement } from './element.js';
-import { TRASH, listFolders, parseBrowseArg, permissionLabel, purgeFolder, restoreFolder, trashFolder } from './folders.js';
+import {
+  TRASH,
+  leaveFolder,
+  listFolders,
+  parseBrowseArg,
+  permissionLabel,
+  purgeFolder,
+  restoreFolder,
+  trashFolder,
+} from './folders.js';
 import { errorNotice, loadNotice } from './notices.js';
 import { href, router } from './router.js';
 import { tableHead } from './table-head.js';
@@ -94,6 +104,14 @@ class StoragePage extends TesseraElement {
     );
   }
 
+  #leave(f) {
+    return this.#act(
+      f,
+      { title: `Leave ${f.name}?`, message: `You stop using it; ${f.creator} can invite you again.`, confirm: 'Leave' },
+      () => leaveFolder(f.name),
+    );
+  }
+
   #actions(f) {
     const busy = this.busy.has(f.id);
     if (this.showTrash)
@@ -101,7 +119,11 @@ class StoragePage extends TesseraElement {
           @click=${() => this.#act(f, null, () => restoreFolder(f.id))}>Restore</button>
         <button type="button" class="danger small" ?disabled=${busy} aria-label="Delete ${f.name} for good"
           @click=${() => this.#purge(f)}>Delete for good</button>`;
-    if (!f.is_owner) return '';
+    if (!f.is_owner)
+      return f.ownership_type === 'user'
+        ? html`<button type="button" class="small" ?disabled=${busy} aria-label="Leave ${f.name}"
+            @click=${() => this.#leave(f)}>Leave</button>`
+        : '';
     return html`<button type="button" class="small" aria-label="Share ${f.name}"
         @click=${() => this.querySelector('share-dialog').show(f)}>Share</button>
       <button type="button" class="danger small" ?disabled=${busy} aria-label="Move ${f.name} to the trash"

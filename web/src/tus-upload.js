@@ -26,7 +26,7 @@ import { ApiError, errorFrom } from './api.js';
 import { retryDelay } from './backoff.js';
 import { requestUpload, transferUrl } from './folders.js';
 
-export const CHUNK_BYTES = 8 * 2 ** 20; /* the manager buffers a PATCH whole (max_upload: 64 MiB) */
+const CHUNK_BYTES = 8 * 2 ** 20; /* the manager buffers a PATCH whole (max_upload: 64 MiB) */
 const TUS_HEADERS = { 'Tus-Resumable': '1.0.0' };
 const PAUSED = -1;
 
