@@ -1,5 +1,5 @@
 #!/bin/bash
-test_description='the web UI'"'"'s modules that need no browser, with node --test (tests/web/*.test.mjs): units and durations, slot values, the launcher'"'"'s rules, session statuses'
+test_description='the web UI'"'"'s modules that need no browser, with node --test (tests/web/*.test.mjs): units and durations, slot values, the launcher'"'"'s rules, session statuses, the terminal'"'"'s messages, retry delays, folder paths and names'
 . "$(dirname "$0")/../lib/test-lib.sh"
 
 command -v node >/dev/null 2>&1 || skip_all 'needs node (scripts/install-deps.sh build)'

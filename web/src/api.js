@@ -7,7 +7,9 @@
  * `title` (the manager's sentence for people), or else a sentence made from
  * the status.  A 401 on an API route (not a login) means the session ended:
  * listeners registered with onSessionEnded() hear of it once.
- * openEventStream() opens a server-sent events stream with the cookie. */
+ * openEventStream() opens a server-sent events stream with the cookie.
+ * errorFrom() makes the same ApiError of an answer fetched otherwise (the
+ * uploads' XMLHttpRequests: tus-upload.js). */
 
 let csrfToken = null;
 const sessionEndedListeners = new Set();
@@ -47,7 +49,8 @@ const STATUS_SENTENCES = {
   503: 'The manager is busy; try again.',
 };
 
-async function errorFrom(response) {
+/* The ApiError of a Response that is not 2xx. */
+export async function errorFrom(response) {
   let title = null, type = null;
   const contentType = response.headers.get('Content-Type') || '';
   if (contentType.includes('json')) {

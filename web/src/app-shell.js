@@ -74,7 +74,7 @@ class AppShell extends TesseraElement {
         <a class="brand" href=${href(DEFAULT_PAGE)}>Tessera</a>
         <nav class="main-nav" aria-label="Main">
           <ul>
-            ${pagesFor(auth.user).map(
+            ${pagesFor(auth.user).filter((p) => p.nav !== false).map(
               (p) => html`<li>
                 <a href=${href(p.id)} aria-current=${p.id === current ? 'page' : nothing}>${p.title}</a>
               </li>`,

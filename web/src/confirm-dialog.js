@@ -1,13 +1,19 @@
-/* confirm-dialog.js - <confirm-dialog>: a modal yes/no question.
- * ask({title, message, confirm}) resolves true when the user confirms,
- * false when they cancel or press Escape.  The cancel button has the
- * focus first, so that Enter does not destroy anything by accident. */
+/* confirm-dialog.js - <confirm-dialog>: a modal question.
+ * ask({title, message, confirm, danger = true}) resolves true when the
+ * user confirms, false when they cancel or press Escape; the cancel
+ * button has the focus first, so that Enter does not destroy anything by
+ * accident.  prompt({title, label, value, confirm, check}) asks for one
+ * line of text instead, with the field focused: it resolves the text, or
+ * null when cancelled; check(text), if given, returns a sentence that
+ * keeps the dialog open (an error) or null. */
 import { html } from 'lit';
 import { TesseraElement } from './element.js';
+import { errorNotice } from './notices.js';
 
 class ConfirmDialog extends TesseraElement {
   static properties = {
     question: { state: true },
+    error: { state: true },
   };
 
   #resolve = null;
@@ -15,36 +21,65 @@ class ConfirmDialog extends TesseraElement {
   constructor() {
     super();
     this.question = { title: '', message: '', confirm: 'OK' };
+    this.error = null;
   }
 
-  async ask(question) {
+  ask(question) {
+    return this.#open({ danger: true, ...question }, '.cancel');
+  }
+
+  async prompt(question) {
+    const answer = await this.#open({ danger: false, ...question, field: true }, 'input');
+    return answer === false ? null : answer;
+  }
+
+  async #open(question, focus) {
     this.question = question;
+    this.error = null;
     await this.updateComplete;
-    const dialog = this.querySelector('dialog');
-    dialog.showModal();
-    this.querySelector('.cancel').focus();
+    const input = this.querySelector('input');
+    if (input) input.value = question.value ?? '';
+    this.querySelector('dialog').showModal();
+    this.querySelector(focus).focus();
     return new Promise((resolve) => {
       this.#resolve = resolve;
     });
   }
 
-  #answer(yes) {
+  #answer(answer) {
     const resolve = this.#resolve;
     this.#resolve = null;
-    resolve?.(yes);
+    resolve?.(answer);
     const dialog = this.querySelector('dialog');
     if (dialog.open) dialog.close();
+  }
+
+  #submit(e) {
+    e.preventDefault();
+    if (!this.question.field) return this.#answer(true);
+    const text = this.querySelector('input').value.trim();
+    this.error = this.question.check?.(text) ?? null;
+    if (!this.error) this.#answer(text);
   }
 
   render() {
     const q = this.question;
     return html`<dialog class="dialog" aria-labelledby="confirm-title" @close=${() => this.#answer(false)}>
-      <h2 id="confirm-title">${q.title}</h2>
-      <p>${q.message}</p>
-      <div class="actions">
-        <button class="cancel" type="button" @click=${() => this.#answer(false)}>Cancel</button>
-        <button class="danger" type="button" @click=${() => this.#answer(true)}>${q.confirm}</button>
-      </div>
+      <form @submit=${this.#submit}>
+        <h2 id="confirm-title">${q.title}</h2>
+        ${q.message ? html`<p>${q.message}</p>` : ''}
+        ${q.field
+          ? html`<div class="field">
+              <label for="confirm-input">${q.label}</label>
+              <input id="confirm-input" autocomplete="off" required />
+            </div>`
+          : ''}
+        ${errorNotice(this.error)}
+        <div class="actions">
+          <button class="cancel" type="button" @click=${() => this.#answer(false)}>Cancel</button>
+          <button class=${q.danger ? 'danger' : 'primary'} type="submit">${q.confirm}</button>
+        </div>
+      </form>
     </dialog>`;
   }
 }

@@ -1,13 +1,15 @@
 /* session-table.js - <session-table>: sessions as a table (cards on a
  * narrow screen): name, image, status with why it is so (a PENDING
  * session's scheduler message), configuration, age, and, unless compact,
- * the actions (delete for now; terminal, apps and logs come later).
- * Actions are events: 'delete-session' with detail {name}.  Each row
- * carries data-session and data-status.  Ages are redrawn every few
- * seconds from the store's clock; nothing is fetched for that. */
+ * the actions: a link to the terminal of a RUNNING session
+ * (#/terminal/<name>) and delete (apps and logs come later), an event:
+ * 'delete-session' with detail {name}.  Each row carries data-session and
+ * data-status.  Ages are redrawn every few seconds from the store's clock;
+ * nothing is fetched for that. */
 import { html } from 'lit';
 import { TesseraElement } from './element.js';
 import { formatConfig, formatDuration } from './format.js';
+import { href } from './router.js';
 import { sessionStore } from './session-store.js';
 import { isTerminal, statusKind, statusReason } from './session-status.js';
 
@@ -59,7 +61,11 @@ class SessionTable extends TesseraElement {
       <td data-label="Age">${formatDuration(sessionStore.ageOf(s))}</td>
       ${this.compact
         ? ''
-        : html`<td data-label="Actions" class="actions-cell">
+        : html`<td data-label="Actions" class="actions-cell"><span class="row-actions">
+            ${s.status === 'RUNNING'
+              ? html`<a class="button small" href=${href('terminal', s.sessionName)}
+                  aria-label="Open a terminal in session ${s.sessionName}">Terminal</a>`
+              : ''}
             ${s.status === 'TERMINATING' || isTerminal(s.status)
               ? ''
               : html`<button
@@ -71,7 +77,7 @@ class SessionTable extends TesseraElement {
                 >
                   Delete
                 </button>`}
-          </td>`}
+          </span></td>`}
     </tr>`;
   }
 

@@ -1,0 +1,97 @@
+/* terminal-storage.test.mjs - web/src/pty-protocol.js, backoff.js and the
+ * path and name rules of folders.js: the terminal's messages, the retry
+ * delays, paths inside a folder. */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { RETRY_MAX_MS, retryDelay } from '../../web/src/backoff.js';
+import {
+  browseArg,
+  joinPath,
+  parentPath,
+  parseBrowseArg,
+  parseEmails,
+  pathSteps,
+  permissionLabel,
+  transferUrl,
+  validFileName,
+  validFolderName,
+} from '../../web/src/folders.js';
+import {
+  PING_MESSAGE,
+  base64ToBytes,
+  bytesToBase64,
+  parseMessage,
+  ptyUrl,
+  resizeMessage,
+  stdinMessage,
+} from '../../web/src/pty-protocol.js';
+
+test("the terminal's URL is on the page's origin, ws or wss, with its size", () => {
+  assert.equal(
+    ptyUrl({ protocol: 'http:', host: '127.0.0.1:8090' }, 'my session', 24, 80),
+    'ws://127.0.0.1:8090/stream/session/my%20session/pty?rows=24&cols=80',
+  );
+  assert.equal(ptyUrl({ protocol: 'https:', host: 'gpu.lab' }, 's1', 0, 5000), 'wss://gpu.lab/stream/session/s1/pty?rows=1&cols=1000');
+});
+
+test('keystrokes go as base64 of UTF-8; resize and ping as the agent reads them', () => {
+  assert.deepEqual(JSON.parse(stdinMessage('echo héllo\r')), { type: 'stdin', chars: 'ZWNobyBow6lsbG8N' });
+  assert.deepEqual(JSON.parse(resizeMessage(40.4, 132)), { type: 'resize', rows: 40, cols: 132 });
+  assert.deepEqual(JSON.parse(PING_MESSAGE), { type: 'ping' });
+});
+
+test("the manager's messages: output as bytes, errors as text, the rest ignored", () => {
+  const out = parseMessage(JSON.stringify({ type: 'out', data: bytesToBase64(new Uint8Array([0xe2, 0x82])) }));
+  assert.equal(out.type, 'out');
+  assert.deepEqual([...out.bytes], [0xe2, 0x82]); /* half a character: xterm.js joins it with the next */
+  assert.deepEqual(parseMessage('{"type":"error","data":"cannot reach the agent"}'), {
+    type: 'error',
+    message: 'cannot reach the agent',
+  });
+  assert.equal(parseMessage('not json'), null);
+  assert.equal(parseMessage('{"type":"out","data":"%%%"}'), null);
+  assert.equal(parseMessage('{"type":"pong"}'), null);
+  const big = new Uint8Array(100_000).map((_, i) => i % 251);
+  assert.deepEqual(base64ToBytes(bytesToBase64(big)), big);
+});
+
+test('retries wait 1 s, 2 s, 4 s ... up to 30 s, with at most a fifth more', () => {
+  assert.equal(retryDelay(0, () => 0), 1000);
+  assert.equal(retryDelay(1, () => 0), 2000);
+  assert.equal(retryDelay(3, () => 0.5), 8800);
+  assert.equal(retryDelay(10, () => 0), RETRY_MAX_MS);
+  assert.equal(retryDelay(50, () => 1), RETRY_MAX_MS * 1.2);
+});
+
+test('paths inside a folder, and the route of a folder page', () => {
+  assert.equal(joinPath('', 'a.txt'), 'a.txt');
+  assert.equal(joinPath('data/raw', 'a.txt'), 'data/raw/a.txt');
+  assert.equal(parentPath('data/raw/a.txt'), 'data/raw');
+  assert.equal(parentPath('a.txt'), '');
+  assert.deepEqual(pathSteps('a/b'), [
+    { name: 'a', path: 'a' },
+    { name: 'b', path: 'a/b' },
+  ]);
+  assert.deepEqual(pathSteps(''), []);
+  assert.equal(browseArg('webfiles', 'a/b'), 'webfiles/a/b');
+  assert.deepEqual(parseBrowseArg('webfiles/a/b'), { folder: 'webfiles', path: 'a/b' });
+  assert.deepEqual(parseBrowseArg('webfiles'), { folder: 'webfiles', path: '' });
+  assert.deepEqual(parseBrowseArg(null), { folder: '', path: '' });
+});
+
+test("names the manager takes for folders and files", () => {
+  for (const ok of ['data', '.config', 'a', 'x-1_2.3', 'a'.repeat(64)]) assert.ok(validFolderName(ok), ok);
+  for (const bad of ['', '.', '-x', 'a b', 'a/b', '.ssh', 'invitations', 'a'.repeat(65)]) assert.ok(!validFolderName(bad), bad);
+  for (const ok of ['a.txt', 'ünïcode', '.hidden', 'x'.repeat(255)]) assert.ok(validFileName(ok), ok);
+  for (const bad of ['', '.', '..', 'a/b', 'tab\there', 'é'.repeat(128)]) assert.ok(!validFileName(bad), bad);
+});
+
+test('emails, permissions and transfer URLs', () => {
+  assert.deepEqual(parseEmails(' a@x.org, b@x.org;c@x.org  a@x.org\n'), ['a@x.org', 'b@x.org', 'c@x.org']);
+  assert.equal(permissionLabel('rw'), 'read and write');
+  assert.equal(permissionLabel('xx'), 'xx');
+  assert.equal(
+    transferUrl({ token: 'abc.d-e', url: 'http://10.0.0.5:8090/folders/_/upload' }, 'https://gpu.lab/#/storage'),
+    '/folders/_/upload?token=abc.d-e',
+  );
+});

@@ -1,0 +1,155 @@
+/* terminal-page.js - <terminal-page>: a terminal in a running session at
+ * #/terminal/<session name>: xterm.js over pty-connection.js.
+ *
+ * The terminal fills the page and follows its size (the fit addon; new
+ * rows and columns go to the manager).  The URL names the session, so a
+ * page reload opens it again; a dropped connection comes back by itself
+ * (a session the live list sees start again is tried at once), and the
+ * line above the terminal says what happens (role=status, data-state).
+ * Tab and Shift+Tab belong to the shell: Ctrl+] leaves the terminal.
+ * Without a session in the URL the page lists the running ones.
+ * xterm.js makes this the heaviest chunk; nothing else imports it. */
+import { FitAddon } from '@xterm/addon-fit';
+import { Terminal } from '@xterm/xterm';
+import { html } from 'lit';
+import { TesseraElement } from './element.js';
+import { PtyConnection } from './pty-connection.js';
+import { href, router } from './router.js';
+import { sessionStore } from './session-store.js';
+import { StoreController } from './store-controller.js';
+
+const SCROLLBACK_LINES = 5000;
+const COUNTDOWN_MS = 1000;
+
+/* A line in the terminal itself between two shells, dimmed. */
+const NOTE = (text) => `\r\n\x1b[2m[${text}]\x1b[0m\r\n`;
+
+class TerminalPage extends TesseraElement {
+  #session = router.route.arg;
+  #terminal = null;
+  #fit = null;
+  #connection = null;
+  #observer = null;
+  #ticker = null;
+  #opened = 0;
+
+  constructor() {
+    super();
+    new StoreController(this, sessionStore, () => this.#followSession());
+  }
+
+  connectedCallback() {
+    super.connectedCallback();
+    if (this.#session) document.title = `${this.#session} · Terminal · Tessera`;
+    this.#ticker = setInterval(() => this.#connection?.state === 'waiting' && this.requestUpdate(), COUNTDOWN_MS);
+  }
+
+  disconnectedCallback() {
+    super.disconnectedCallback();
+    clearInterval(this.#ticker);
+    this.#observer?.disconnect();
+    this.#connection?.close();
+    this.#terminal?.dispose();
+    this.#observer = this.#connection = this.#terminal = null;
+  }
+
+  firstUpdated() {
+    if (this.#session) this.#start(this.querySelector('.terminal-frame'));
+  }
+
+  #start(frame) {
+    const mono = getComputedStyle(document.documentElement).getPropertyValue('--mono').trim();
+    const terminal = new Terminal({ cursorBlink: true, fontFamily: mono || 'monospace', fontSize: 14, scrollback: SCROLLBACK_LINES });
+    this.#fit = new FitAddon();
+    terminal.loadAddon(this.#fit);
+    terminal.open(frame);
+    terminal.attachCustomKeyEventHandler((e) => this.#leaveKey(e));
+    this.#fit.fit();
+    const connection = new PtyConnection(this.#session, { rows: terminal.rows, cols: terminal.cols });
+    terminal.onData((data) => connection.send(data));
+    terminal.onResize(({ rows, cols }) => connection.resize(rows, cols));
+    connection.addEventListener('output', (e) => terminal.write(e.detail));
+    connection.addEventListener('change', () => this.#connectionChanged());
+    this.#observer = new ResizeObserver(() => frame.offsetWidth && this.#fit.fit());
+    this.#observer.observe(frame);
+    this.#terminal = terminal;
+    this.#connection = connection;
+    connection.open();
+    terminal.focus();
+  }
+
+  /* Ctrl+] takes the focus out of the terminal, to the line above it. */
+  #leaveKey(e) {
+    if (!(e.type === 'keydown' && e.ctrlKey && e.key === ']')) return true;
+    this.querySelector('.terminal-bar a')?.focus();
+    return false;
+  }
+
+  #connectionChanged() {
+    const c = this.#connection;
+    if (c.state === 'open' && this.#opened++ > 0) this.#terminal.write(NOTE('connected again: a new shell'));
+    if (c.state === 'ended') this.#terminal.write(NOTE(c.reason));
+    this.requestUpdate();
+  }
+
+  /* The live list saw the session (again) RUNNING while we wait: now. */
+  #followSession() {
+    const c = this.#connection;
+    const running = sessionStore.active.some((s) => s.sessionName === this.#session && s.status === 'RUNNING');
+    if (c?.state === 'waiting' && running) c.open();
+  }
+
+  #reconnect() {
+    this.#connection.open();
+    this.#terminal.focus();
+  }
+
+  #status() {
+    const c = this.#connection;
+    if (!c) return '';
+    const name = this.#session;
+    switch (c.state) {
+      case 'connecting':
+        return `Connecting to ${name}…`;
+      case 'open':
+        return `Connected to ${name}.`;
+      case 'waiting': {
+        const seconds = Math.max(0, Math.ceil((c.retryAt - Date.now()) / 1000));
+        return `${c.reason} Reconnecting in ${seconds} s (failed ${c.failures} ${c.failures === 1 ? 'time' : 'times'}).`;
+      }
+      default:
+        return c.reason;
+    }
+  }
+
+  #chooser() {
+    const running = sessionStore.active.filter((s) => s.status === 'RUNNING');
+    return html`<h1>Terminal</h1>
+      ${running.length
+        ? html`<p>Open a terminal in a running session:</p>
+            <ul>
+              ${running.map((s) => html`<li><a href=${href('terminal', s.sessionName)}>${s.sessionName}</a></li>`)}
+            </ul>`
+        : html`<p class="muted">No session is running. <a href=${href('launch')}>Launch one</a>.</p>`}`;
+  }
+
+  render() {
+    if (!this.#session) return this.#chooser();
+    const state = this.#connection?.state ?? 'connecting';
+    return html`<div class="terminal-bar">
+        <h1>Terminal <span class="terminal-name">${this.#session}</span></h1>
+        <p class="terminal-status" role="status" data-state=${state}>${this.#status()}</p>
+        ${state === 'waiting'
+          ? html`<button type="button" class="small" @click=${this.#reconnect}>Reconnect now</button>`
+          : ''}
+        ${state === 'ended'
+          ? html`<button type="button" class="small" @click=${this.#reconnect}>Open a new shell</button>`
+          : ''}
+        <a class="button small" href=${href('sessions')}>Sessions</a>
+      </div>
+      <section class="terminal-frame" aria-label="Terminal of session ${this.#session}"></section>
+      <p class="hint">Tab goes to the shell; Ctrl+] leaves the terminal.</p>`;
+  }
+}
+
+customElements.define('terminal-page', TerminalPage);
