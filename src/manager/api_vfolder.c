@@ -43,6 +43,8 @@ const struct route vfolder_routes[] = {
         { "PATCH", "/folders/_/upload", api_vfolder_tus_patch, ROUTE_PUBLIC | ROUTE_UPLOAD, "tus 1.0: bytes at Upload-Offset (?token=)", "vfolder" },
         { "GET", "/folders/_/download", api_vfolder_download, ROUTE_PUBLIC | ROUTE_READ, "A file (Range honoured) or a directory as an archive (?token=)", "vfolder" },
         { "GET", "/folders/invitations/list", api_vfolder_invitations, ROUTE_READ, "Invitations to the caller, pending", "vfolder" },
+        { "GET", "/folders/invitations/list-sent", api_vfolder_invitations_sent, ROUTE_READ, "Invitations the caller sent, pending", "vfolder" },
+        { "GET", "/folders/_/shared", api_vfolder_shared, ROUTE_READ, "Who the caller's folders are shared with (?vfolder_id=)", "vfolder" },
         { "POST", "/folders/invitations/accept", api_vfolder_invitation_accept, 0, "Accept an invitation {inv_id}", "vfolder" },
         { "DELETE", "/folders/invitations/delete", api_vfolder_invitation_delete, 0, "Reject (invitee) or cancel (inviter) an invitation {inv_id}", "vfolder" },
         { "POST", "/folders/invitations/delete", api_vfolder_invitation_delete, 0, "Reject or cancel an invitation {inv_id}", "vfolder" },

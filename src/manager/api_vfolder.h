@@ -46,6 +46,8 @@ void api_vfolder_download(struct api_ctx *c);
 
 void api_vfolder_invite(struct api_ctx *c); /* api_vfolder_share.c */
 void api_vfolder_invitations(struct api_ctx *c);
+void api_vfolder_invitations_sent(struct api_ctx *c);
+void api_vfolder_shared(struct api_ctx *c);
 void api_vfolder_invitation_accept(struct api_ctx *c);
 void api_vfolder_invitation_delete(struct api_ctx *c);
 void api_vfolder_share(struct api_ctx *c);

@@ -21,6 +21,7 @@
 #include "../common/crypto.h"
 #include "../common/timeutil.h"
 #include "api_vfolder.h"
+#include "http.h"
 #include "db.h"
 #include "manager.h"
 #include "vfolder.h"
@@ -183,17 +184,19 @@ void api_vfolder_invite(struct api_ctx *c)
         api_json(c, 201, json_pack("{s:o}", "invited_ids", emails_json(t, n)));
 }
 
-void api_vfolder_invitations(struct api_ctx *c)
+/* The pending invitations to (`who` "invitee") or from ("inviter") the caller. */
+static void list_invitations(struct api_ctx *c, const char *who)
 {
         _cleanup_rows_ struct db_rows *rows = NULL;
         struct tess_error *err = NULL;
-        int r = DBQ(c->m->db,
-                    "SELECT i.id, i.permission, i.state, i.created_at, i.modified_at, i.vfolder_id, v.name,"
-                    " ui.email AS inviter, ue.email AS invitee FROM vfolder_invitations i"
-                    " JOIN vfolders v ON v.id = i.vfolder_id LEFT JOIN users ui ON ui.id = i.inviter"
-                    " LEFT JOIN users ue ON ue.id = i.invitee"
-                    " WHERE i.invitee = ? AND i.state = 'pending' AND v.status = ? ORDER BY i.created_at, i.id",
-                    &rows, &err, DB_TEXT(c->who.user_id), DB_TEXT(VF_STATUS_READY));
+        _cleanup_free_ char *sql = xasprintf(
+                "SELECT i.id, i.permission, i.state, i.created_at, i.modified_at, i.vfolder_id, v.name,"
+                " ui.email AS inviter, ue.email AS invitee FROM vfolder_invitations i"
+                " JOIN vfolders v ON v.id = i.vfolder_id LEFT JOIN users ui ON ui.id = i.inviter"
+                " LEFT JOIN users ue ON ue.id = i.invitee"
+                " WHERE i.%s = ? AND i.state = 'pending' AND v.status = ? ORDER BY i.created_at, i.id",
+                streq(who, "inviter") ? "inviter" : "invitee");
+        int r = DBQ(c->m->db, sql, &rows, &err, DB_TEXT(c->who.user_id), DB_TEXT(VF_STATUS_READY));
         if (r < 0) {
                 api_fail(c, err);
                 return;
@@ -209,6 +212,42 @@ void api_vfolder_invitations(struct api_ctx *c)
                                         "vfolder_id", db_getn(rows, i, "vfolder_id"), "vfolder_name",
                                         db_getn(rows, i, "name")));
         api_json(c, 200, json_pack("{s:o}", "invitations", list));
+}
+
+void api_vfolder_invitations(struct api_ctx *c)
+{
+        list_invitations(c, "invitee");
+}
+
+void api_vfolder_invitations_sent(struct api_ctx *c)
+{
+        list_invitations(c, "inviter");
+}
+
+/* GET /folders/_/shared[?vfolder_id=]: who the caller's own folders are
+ * shared with, one row per folder and user, as Backend.AI lists them. */
+void api_vfolder_shared(struct api_ctx *c)
+{
+        _cleanup_rows_ struct db_rows *rows = NULL;
+        struct tess_error *err = NULL;
+        const char *id = http_query(c->req, "vfolder_id");
+        int r = DBQ(c->m->db,
+                    "SELECT v.id, v.name, v.status, v.ownership_type, p.permission, u.id AS uid, u.email"
+                    " FROM vfolder_permissions p JOIN vfolders v ON v.id = p.vfolder_id JOIN users u ON u.id = p.user_id"
+                    " WHERE v.ownership_type = 'user' AND v.owner_id = ? AND v.status = ? AND (? IS NULL OR v.id = ?)"
+                    " ORDER BY v.name, u.email",
+                    &rows, &err, DB_TEXT(c->who.user_id), DB_TEXT(VF_STATUS_READY), DB_TEXT(id), DB_TEXT(id));
+        if (r < 0)
+                return api_fail(c, err);
+        json_t *list = json_array();
+        for (int i = 0; i < rows->nrows; i++)
+                json_array_append_new(list, json_pack("{s:s, s:s, s:s, s:s, s:s, s:{s:s, s:s}, s:s}", "vfolder_id",
+                                                      db_getn(rows, i, "id"), "vfolder_name", db_getn(rows, i, "name"),
+                                                      "status", db_getn(rows, i, "status"), "owner", c->who.email,
+                                                      "type", db_getn(rows, i, "ownership_type"), "shared_to", "uuid",
+                                                      db_getn(rows, i, "uid"), "email", db_getn(rows, i, "email"),
+                                                      "perm", db_getn(rows, i, "permission")));
+        api_json(c, 200, json_pack("{s:o}", "shared", list));
 }
 
 struct invitation {

@@ -197,6 +197,8 @@ DELETE /folders/walkf/unshare           {"emails":["user1@walk.test"]} | 404 404
 POST /folders/walkf/unshare             {"emails":["user1@walk.test"]} | 404 404 403 404 404
 POST /folders/walkf/leave               {}                      | 404 404 403 404 404
 GET /folders/invitations/list           -                       | 200 200 200 200 200
+GET /folders/invitations/list-sent      -                       | 200 200 200 200 200
+GET /folders/_/shared                   -                       | 200 200 200 200 200
 POST /folders/invitations/accept        {"inv_id":"00000000-0000-4000-8000-000000000000"} | 404 404 403 404 404
 DELETE /folders/invitations/delete      {"inv_id":"00000000-0000-4000-8000-000000000000"} | 404 404 403 404 404
 POST /folders/invitations/delete        {"inv_id":"00000000-0000-4000-8000-000000000000"} | 404 404 403 404 404

@@ -90,7 +90,10 @@ test_expect_success 're-inviting a pending invitee updates its invitation' '
         test "$(jq -r ".invitations[0].inviter" "$TMP/out")" = "${EMAIL[a]}" &&
         test "$(jq -r ".invitations[0].invitee" "$TMP/out")" = "${EMAIL[c]}" &&
         test "$(jq -r ".invitations[0].vfolder_id" "$TMP/out")" = "$DATA_ID" &&
-        test "$(jq -r ".invitations[0].state" "$TMP/out")" = pending
+        test "$(jq -r ".invitations[0].state" "$TMP/out")" = pending &&
+        as a api GET /folders/invitations/list-sent && expect 200 &&
+        jq -e "[.invitations[] | select(.vfolder_name == \"data\") | .invitee] | sort == [\"${EMAIL[b]}\", \"${EMAIL[c]}\"]" "$TMP/out" &&
+        as c api GET /folders/invitations/list-sent && expect 200 && jq -e ".invitations == []" "$TMP/out"
 '
 
 test_expect_success 'b accepts: it sees the folder read-only and may not rename, delete or invite' '
@@ -98,6 +101,9 @@ test_expect_success 'b accepts: it sees the folder read-only and may not rename,
         as c api POST /folders/invitations/accept "{\"inv_id\": \"$INV_B\"}" && expect 404 &&
         as b api POST /folders/invitations/accept "{\"inv_id\": \"$INV_B\"}" && expect 200 &&
         as b api POST /folders/invitations/accept "{\"inv_id\": \"$INV_B\"}" && expect 400 &&
+        as a api GET "/folders/_/shared?vfolder_id=$DATA_ID" && expect 200 &&
+        jq -e "[.shared[] | .shared_to.email] == [\"${EMAIL[b]}\"] and .shared[0].perm == \"ro\" and .shared[0].vfolder_name == \"data\"" "$TMP/out" &&
+        as b api GET /folders/_/shared && expect 200 && jq -e ".shared == []" "$TMP/out" &&
         as b api GET /folders/invitations/list && test "$(jq ".invitations | length" "$TMP/out")" = 0 &&
         as b api GET /folders && expect 200 &&
         test "$(jq -r ".[] | select(.name == \"data\") | .permission" "$TMP/out")" = ro &&
