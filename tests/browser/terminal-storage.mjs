@@ -20,7 +20,8 @@
  * launcher mounts the folder and its terminal reads the dropped file and
  * the sums of the uploaded ones; the terminal says when its session ends;
  * the folder is shared with the second user, who accepts the invitation
- * and sees its files (read only), then leaves it; every page at
+ * and sees its files (read only), the owner's share dialog lists them,
+ * then they leave it; every page at
  * 1280x800 and 390x844; no errors in the console. */
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -388,6 +389,17 @@ const steps = [
       await fileRow(page, 'dropped.txt').waitFor({ timeout: UI_TIMEOUT_MS });
       if (await page.getByRole('button', { name: 'Choose files…' }).count())
         throw new Error('a read-only folder offers uploads');
+      // the owner's share dialog now lists who uses the folder
+      await logOut(page, env('TESSERA_USER2_EMAIL'));
+      await logIn(page, env('TESSERA_EMAIL'), env('TESSERA_PASSWORD'));
+      await navigate(page, 'Storage', 'Storage');
+      await page.getByRole('button', { name: `Share ${FOLDER}` }).click();
+      const dialog = page.getByRole('dialog', { name: `Share ${FOLDER}` });
+      await dialog.getByRole('listitem').filter({ hasText: `${env('TESSERA_USER2_EMAIL')} (ro)` })
+        .waitFor({ timeout: UI_TIMEOUT_MS });
+      await dialog.getByRole('button', { name: 'Close' }).click();
+      await logOut(page, env('TESSERA_EMAIL'));
+      await logIn(page, env('TESSERA_USER2_EMAIL'), env('TESSERA_USER2_PASSWORD'));
       await navigate(page, 'Storage', 'Storage');
       await page.getByRole('button', { name: `Leave ${FOLDER}` }).click();
       await confirm(page, `Leave ${FOLDER}?`, 'Leave');

@@ -2,9 +2,11 @@
  * owner.  A user's folder: invite users by email with a permission
  * (POST /folders/{name}/invite; they accept on their storage page); a
  * project's folder: set members' own permission (share).  Both: take
- * users' access away (unshare).  show(folder) opens it for a folder of
- * GET /folders. */
+ * users' access away (unshare); a user's folder lists who uses it (GET
+ * /folders/_/shared) with a button each.  show(folder) opens it for a
+ * folder of GET /folders. */
 import { html } from 'lit';
+import { api, query } from './api.js';
 import { TesseraElement } from './element.js';
 import { PERMISSIONS, inviteUsers, parseEmails, shareFolder, unshareFolder } from './folders.js';
 import { doneNotice, errorNotice } from './notices.js';
@@ -15,6 +17,7 @@ class ShareDialog extends TesseraElement {
     busy: { state: true },
     error: { state: true },
     done: { state: true },
+    sharedWith: { state: true },
   };
 
   constructor() {
@@ -22,11 +25,14 @@ class ShareDialog extends TesseraElement {
     this.folder = null;
     this.busy = false;
     this.error = this.done = null;
+    this.sharedWith = [];
   }
 
   async show(folder) {
     this.folder = folder;
     this.error = this.done = null;
+    this.sharedWith = [];
+    this.#loadShared();
     await this.updateComplete;
     for (const form of this.querySelectorAll('form')) form.reset();
     this.querySelector('dialog').showModal();
@@ -53,6 +59,29 @@ class ShareDialog extends TesseraElement {
     }
   }
 
+  /* Who uses the user's folder now ([{email, perm}]). */
+  async #loadShared() {
+    if (!this.folder || this.#project) return;
+    try {
+      const a = await api('GET', `/folders/_/shared${query({ vfolder_id: this.folder.id })}`);
+      this.sharedWith = (a?.shared ?? []).map((s) => ({ email: s.shared_to.email, perm: s.perm }));
+    } catch (err) {
+      this.error = err.message;
+    }
+  }
+
+  async #revokeOne(email) {
+    this.busy = true;
+    this.error = this.done = null;
+    try {
+      this.done = await this.#revoke([email]);
+    } catch (err) {
+      this.error = err.message;
+    } finally {
+      this.busy = false;
+    }
+  }
+
   async #grant(emails, perm) {
     const name = this.folder.name;
     if (this.#project) {
@@ -65,6 +94,7 @@ class ShareDialog extends TesseraElement {
 
   async #revoke(emails) {
     await unshareFolder(this.folder.name, emails);
+    this.#loadShared();
     return this.#project
       ? `${emails.join(', ')} now ${emails.length === 1 ? 'has' : 'have'} the project's permission on ${this.folder.name}.`
       : `${emails.join(', ')} no longer ${emails.length === 1 ? 'uses' : 'use'} ${this.folder.name}.`;
@@ -95,6 +125,20 @@ class ShareDialog extends TesseraElement {
           <button class="primary" type="submit" ?disabled=${this.busy}>${project ? 'Set permission' : 'Invite'}</button>
         </div>
       </form>
+      ${project || !this.sharedWith.length
+        ? ''
+        : html`<h3>Used by</h3>
+            <ul class="plain-list">
+              ${this.sharedWith.map(
+                (s) => html`<li>
+                  ${s.email} (${s.perm})
+                  <button class="button small danger" type="button" ?disabled=${this.busy}
+                    @click=${() => this.#revokeOne(s.email)} aria-label="Take ${s.email}'s access away">
+                    Take away
+                  </button>
+                </li>`,
+              )}
+            </ul>`}
       <form @submit=${(e) => this.#run(e, (emails) => this.#revoke(emails))}>
         <h3>${project ? "Back to the project's permission" : 'Take access away'}</h3>
         <div class="field">
