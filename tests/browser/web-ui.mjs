@@ -11,12 +11,13 @@
  *
  * The steps: a wrong password is refused with a message; the admin logs
  * in and sees the summary; the keyboard finds a skip link and the
- * navigation; the launcher offers busybox with bounded sliders; two
- * sessions launched at once, each with all the CPU that remains and the
- * folder webdata, so that the second waits: both listed, the second
- * PENDING with the scheduler's reason; deleting the first starts the
- * second, seen live (the page never reloads: statuses come from the event
- * stream); the finished list keeps the first with its reason; every page
+ * navigation; the launcher offers busybox with bounded sliders; three
+ * sessions launched at once with 1 fGPU each on a node of one mock GPU
+ * worth 2 fGPU, and the folder webdata, so that the third waits: all
+ * listed, the third PENDING with the scheduler's reason; deleting the
+ * first starts the third, seen live (the page never reloads: statuses come
+ * from the event stream); the finished list keeps the first with its
+ * reason; every page
  * at 1280x800 and at phone width (no sideways scrolling); a reload finds
  * the login; a batch session ends with its result; the password changes
  * from the user menu (a short one refused) and the new one logs in;
@@ -142,28 +143,32 @@ const steps = [
     },
   ],
   [
-    'two sessions with all the CPU each and a folder: a warning, then both listed, the second PENDING with a reason',
+    'three sessions of 1 fGPU each on a 2-fGPU node, with a folder: a warning, then all listed, the third PENDING with a reason',
     async (page) => {
       await recordStatuses(page);
-      /* all the CPU that remains, with the keyboard: End on the slider */
-      await page.getByRole('slider', { name: 'CPU (slider)' }).focus();
-      await page.keyboard.press('End');
+      await page.getByRole('spinbutton', { name: 'CPU' }).fill('0.25');
+      await page.getByRole('spinbutton', { name: 'CPU' }).press('Tab');
       await page.getByRole('spinbutton', { name: 'Memory' }).fill('0.25');
       await page.getByRole('spinbutton', { name: 'Memory' }).press('Tab');
+      await page.getByRole('spinbutton', { name: 'GPU' }).fill('1');
+      await page.getByRole('spinbutton', { name: 'GPU' }).press('Tab');
       await page.getByRole('combobox', { name: 'Version' }).selectOption({ index: 0 });
       await page.getByRole('checkbox', { name: /^webdata/ }).check();
       await page.getByLabel('Name (optional)').fill('webui');
-      await page.getByLabel('Sessions', { exact: true }).fill('2');
+      await page.getByLabel('Sessions', { exact: true }).fill('3');
       await page.getByLabel('Sessions', { exact: true }).press('Tab');
       await page.getByText('some will wait in the queue').waitFor({ timeout: UI_TIMEOUT_MS });
-      await page.getByRole('button', { name: 'Launch 2 sessions' }).click();
+      await page.getByRole('button', { name: 'Launch 3 sessions' }).click();
       await page.getByRole('heading', { level: 1, name: 'Sessions' }).waitFor({ timeout: UI_TIMEOUT_MS });
       await waitForStatus(page, 'webui-1', 'RUNNING');
-      await waitForStatus(page, 'webui-2', 'PENDING', UI_TIMEOUT_MS);
-      const mounts = await page.evaluate(async () => (await (await fetch('/session/webui-1')).json()).mounts);
-      if (!JSON.stringify(mounts).includes('webdata')) throw new Error(`webui-1 mounts ${JSON.stringify(mounts)}`);
+      await waitForStatus(page, 'webui-2', 'RUNNING');
+      await waitForStatus(page, 'webui-3', 'PENDING', UI_TIMEOUT_MS);
+      const info = await page.evaluate(async () => (await (await fetch('/session/webui-1')).json()));
+      if (!JSON.stringify(info.mounts).includes('webdata')) throw new Error(`webui-1 mounts ${JSON.stringify(info.mounts)}`);
+      if (String(info.occupiedSlots?.['cuda.shares']) !== '1')
+        throw new Error(`webui-1 holds ${JSON.stringify(info.occupiedSlots)}, not 1 fGPU`);
       /* the scheduler's own reason, not the placeholder */
-      const reason = 'tr[data-session="webui-2"] .status-reason';
+      const reason = 'tr[data-session="webui-3"] .status-reason';
       await page.waitForFunction(
         (selector) => {
           const text = document.querySelector(selector)?.textContent.trim();
@@ -172,7 +177,7 @@ const steps = [
         reason,
         { timeout: UI_TIMEOUT_MS },
       );
-      console.log(`# webui-2 waits: ${await page.locator(reason).textContent()}`);
+      console.log(`# webui-3 waits: ${await page.locator(reason).textContent()}`);
     },
   ],
   [
@@ -186,17 +191,17 @@ const steps = [
     },
   ],
   [
-    'deleting the running session starts the waiting one, live',
+    'deleting a running session starts the waiting one, live',
     async (page) => {
       await clickDelete(page, 'webui-1');
-      await waitForStatus(page, 'webui-2', 'RUNNING');
+      await waitForStatus(page, 'webui-3', 'RUNNING');
       await page.locator('tr[data-session="webui-1"]').waitFor({ state: 'detached', timeout: START_TIMEOUT_MS });
       const { seen, noReload } = await page.evaluate(() => ({ seen: window.__seen, noReload: window.__noReload }));
       if (!noReload) throw new Error('the page was reloaded');
-      const web2 = seen['webui-2'] ?? [];
-      if (web2[0] !== 'PENDING' || web2.at(-1) !== 'RUNNING')
-        throw new Error(`webui-2 went ${web2.join(' -> ')}, not PENDING -> ... -> RUNNING`);
-      console.log(`# webui-1: ${seen['webui-1']?.join(' -> ')}; webui-2: ${web2.join(' -> ')}`);
+      const web3 = seen['webui-3'] ?? [];
+      if (web3[0] !== 'PENDING' || web3.at(-1) !== 'RUNNING')
+        throw new Error(`webui-3 went ${web3.join(' -> ')}, not PENDING -> ... -> RUNNING`);
+      console.log(`# webui-1: ${seen['webui-1']?.join(' -> ')}; webui-3: ${web3.join(' -> ')}`);
     },
   ],
   [
@@ -213,13 +218,14 @@ const steps = [
     async (page) => {
       await page.reload();
       await page.getByRole('heading', { level: 1, name: 'Sessions' }).waitFor({ timeout: UI_TIMEOUT_MS });
-      await waitForStatus(page, 'webui-2', 'RUNNING', UI_TIMEOUT_MS);
+      await waitForStatus(page, 'webui-3', 'RUNNING', UI_TIMEOUT_MS);
     },
   ],
   [
-    'deleting the last session empties the list',
+    'deleting the last sessions empties the list',
     async (page) => {
       await clickDelete(page, 'webui-2');
+      await clickDelete(page, 'webui-3');
       await page.getByText('No active session').waitFor({ timeout: START_TIMEOUT_MS });
     },
   ],
