@@ -3,14 +3,12 @@
  * false when they cancel or press Escape.  The cancel button has the
  * focus first, so that Enter does not destroy anything by accident. */
 import { html } from 'lit';
-import { TesseraElement } from './element.js';
+import { DialogElement } from './dialog-element.js';
 
-class ConfirmDialog extends TesseraElement {
+class ConfirmDialog extends DialogElement {
   static properties = {
     question: { state: true },
   };
-
-  #resolve = null;
 
   constructor() {
     super();
@@ -19,26 +17,17 @@ class ConfirmDialog extends TesseraElement {
 
   async ask(question) {
     this.question = question;
-    await this.updateComplete;
-    const dialog = this.querySelector('dialog');
-    dialog.showModal();
-    this.querySelector('.cancel').focus();
-    return new Promise((resolve) => {
-      this.#resolve = resolve;
-    });
+    return (await this.openDialog('.cancel')) === true;
   }
 
   #answer(yes) {
-    const resolve = this.#resolve;
-    this.#resolve = null;
-    resolve?.(yes);
-    const dialog = this.querySelector('dialog');
-    if (dialog.open) dialog.close();
+    this.result = yes;
+    this.closeDialog();
   }
 
   render() {
     const q = this.question;
-    return html`<dialog class="dialog" aria-labelledby="confirm-title" @close=${() => this.#answer(false)}>
+    return html`<dialog class="dialog" aria-labelledby="confirm-title">
       <h2 id="confirm-title">${q.title}</h2>
       <p>${q.message}</p>
       <div class="actions">

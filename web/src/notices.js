@@ -1,11 +1,16 @@
 /* notices.js - the notices every page shows the same way: an error
  * (role=alert, so that it is announced; kept in the page but hidden while
  * there is none, as screen readers announce changes to a live region
- * best) and a loading line (role=status). */
+ * best), what an action did (role=status, kept the same way) and a
+ * loading line (role=status). */
 import { html } from 'lit';
 
 export function errorNotice(message) {
   return html`<p class="error" role="alert" ?hidden=${!message}>${message ?? ''}</p>`;
+}
+
+export function doneNotice(message) {
+  return html`<p class="done" role="status" ?hidden=${!message}>${message ?? ''}</p>`;
 }
 
 export function loadingNotice(what) {
