@@ -5,11 +5,13 @@
  *
  * To add a page: write src/<id>-page.js defining <<id>-page>, then add a
  * row here; `roles` (if set) limits it to those roles.  Still to come
- * (issue 8): terminal, apps, storage, admin pages, statistics. */
+ * (issue 8): terminal, apps, storage. */
 export const PAGES = [
   { id: 'summary', title: 'Summary', tag: 'summary-page', load: () => import('./summary-page.js') },
   { id: 'sessions', title: 'Sessions', tag: 'sessions-page', load: () => import('./sessions-page.js') },
   { id: 'launch', title: 'Launch', tag: 'launcher-page', load: () => import('./launcher-page.js') },
+  { id: 'statistics', title: 'Statistics', tag: 'statistics-page', load: () => import('./statistics-page.js') },
+  { id: 'admin', title: 'Admin', tag: 'admin-page', roles: ['admin', 'superadmin'], load: () => import('./admin-page.js') },
 ];
 
 export const DEFAULT_PAGE = 'summary';
