@@ -7,11 +7,7 @@
  *
  * Environment: TESSERA_URL (the manager), TESSERA_EMAIL, TESSERA_PASSWORD
  * (the admin), TESSERA_BLOCKED_EMAIL (a user whose login the steps block),
- * NODE_MODULES (where playwright-core is: scripts/web-deps.sh), SCREENSHOTS
- * (a directory: <page>-<width>x<height>.png of every page), RESULTS (a file:
- * `ok - STEP` or `not ok - STEP: why` per step run; the steps stop at the
- * first failure, which also leaves failure-<width>x<height>.png),
- * CHROMIUM (default /usr/bin/chromium).
+ * and harness.mjs's (NODE_MODULES, SCREENSHOTS, RESULTS, CHROMIUM).
  *
  * The steps: a wrong password is refused with a message; the admin logs
  * in and sees the summary; the keyboard finds a skip link and the
@@ -26,64 +22,20 @@
  * from the user menu (a short one refused) and the new one logs in;
  * logout; repeated wrong passwords block a login with a message; and no
  * errors in the console. */
-import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import {
+  UI_TIMEOUT_MS,
+  env,
+  logIn,
+  logOut as logOutAs,
+  navigate,
+  noConsoleErrors,
+  runSteps,
+  screenshots,
+} from './harness.mjs';
 
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 390, height: 844 };
 const START_TIMEOUT_MS = 90_000; /* a container start under ASan on a loaded machine */
-const UI_TIMEOUT_MS = 15_000;
 const NEW_PASSWORD = 'a-new-web-password';
 const INTERACTIVE_MS = 1000;
-
-/* Chromium's flags for this network-less machine (env's notes): no
- * sandbox as root, no GPU, no calls home. */
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-
-const env = (name, fallback) => {
-  const v = process.env[name] ?? fallback;
-  if (v === undefined) throw new Error(`${name} is not set`);
-  return v;
-};
-
-/* ---- the browser and what it reports ---- */
-
-const consoleErrors = [];
-let loggedIn = false;
-
-function watchConsole(page) {
-  page.on('console', (msg) => {
-    if (msg.type() !== 'error') return;
-    /* Chromium reports every 4xx as a console error.  While logged out a
-     * 401 (GET /server/session on load, a wrong password) or a 429 (a
-     * blocked login) is the contract; any other is an error. */
-    if (!loggedIn && /status of (401|429)/.test(msg.text())) return;
-    consoleErrors.push(msg.text());
-  });
-  page.on('pageerror', (e) => consoleErrors.push(`uncaught: ${e.stack ?? e.message}`));
-}
-
-async function screenshots(page, name) {
-  const dir = env('SCREENSHOTS');
-  for (const size of [DESKTOP, PHONE]) {
-    await page.setViewportSize(size);
-    await page.waitForTimeout(150);
-    const wide = await page.evaluate(() => document.documentElement.scrollWidth);
-    if (wide > size.width) throw new Error(`${name} at ${size.width}px is ${wide}px wide: it scrolls sideways`);
-    await page.screenshot({ path: path.join(dir, `${name}-${size.width}x${size.height}.png`), fullPage: true });
-  }
-  await page.setViewportSize(DESKTOP);
-}
 
 /* The status a session row shows, or null when it is not listed. */
 function rowStatus(page, name) {
@@ -116,24 +68,7 @@ function recordStatuses(page) {
   });
 }
 
-async function navigate(page, linkName, heading) {
-  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: linkName }).click();
-  await page.getByRole('heading', { level: 1, name: heading }).waitFor({ timeout: UI_TIMEOUT_MS });
-}
-
-async function logIn(page, email, password) {
-  await page.getByLabel('Email').fill(email);
-  await page.getByLabel('Password').fill(password);
-  loggedIn = true;
-  await page.getByRole('button', { name: 'Log in' }).click();
-}
-
-async function logOut(page) {
-  await page.getByRole('button', { name: env('TESSERA_EMAIL') }).click();
-  await page.getByRole('button', { name: 'Log out' }).click();
-  loggedIn = false;
-  await page.getByLabel('Email').waitFor({ timeout: UI_TIMEOUT_MS });
-}
+const logOut = (page) => logOutAs(page, env('TESSERA_EMAIL'));
 
 async function clickDelete(page, name) {
   await page.getByRole('button', { name: `Delete session ${name}` }).click();
@@ -353,59 +288,7 @@ const steps = [
         throw new Error('the Log in button stays enabled while blocked');
     },
   ],
-  [
-    'no errors in the console',
-    async () => {
-      if (consoleErrors.length) throw new Error(consoleErrors.join(' | '));
-    },
-  ],
+  noConsoleErrors,
 ];
 
-/* ---- running them ---- */
-
-async function main() {
-  if (process.argv[2] === '--list') {
-    for (const [name] of steps) console.log(name);
-    return 0;
-  }
-  const results = env('RESULTS');
-  writeFileSync(results, '');
-  mkdirSync(env('SCREENSHOTS'), { recursive: true });
-  const require = createRequire(path.join(env('NODE_MODULES'), 'noop.js'));
-  const { chromium } = require('playwright-core');
-  const profile = mkdtempSync(path.join(tmpdir(), 'tessera-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: env('CHROMIUM', '/usr/bin/chromium'),
-    headless: true,
-    args: CHROMIUM_ARGS,
-    viewport: DESKTOP,
-  });
-  const page = context.pages()[0] ?? (await context.newPage());
-  watchConsole(page);
-  let failed = 0;
-  for (const [name, run] of steps) {
-    try {
-      await run(page);
-      appendFileSync(results, `ok - ${name}\n`);
-      console.log(`ok - ${name}`);
-    } catch (e) {
-      const why = String(e.message).split('\n')[0];
-      appendFileSync(results, `not ok - ${name}: ${why}\n`);
-      console.log(`not ok - ${name}: ${e.message}`);
-      await page.screenshot({ path: path.join(env('SCREENSHOTS'), 'failure-1280x800.png'), fullPage: true }).catch(() => {});
-      failed = 1;
-      break;
-    }
-  }
-  await context.close();
-  rmSync(profile, { recursive: true, force: true });
-  return failed;
-}
-
-main().then(
-  (rc) => process.exit(rc),
-  (e) => {
-    console.error(`web-ui.mjs: ${e.stack ?? e}`);
-    process.exit(2);
-  },
-);
+runSteps(steps);
