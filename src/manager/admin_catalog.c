@@ -4,8 +4,11 @@
 
 #include <ctype.h>
 
+#include "../common/slots.h"
 #include "admin-internal.h"
 #include "http.h"
+#include "manager.h"
+#include "usage.h"
 
 /* "registry.local:5000/stable/python": no ':' after the last '/'. */
 static bool image_name_ok(const char *s)
@@ -58,6 +61,7 @@ static const struct field image_fields[] = {
         { "size_bytes", "size_bytes", FT_INT, 0, .min = 0, .max = INT64_MAX },
         { "hidden", "hidden", FT_BOOL }, /* hidden: not listed to users, refused at session create */
         { "owner_id", "owner_id", FT_TEXT, FF_RO }, /* a private image's owner (session commit); null: public */
+        { "owner", NULL, FT_TEXT, FF_RO, .expr = "(SELECT u.email FROM users u WHERE u.id = i.owner_id)" },
         { "created_at", "created_at", FT_TIME, FF_RO },
         {},
 };
@@ -120,6 +124,8 @@ static const struct field agent_fields[] = {
         { "schedulable", "schedulable", FT_BOOL },
         { "available_slots", "available_slots", FT_SLOTS, FF_RO },
         { "occupied_slots", "occupied_slots", FT_SLOTS, FF_RO },
+        /* the GPUs it reported, a list of {id, slot, capacity, model, memory}; + occupied (agent_devices) */
+        { "devices", "devices", FT_OBJECT, FF_RO },
         { "architecture", "architecture", FT_TEXT, FF_RO },
         { "version", "version", FT_TEXT, FF_RO },
         { "first_contact", "first_contact", FT_TIME, FF_RO },
@@ -139,6 +145,45 @@ static const struct in_use agent_in_use[] = {
         {},
 };
 
+/* What the live kernels on the agent hold of each of its devices, as each
+ * device's "occupied" (a decimal string of its slot, like "capacity"). */
+static int agent_devices(struct api_ctx *c, const struct db_rows *rows, int row, json_t *obj,
+                         struct tess_error **err)
+{
+        _cleanup_rows_ struct db_rows *kernels = NULL;
+        json_t *devices = json_object_get(obj, "devices"), *dev;
+        int64_t occupied[64] = { 0 };
+        size_t d;
+        int r;
+
+        if (!json_is_array(devices) || json_array_size(devices) == 0)
+                return 0;
+        r = DBQ(c->m->db, "SELECT device_alloc FROM kernels WHERE agent_id = ? AND status IN " USAGE_OCCUPYING_STATUSES,
+                &kernels, err, DB_TEXT(admin_row_get(&admin_agents, rows, row, "_pk")));
+        if (r < 0)
+                return r;
+        for (int k = 0; k < kernels->nrows; k++) {
+                json_t *alloc = json_loads(db_get(kernels, k, 0), 0, NULL);
+                json_array_foreach(devices, d, dev) {
+                        const json_t *amount = json_object_get(alloc, json_string_value(json_object_get(dev, "id")));
+                        const char *slot = json_string_value(json_object_get(dev, "slot"));
+                        int64_t q = 0;
+                        if (d < ARRAY_SIZE(occupied) && amount &&
+                            slot_parse_value(slot ? slot : "cuda.shares", amount, &q, NULL) == 0)
+                                occupied[d] += q;
+                }
+                json_decref(alloc);
+        }
+        json_array_foreach(devices, d, dev) {
+                const char *slot = json_string_value(json_object_get(dev, "slot"));
+                char text[64];
+                slot_format(slot ? slot : "cuda.shares", d < ARRAY_SIZE(occupied) ? occupied[d] : 0, text,
+                            sizeof(text));
+                json_object_set_new(dev, "occupied", json_string(text));
+        }
+        return 0;
+}
+
 const struct entity admin_agents = {
         .path = "/admin/agents",
         .noun = "agent",
@@ -153,6 +198,7 @@ const struct entity admin_agents = {
         .in_use = agent_in_use,
         .update_roles = ROLES_SUPER,
         .delete_roles = ROLES_SUPER,
+        .decorate = agent_devices,
 };
 
 /* ---- the audit log (written by audit.c), read-only ---- */

@@ -74,7 +74,9 @@ test_expect_success 'placed sessions carry their agent, slots and GPU device' '
         grep -q "\"occupyingSlots\":{\"cpu\":\"1\",\"cuda.shares\":\"1\",\"mem\":\"1073741824\"}" "$TMP/out" &&
         grep -qE "\"SCHEDULED\":\"20" "$TMP/out" &&
         api GET /admin/agents/a1 && test "$CODE" = 200 &&
-        grep -q "\"occupied_slots\":{\"cpu\":\"2\",\"cuda.shares\":\"2\",\"mem\":\"2147483648\"}" "$TMP/out"
+        grep -q "\"occupied_slots\":{\"cpu\":\"2\",\"cuda.shares\":\"2\",\"mem\":\"2147483648\"}" "$TMP/out" &&
+        jq -e ".devices == [{\"id\": \"0\", \"slot\": \"cuda.shares\", \"capacity\": \"2\", \"model\": \"mock\", \"occupied\": \"2\"}]" "$TMP/out" &&
+        api GET /admin/agents && jq -e ".items[] | select(.id == \"a1\") | .devices[0].occupied == \"2\"" "$TMP/out"
 '
 
 test_expect_success 'destroying a placed session places the waiting one within a second' '

@@ -90,7 +90,7 @@ test_expect_success 'the image is registered: private to its owner, the base lab
                 and .labels[\"ai.backend.base-distro\"] == \"busybox\"" "$TMP/out" &&
         (as_user && api GET /images && test "$CODE" = 200 && ! grep -q custom/admin "$TMP/out") &&
         api GET "/admin/images?private=true" && test "$CODE" = 200 &&
-        jq -e "[.items[].name] == [\"custom/admin/busybox\"] and .items[0].owner_id != null" "$TMP/out" &&
+        jq -e "[.items[].name] == [\"custom/admin/busybox\"] and .items[0].owner_id != null and .items[0].owner == \"$TEST_ADMIN_EMAIL\"" "$TMP/out" &&
         api GET "/admin/images?private=false" && ! grep -q custom/admin "$TMP/out"
 '
 

@@ -1,7 +1,7 @@
 /* format.test.mjs - web/src/format.js: units, configurations, durations. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { formatBytes, formatConfig, formatDuration, formatSlot } from '../../web/src/format.js';
+import { formatAmount, formatBytes, formatConfig, formatDuration, formatSlot, formatTime } from '../../web/src/format.js';
 
 test('bytes take the largest unit, one decimal below 10', () => {
   assert.equal(formatBytes(0), '0 B');
@@ -33,4 +33,13 @@ test('durations use at most two units', () => {
   assert.equal(formatDuration(3_600_000), '1 h');
   assert.equal(formatDuration(2 * 86_400_000 + 4 * 3_600_000), '2 d 4 h');
   assert.equal(formatDuration(-5), '0 s');
+});
+
+test('amounts keep three significant digits; times are local minutes', () => {
+  assert.equal(formatAmount(0.001234), '0.00123');
+  assert.equal(formatAmount(12.345), '12.3');
+  assert.equal(formatAmount(1234.5), '1235');
+  assert.equal(formatAmount(0), '0');
+  assert.equal(formatTime(null), '—');
+  assert.match(formatTime('2025-03-04T15:06:07Z'), /^2025-03-0[45] [0-9]{2}:[0-9]{2}$/);
 });

@@ -7,16 +7,14 @@
  * null when cancelled; check(text), if given, returns a sentence that
  * keeps the dialog open (an error) or null. */
 import { html } from 'lit';
-import { TesseraElement } from './element.js';
+import { DialogElement } from './dialog-element.js';
 import { errorNotice } from './notices.js';
 
-class ConfirmDialog extends TesseraElement {
+class ConfirmDialog extends DialogElement {
   static properties = {
     question: { state: true },
     error: { state: true },
   };
-
-  #resolve = null;
 
   constructor() {
     super();
@@ -24,13 +22,13 @@ class ConfirmDialog extends TesseraElement {
     this.error = null;
   }
 
-  ask(question) {
-    return this.#open({ danger: true, ...question }, '.cancel');
+  async ask(question) {
+    return (await this.#open({ danger: true, ...question }, '.cancel')) === true;
   }
 
   async prompt(question) {
     const answer = await this.#open({ danger: false, ...question, field: true }, 'input');
-    return answer === false ? null : answer;
+    return typeof answer === 'string' ? answer : null;
   }
 
   async #open(question, focus) {
@@ -39,19 +37,12 @@ class ConfirmDialog extends TesseraElement {
     await this.updateComplete;
     const input = this.querySelector('input');
     if (input) input.value = question.value ?? '';
-    this.querySelector('dialog').showModal();
-    this.querySelector(focus).focus();
-    return new Promise((resolve) => {
-      this.#resolve = resolve;
-    });
+    return this.openDialog(focus);
   }
 
   #answer(answer) {
-    const resolve = this.#resolve;
-    this.#resolve = null;
-    resolve?.(answer);
-    const dialog = this.querySelector('dialog');
-    if (dialog.open) dialog.close();
+    this.result = answer;
+    this.closeDialog();
   }
 
   #submit(e) {
@@ -64,7 +55,7 @@ class ConfirmDialog extends TesseraElement {
 
   render() {
     const q = this.question;
-    return html`<dialog class="dialog" aria-labelledby="confirm-title" @close=${() => this.#answer(false)}>
+    return html`<dialog class="dialog" aria-labelledby="confirm-title">
       <form @submit=${this.#submit}>
         <h2 id="confirm-title">${q.title}</h2>
         ${q.message ? html`<p>${q.message}</p>` : ''}

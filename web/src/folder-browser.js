@@ -194,7 +194,7 @@ class FolderBrowser extends TesseraElement {
     const notice = loadNotice(this.loadError, this.files, 'files');
     if (notice) return notice;
     if (!this.files.length) return html`<p class="muted">This directory is empty.</p>`;
-    return html`<table class="session-table data-table file-table">
+    return html`<table class="data-table file-table">
       ${tableHead(`Files in ${this.path || this.folder}`, ['Name', 'Size', 'Modified'])}
       <tbody>
         ${this.files.map((f) => this.#row(f))}

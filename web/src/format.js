@@ -1,5 +1,6 @@
 /* format.js - numbers for people: slot values with their units, a
- * session's configuration ("2 cores · 8 GiB · 0.5 fGPU"), ages and waits. */
+ * session's configuration ("2 cores · 8 GiB · 0.5 fGPU"), ages and waits,
+ * times, and amounts of three significant digits. */
 import { SLOT_NAMES, slotMap } from './slots.js';
 
 const BYTE_UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
@@ -62,4 +63,18 @@ export function formatDuration(ms) {
   const [minorUnit, minorSize] = DURATION_UNITS[i + 1];
   const major = Math.floor(total / size), minor = Math.floor((total % size) / minorSize);
   return minor ? `${major} ${unit} ${minor} ${minorUnit}` : `${major} ${unit}`;
+}
+
+/* An ISO 8601 time as "2025-03-04 15:06" in the browser's time zone; "—" for none. */
+export function formatTime(iso) {
+  const d = iso ? new Date(iso) : null;
+  if (!d || Number.isNaN(d.getTime())) return '—';
+  const p = (n) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}`;
+}
+
+/* An amount with at most three significant digits: 0.00123, 12.3, 1234. */
+export function formatAmount(n) {
+  if (!Number.isFinite(n)) return '—';
+  return Math.abs(n) >= 1000 ? String(Math.round(n)) : String(Number(n.toPrecision(3)));
 }

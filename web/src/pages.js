@@ -13,6 +13,8 @@ export const PAGES = [
   { id: 'launch', title: 'Launch', tag: 'launcher-page', load: () => import('./launcher-page.js') },
   { id: 'storage', title: 'Storage', tag: 'storage-page', load: () => import('./storage-page.js') },
   { id: 'terminal', title: 'Terminal', tag: 'terminal-page', nav: false, load: () => import('./terminal-page.js') },
+  { id: 'statistics', title: 'Statistics', tag: 'statistics-page', load: () => import('./statistics-page.js') },
+  { id: 'admin', title: 'Admin', tag: 'admin-page', roles: ['admin', 'superadmin'], load: () => import('./admin-page.js') },
 ];
 
 export const DEFAULT_PAGE = 'summary';

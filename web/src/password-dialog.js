@@ -4,12 +4,12 @@
  * first so that the message comes at once).  show() opens it. */
 import { html } from 'lit';
 import { auth } from './auth.js';
-import { TesseraElement } from './element.js';
+import { DialogElement } from './dialog-element.js';
 import { errorNotice } from './notices.js';
 
 const MIN_PASSWORD_LENGTH = 8;
 
-class PasswordDialog extends TesseraElement {
+class PasswordDialog extends DialogElement {
   static properties = {
     busy: { state: true },
     error: { state: true },
@@ -26,11 +26,7 @@ class PasswordDialog extends TesseraElement {
     this.error = null;
     this.done = false;
     this.querySelector('form')?.reset();
-    this.querySelector('dialog').showModal();
-  }
-
-  #close() {
-    this.querySelector('dialog').close();
+    this.openDialog('#password-old');
   }
 
   async #submit(e) {
@@ -58,7 +54,7 @@ class PasswordDialog extends TesseraElement {
         <h2 id="password-title">Change password</h2>
         ${this.done
           ? html`<p role="status">Your password was changed.</p>
-              <div class="actions"><button class="primary" type="button" @click=${this.#close}>Close</button></div>`
+              <div class="actions"><button class="primary" type="button" @click=${() => this.closeDialog()}>Close</button></div>`
           : html`<div class="field">
                 <label for="password-old">Current password</label>
                 <input id="password-old" name="old" type="password" autocomplete="current-password" required />
@@ -73,7 +69,7 @@ class PasswordDialog extends TesseraElement {
               </div>
               ${errorNotice(this.error)}
               <div class="actions">
-                <button type="button" @click=${this.#close}>Cancel</button>
+                <button type="button" @click=${() => this.closeDialog()}>Cancel</button>
                 <button class="primary" type="submit" ?disabled=${this.busy}>Change password</button>
               </div>`}
       </form>

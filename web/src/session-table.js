@@ -52,7 +52,7 @@ class SessionTable extends TesseraElement {
     const slots = Object.keys(s.occupiedSlots ?? {}).length ? s.occupiedSlots : s.requestedSlots;
     return html`<tr data-session=${s.sessionName} data-status=${s.status}>
       <th scope="row" data-label="Name">${s.sessionName}</th>
-      <td data-label="Image" class="image">${s.image}</td>
+      <td data-label="Image" class="mono">${s.image}</td>
       <td data-label="Status">
         <span class="status status-${statusKind(s.status)}">${s.status}</span>
         ${reason ? html`<span class="status-reason">${reason}</span>` : ''}
@@ -82,7 +82,7 @@ class SessionTable extends TesseraElement {
   }
 
   render() {
-    return html`<table class="session-table">
+    return html`<table class="data-table">
       <caption class="visually-hidden">${this.caption}</caption>
       <thead>
         <tr>

@@ -149,7 +149,7 @@ class StoragePage extends TesseraElement {
     if (notice) return notice;
     if (!this.folders.length)
       return html`<p class="muted">${this.showTrash ? 'The trash is empty.' : 'You have no folders yet.'}</p>`;
-    return html`<table class="session-table data-table">
+    return html`<table class="data-table">
       ${tableHead(this.showTrash ? 'Folders in the trash' : 'Folders', ['Name', 'Host', 'Usage', 'Permission', 'Owner', 'Status'])}
       <tbody>
         ${this.folders.map((f) => this.#row(f))}

@@ -1,0 +1,395 @@
+/* web-admin.mjs - the web UI's admin and statistics pages in a real
+ * browser (lib.mjs), against a manager with an agent of one mock GPU
+ * worth 2 fGPU, the busybox image and short sessions that already ran
+ * (tests/integration/t6030-web-admin.sh starts them).
+ *
+ *   node tests/browser/web-admin.mjs --list     the step names, one a line
+ *   node tests/browser/web-admin.mjs            run them
+ *
+ * Environment: TESSERA_URL, TESSERA_EMAIL and TESSERA_PASSWORD (the
+ * superadmin), TESSERA_USER_EMAIL and _PASSWORD (a plain user who ran a
+ * session), TESSERA_DADMIN_EMAIL and _PASSWORD (an admin of the domain),
+ * TESSERA_REGISTRY (host:port of a registry holding busybox), and
+ * lib.mjs's.
+ *
+ * The steps: the superadmin finds Admin and Statistics in the navigation;
+ * the users list; the create form from the keyboard; a keypair policy
+ * with slot rows; a user (its keypair's secret shown once); a project
+ * with the user as member; a keypair of the user (its secret once, never
+ * listed); edits; a policy in use refused deletion with the manager's
+ * reason; deletes; a resource group's access list; the agent's slots and
+ * GPU as bars and its schedulable switch; busybox hidden from users and
+ * shown again; an image alias; a registry rescan followed to its result;
+ * the statistics charts of the superadmin's usage and per user; a domain
+ * admin refused a policy and the registries with the manager's reasons; a
+ * plain user without admin pages sees their own usage; every page at
+ * 1280x800 and 390x844; no errors in the console. */
+import {
+  UI_TIMEOUT_MS,
+  env,
+  expectConsoleErrors,
+  logIn,
+  logOut,
+  navigate,
+  noConsoleErrors,
+  runSteps,
+  screenshots,
+} from './lib.mjs';
+
+const USER = 'webuser@t.test';
+const today = () => new Date().toISOString().slice(0, 10);
+
+/* ---- helpers ---- */
+
+async function tab(page, title) {
+  await page.getByRole('navigation', { name: 'Administration' }).getByRole('link', { name: title, exact: true }).click();
+  await page.getByRole('heading', { level: 2, name: title, exact: true }).waitFor({ timeout: UI_TIMEOUT_MS });
+  await page.locator('entity-list table, entity-list p.muted:not([role])').first().waitFor({ timeout: UI_TIMEOUT_MS });
+}
+
+const row = (page, name) => page.locator(`entity-list tr[data-name="${name}"]`);
+
+async function done(page, text) {
+  await page.locator('entity-list > .done').filter({ hasText: text }).waitFor({ timeout: UI_TIMEOUT_MS });
+}
+
+async function alert(page, text) {
+  await page.locator('entity-list > [role="alert"]').filter({ hasText: text }).waitFor({ timeout: UI_TIMEOUT_MS });
+}
+
+/* Create a row through the form of tab `title`: the fields {label: value}
+ * filled in, then more(dialog) (rows, choices), then Create.  Returns the
+ * dialog. */
+async function create(page, title, noun, fields, more = async () => {}) {
+  await tab(page, title);
+  await page.getByRole('button', { name: `Create ${noun}`, exact: true }).click();
+  const dialog = page.getByRole('dialog', { name: `Create ${noun}` });
+  await dialog.waitFor({ timeout: UI_TIMEOUT_MS });
+  for (const [label, value] of Object.entries(fields)) await dialog.getByLabel(label, { exact: true }).fill(value);
+  await more(dialog);
+  await dialog.getByRole('button', { name: 'Create' }).click();
+  return dialog;
+}
+
+/* Wait until column `column` of row `name` shows `text`. */
+async function cellShows(page, name, column, text) {
+  await row(page, name).locator(`td[data-label="${column}"]`).filter({ hasText: text }).waitFor({ timeout: UI_TIMEOUT_MS });
+}
+
+/* Fill the name = value rows of a fieldset of `dialog`. */
+async function fillPairs(dialog, legend, kind, pairs) {
+  const group = dialog.getByRole('group', { name: legend });
+  for (const [i, [k, v]] of pairs.entries()) {
+    await group.getByRole('button', { name: 'Add a row' }).click();
+    await group.getByLabel(`${kind} name ${i + 1}`).fill(k);
+    await group.getByLabel(`${kind} value ${i + 1}`).fill(v);
+  }
+}
+
+async function confirmDelete(page, noun, name, verb = 'Delete') {
+  await page.getByRole('button', { name: `${verb} ${noun} ${name}`, exact: true }).click();
+  const dialog = page.getByRole('dialog', { name: `${verb} ${noun} ${name}?` });
+  await dialog.getByRole('button', { name: verb }).click();
+}
+
+/* The secret shown once after a create: checks it, closes the form. */
+async function secretShownOnce(page, noun) {
+  const dialog = page.getByRole('dialog', { name: `Create ${noun}` });
+  await dialog.getByText('the manager shows it only this once').waitFor({ timeout: UI_TIMEOUT_MS });
+  const secret = await dialog.locator('dl.once dd').nth(1).textContent();
+  const access = await dialog.locator('dl.once dd').nth(0).textContent();
+  if (secret.trim().length !== 40) throw new Error(`the secret key is '${secret}'`);
+  await dialog.getByRole('button', { name: 'Done' }).click();
+  return { access: access.trim(), secret: secret.trim() };
+}
+
+/* What the manager says, read from the page with its cookie. */
+function get(page, path) {
+  return page.evaluate(async (p) => (await fetch(p)).json(), path);
+}
+
+/* The numbers of today's row of a metric's table. */
+async function todays(page, metric) {
+  const cells = page.locator(`usage-chart figure[aria-labelledby="chart-${metric}-title"] tr[data-day="${today()}"] td`);
+  return (await cells.allTextContents()).map(Number);
+}
+
+async function chartDrawn(page) {
+  await page.locator('usage-chart canvas').first().waitFor({ timeout: UI_TIMEOUT_MS });
+  const charts = await page.locator('usage-chart canvas').count();
+  if (charts !== 4) throw new Error(`${charts} charts, not 4`);
+}
+
+/* ---- the steps ---- */
+
+let keypair = null;
+
+const steps = [
+  [
+    'the superadmin logs in: Admin and Statistics are in the navigation',
+    async (page) => {
+      await page.goto(env('TESSERA_URL'));
+      await logIn(page, env('TESSERA_EMAIL'), env('TESSERA_PASSWORD'));
+      await page.getByRole('heading', { level: 1, name: 'Summary' }).waitFor({ timeout: UI_TIMEOUT_MS });
+      const nav = page.getByRole('navigation', { name: 'Main' });
+      for (const link of ['Statistics', 'Admin']) await nav.getByRole('link', { name: link }).waitFor({ timeout: 1000 });
+    },
+  ],
+  [
+    'the users list shows the superadmin',
+    async (page) => {
+      await navigate(page, 'Admin', 'Administration');
+      await row(page, env('TESSERA_EMAIL')).filter({ hasText: 'superadmin' }).waitFor({ timeout: UI_TIMEOUT_MS });
+      await screenshots(page, 'admin-users');
+    },
+  ],
+  [
+    'the create form works from the keyboard: Enter opens it on its first field, Escape closes it',
+    async (page) => {
+      await page.getByRole('button', { name: 'Create user' }).focus();
+      await page.keyboard.press('Enter');
+      await page.getByRole('dialog', { name: 'Create user' }).waitFor({ timeout: UI_TIMEOUT_MS });
+      const focused = await page.evaluate(() => document.activeElement?.id);
+      if (focused !== 'entity-field-email') throw new Error(`the focus is on '${focused}'`);
+      await page.keyboard.press('Escape');
+      await page.getByRole('dialog', { name: 'Create user' }).waitFor({ state: 'hidden', timeout: UI_TIMEOUT_MS });
+      const back = await page.evaluate(() => document.activeElement?.textContent?.trim());
+      if (back !== 'Create user') throw new Error(`after Escape the focus is on '${back}'`);
+    },
+  ],
+  [
+    'a keypair resource policy with slot limits as rows',
+    async (page) => {
+      await create(page, 'Resource policies', 'keypair resource policy', { Name: 'webpolicy', 'Sessions at once': '3' },
+        (dialog) => fillPairs(dialog, 'Resources in use at once', 'slot', [['cpu', '4'], ['mem', '8g']]));
+      await done(page, 'Keypair resource policy webpolicy was created.');
+      await row(page, 'webpolicy').filter({ hasText: '4 cores · 8 GiB' }).waitFor({ timeout: UI_TIMEOUT_MS });
+      await screenshots(page, 'admin-policies');
+    },
+  ],
+  [
+    'a user created through the form, its keypair secret shown once, then listed',
+    async (page) => {
+      const fields = {
+        Email: USER,
+        Password: 'web-user-password',
+        'Full name': 'Web User',
+        'Resource policy of the main keypair': 'webpolicy',
+      };
+      await create(page, 'Users', 'user', fields, () => screenshots(page, 'admin-user-form'));
+      await secretShownOnce(page, 'user');
+      await row(page, USER).filter({ hasText: 'Web User' }).waitFor({ timeout: UI_TIMEOUT_MS });
+    },
+  ],
+  [
+    'a project with the user as its member',
+    async (page) => {
+      await create(page, 'Projects', 'project', { Name: 'webproj', Description: 'made in the browser' });
+      await done(page, 'Project webproj was created.');
+      await row(page, 'webproj').getByRole('button', { name: 'Members of webproj' }).click();
+      const members = page.getByRole('dialog', { name: 'Members of project webproj' });
+      await members.getByLabel('Add to members', { exact: true }).fill(USER);
+      await members.getByRole('button', { name: 'Add' }).click();
+      await members.getByRole('button', { name: `Remove ${USER} from members` }).waitFor({ timeout: UI_TIMEOUT_MS });
+      await members.getByRole('button', { name: 'Close' }).click();
+      await cellShows(page, 'webproj', 'Members', '1');
+      await screenshots(page, 'admin-projects');
+    },
+  ],
+  [
+    'a keypair of the user: the secret key shown once, never listed',
+    async (page) => {
+      await create(page, 'Keypairs', 'keypair', { 'User (email)': USER, 'Resource policy': 'webpolicy' });
+      keypair = await secretShownOnce(page, 'keypair');
+      await row(page, keypair.access).filter({ hasText: USER }).waitFor({ timeout: UI_TIMEOUT_MS });
+      if ((await page.content()).includes(keypair.secret)) throw new Error('the secret key is still in the page');
+      await screenshots(page, 'admin-keypairs');
+    },
+  ],
+  [
+    'editing the user and the policy',
+    async (page) => {
+      await tab(page, 'Users');
+      await page.getByRole('button', { name: `Edit user ${USER}` }).click();
+      const dialog = page.getByRole('dialog', { name: `Edit user ${USER}` });
+      if (!(await dialog.getByLabel('Email').isDisabled())) throw new Error('the email can be changed');
+      await dialog.getByLabel('Full name', { exact: true }).fill('Web User Two');
+      await dialog.getByRole('button', { name: 'Save' }).click();
+      await row(page, USER).filter({ hasText: 'Web User Two' }).waitFor({ timeout: UI_TIMEOUT_MS });
+      await tab(page, 'Resource policies');
+      await page.getByRole('button', { name: 'Edit keypair resource policy webpolicy' }).click();
+      const policy = page.getByRole('dialog', { name: 'Edit keypair resource policy webpolicy' });
+      await policy.getByLabel('Sessions at once', { exact: true }).fill('5');
+      await policy.getByRole('button', { name: 'Save' }).click();
+      await done(page, 'webpolicy was changed');
+      await cellShows(page, 'webpolicy', 'Sessions at once', '5');
+    },
+  ],
+  [
+    'a policy that keypairs use is not deleted, and the page says why',
+    (page) =>
+      expectConsoleErrors(/status of 409/, async () => {
+        await confirmDelete(page, 'keypair resource policy', 'webpolicy');
+        await alert(page, 'is used by keypairs');
+        await row(page, 'webpolicy').waitFor({ timeout: 1000 });
+      }),
+  ],
+  [
+    'deleting the keypair, the project, the user and the policy',
+    async (page) => {
+      await tab(page, 'Keypairs');
+      await confirmDelete(page, 'keypair', keypair.access);
+      await row(page, keypair.access).waitFor({ state: 'detached', timeout: UI_TIMEOUT_MS });
+      await tab(page, 'Projects');
+      await confirmDelete(page, 'project', 'webproj');
+      await row(page, 'webproj').waitFor({ state: 'detached', timeout: UI_TIMEOUT_MS });
+      await tab(page, 'Users');
+      await confirmDelete(page, 'user', USER);
+      await done(page, `User ${USER} is gone.`);
+      await row(page, USER).waitFor({ state: 'detached', timeout: UI_TIMEOUT_MS });
+      await tab(page, 'Resource policies');
+      await confirmDelete(page, 'keypair resource policy', 'webpolicy');
+      await row(page, 'webpolicy').waitFor({ state: 'detached', timeout: UI_TIMEOUT_MS });
+    },
+  ],
+  [
+    'a resource group and its access list',
+    async (page) => {
+      await create(page, 'Resource groups', 'resource group', { Name: 'webrg' }, (dialog) =>
+        dialog.getByLabel('Scheduler', { exact: true }).selectOption('drf'));
+      await row(page, 'webrg').filter({ hasText: 'drf' }).waitFor({ timeout: UI_TIMEOUT_MS });
+      await page.getByRole('button', { name: 'Access of webrg' }).click();
+      const access = page.getByRole('dialog', { name: 'Access of resource group webrg' });
+      await access.getByLabel('Add to projects', { exact: true }).fill('default/default');
+      await access.getByLabel('Add to projects').press('Enter');
+      await access.getByRole('button', { name: 'Remove default/default from projects' }).waitFor({ timeout: UI_TIMEOUT_MS });
+      await access.getByRole('button', { name: 'Close' }).click();
+      await cellShows(page, 'webrg', 'Projects', 'default/default');
+      await screenshots(page, 'admin-resource-groups');
+      await confirmDelete(page, 'resource group', 'webrg');
+      await row(page, 'webrg').waitFor({ state: 'detached', timeout: UI_TIMEOUT_MS });
+    },
+  ],
+  [
+    'the agent shows its slots and its GPU as bars, and is made unschedulable and schedulable',
+    async (page) => {
+      await tab(page, 'Agents');
+      const agent = page.locator('entity-list tbody tr').first();
+      await agent.locator('.status').filter({ hasText: 'ALIVE' }).waitFor({ timeout: UI_TIMEOUT_MS });
+      for (const meter of ['CPU used', 'Memory used'])
+        await agent.getByRole('meter', { name: meter }).waitFor({ timeout: 1000 });
+      const gpu = agent.getByRole('meter', { name: /^GPU / });
+      const max = await gpu.getAttribute('aria-valuemax');
+      if (max !== '2') throw new Error(`the GPU's capacity is ${max}, not 2 fGPU`);
+      const name = await agent.getAttribute('data-name');
+      const toggle = agent.getByRole('checkbox', { name: `Schedulable: ${name}` });
+      await toggle.uncheck();
+      await done(page, `Set schedulable of ${name} to no.`);
+      if ((await get(page, `/admin/agents/${name}`)).schedulable !== false) throw new Error('still schedulable');
+      await agent.getByRole('checkbox', { name: `Schedulable: ${name}` }).check();
+      await done(page, `Set schedulable of ${name} to yes.`);
+      await screenshots(page, 'admin-agents');
+    },
+  ],
+  [
+    'the images page lists busybox and hides it from users, then shows it again',
+    async (page) => {
+      await tab(page, 'Images');
+      const busybox = row(page, 'busybox:latest');
+      await busybox.waitFor({ timeout: UI_TIMEOUT_MS });
+      await busybox.getByRole('checkbox', { name: 'Hidden: busybox:latest' }).check();
+      await done(page, 'Set hidden of busybox:latest to yes.');
+      const offered = (await get(page, '/images')).images.map((i) => i.name);
+      if (offered.includes('busybox')) throw new Error('a hidden busybox is still offered');
+      await screenshots(page, 'admin-images');
+      await row(page, 'busybox:latest').getByRole('checkbox', { name: 'Hidden: busybox:latest' }).uncheck();
+      await done(page, 'Set hidden of busybox:latest to no.');
+      if (!(await get(page, '/images')).images.some((i) => i.name === 'busybox')) throw new Error('busybox is not back');
+    },
+  ],
+  [
+    'an alias of busybox, created and deleted',
+    async (page) => {
+      await create(page, 'Image aliases', 'image alias', { Alias: 'bb' }, (dialog) =>
+        dialog.getByLabel('Image', { exact: true }).selectOption({ label: 'busybox:latest (x86_64)' }));
+      await row(page, 'bb').filter({ hasText: 'busybox:latest' }).waitFor({ timeout: UI_TIMEOUT_MS });
+      await screenshots(page, 'admin-image-aliases');
+      await confirmDelete(page, 'image alias', 'bb');
+      await row(page, 'bb').waitFor({ state: 'detached', timeout: UI_TIMEOUT_MS });
+    },
+  ],
+  [
+    'a registry rescan, followed live to its result',
+    async (page) => {
+      const registry = env('TESSERA_REGISTRY');
+      await create(page, 'Container registries', 'container registry', { Name: registry, URL: `http://${registry}` });
+      await row(page, registry).waitFor({ timeout: UI_TIMEOUT_MS });
+      await page.getByRole('button', { name: `Rescan ${registry}` }).click();
+      const task = page.getByRole('dialog', { name: `Rescan of ${registry}` });
+      await task.locator('[role="status"]').filter({ hasText: /1 added/ }).waitFor({ timeout: 60_000 });
+      console.log(`# ${await task.locator('[role="status"]').textContent()}`);
+      await task.getByRole('button', { name: 'Close' }).click();
+      await cellShows(page, registry, 'Last scan', /^\s*[0-9]{4}-/);
+      await screenshots(page, 'admin-registries');
+    },
+  ],
+  [
+    'statistics: charts of the usage of the superadmin, then per user',
+    async (page) => {
+      await navigate(page, 'Statistics', 'Statistics');
+      await chartDrawn(page);
+      const [cpu] = await todays(page, 'cpu');
+      const [sessions] = await todays(page, 'sessions');
+      if (!(cpu > 0) || !(sessions >= 1)) throw new Error(`today: ${cpu} core-hours, ${sessions} sessions`);
+      await screenshots(page, 'statistics');
+      await page.getByLabel('Scope', { exact: true }).selectOption('user');
+      await page.getByRole('button', { name: 'Show' }).click();
+      await page.locator('usage-chart th[scope="col"]').filter({ hasText: env('TESSERA_USER_EMAIL') }).first()
+        .waitFor({ timeout: UI_TIMEOUT_MS });
+      await chartDrawn(page);
+      const perUser = await todays(page, 'sessions');
+      if (perUser.length < 2 || perUser.some((n) => !(n >= 1))) throw new Error(`sessions today per user: ${perUser}`);
+      await screenshots(page, 'statistics-users');
+    },
+  ],
+  [
+    'a domain admin is refused a policy and the registries, with the reasons of the manager',
+    (page) =>
+      expectConsoleErrors(/status of 403/, async () => {
+        await logOut(page, env('TESSERA_EMAIL'));
+        await logIn(page, env('TESSERA_DADMIN_EMAIL'), env('TESSERA_DADMIN_PASSWORD'));
+        await navigate(page, 'Admin', 'Administration');
+        const dialog = await create(page, 'Resource policies', 'keypair resource policy', { Name: 'dapolicy' });
+        await dialog.getByRole('alert').filter({ hasText: 'may not' }).waitFor({ timeout: UI_TIMEOUT_MS });
+        await dialog.getByRole('button', { name: 'Cancel' }).click();
+        await page.getByRole('navigation', { name: 'Administration' }).getByRole('link', { name: 'Container registries' })
+          .click();
+        await page.locator('entity-list [role="alert"]').filter({ hasText: 'may not use this route' })
+          .waitFor({ timeout: UI_TIMEOUT_MS });
+        await logOut(page, env('TESSERA_DADMIN_EMAIL'));
+      }),
+  ],
+  [
+    'a plain user is offered no admin pages, and the statistics page shows their own usage',
+    async (page) => {
+      await logIn(page, env('TESSERA_USER_EMAIL'), env('TESSERA_USER_PASSWORD'));
+      await page.getByRole('heading', { level: 1, name: 'Summary' }).waitFor({ timeout: UI_TIMEOUT_MS });
+      const links = await page.getByRole('navigation', { name: 'Main' }).getByRole('link').allTextContents();
+      if (links.includes('Admin') || !links.includes('Statistics')) throw new Error(`the navigation: ${links}`);
+      await page.goto(`${env('TESSERA_URL')}/#/admin/users`);
+      await page.getByRole('heading', { level: 1, name: 'Summary' }).waitFor({ timeout: UI_TIMEOUT_MS });
+      await navigate(page, 'Statistics', 'Statistics');
+      await chartDrawn(page);
+      if (await page.getByLabel('Scope').count()) throw new Error('a plain user may choose a wider scope');
+      const heads = await page.locator('usage-chart').first().locator('th[scope="col"]').allTextContents();
+      if (!heads.includes(env('TESSERA_USER_EMAIL'))) throw new Error(`the series: ${heads}`);
+      const [cpu] = await todays(page, 'cpu');
+      if (!(cpu > 0)) throw new Error(`the user's core-hours today: ${cpu}`);
+      await screenshots(page, 'statistics-user');
+      await logOut(page, env('TESSERA_USER_EMAIL'));
+    },
+  ],
+  noConsoleErrors,
+];
+
+runSteps(steps);

@@ -1,0 +1,44 @@
+#!/bin/bash
+test_description='the web UI'"'"'s admin and statistics pages in a real browser (tests/browser/web-admin.mjs): as the superadmin, users, keypair policies, projects with members, keypairs (the secret once), edits and deletes, resource group access, the agent of --mock-gpus 1 --fgpu-per-gpu 2 with its slots and GPU, busybox hidden and shown, an image alias, a registry rescan followed live; a domain admin refused with the manager'"'"'s reason; statistics charts after short sessions, per user for the admin, their own for a plain user who has no admin pages; no console errors; screenshots at 1280x800 and 390x844'
+. "$(dirname "$0")/../lib/test-lib.sh"
+. "$(dirname "$0")/../lib/registry.sh"
+. "$(dirname "$0")/../lib/browser.sh"
+
+test_with_containers
+browser_prereqs
+USER_EMAIL=plain@t.test USER_PASSWORD=plain-password
+DADMIN_EMAIL=dadmin@t.test DADMIN_PASSWORD=dadmin-password
+
+test_expect_success 'a manager with an agent of one mock GPU (2 fGPU) and busybox; a plain user and a domain admin' '
+        start_dev_with_busybox "--agent-network none --mock-gpus 1 --fgpu-per-gpu 2" &&
+        api POST /admin/users "{\"email\": \"$USER_EMAIL\", \"password\": \"$USER_PASSWORD\"}" && test "$CODE" = 201 &&
+        USER_KEY=$(jq -r .keypair.access_key "$TMP/out") && USER_SECRET=$(jq -r .keypair.secret_key "$TMP/out") &&
+        api POST /admin/users "{\"email\": \"$DADMIN_EMAIL\", \"password\": \"$DADMIN_PASSWORD\", \"role\": \"admin\"}" &&
+        test "$CODE" = 201
+'
+
+test_expect_success 'short sessions ran, for the admin and for the plain user' '
+        create_session adminrun batch "sleep 3" &&
+        BACKEND_ACCESS_KEY=$USER_KEY BACKEND_SECRET_KEY=$USER_SECRET create_session userrun batch "sleep 3" &&
+        for s in adminrun userrun; do
+                wait_status $s TERMINATED && test "$(field $s result)" = SUCCESS || return 1
+        done
+'
+
+browser_run "$TEST_ROOT/tests/browser/web-admin.mjs" TESSERA_URL="$BACKEND_ENDPOINT" \
+        TESSERA_EMAIL="$TEST_ADMIN_EMAIL" TESSERA_PASSWORD="$TEST_ADMIN_PASSWORD" \
+        TESSERA_USER_EMAIL="$USER_EMAIL" TESSERA_USER_PASSWORD="$USER_PASSWORD" \
+        TESSERA_DADMIN_EMAIL="$DADMIN_EMAIL" TESSERA_DADMIN_PASSWORD="$DADMIN_PASSWORD" TESSERA_REGISTRY="$REGISTRY"
+
+test_expect_success 'what the browser did is what the manager has' '
+        api GET /admin/users/webuser@t.test && test "$CODE" = 404 &&
+        api GET /admin/keypair-policies/webpolicy && test "$CODE" = 404 &&
+        api GET "/admin/images?name=busybox" && jq -e ".items[0].hidden == false" "$TMP/out" &&
+        api GET /admin/agents && jq -e ".items[0].schedulable == true" "$TMP/out" &&
+        api GET /admin/audit-log && jq -e "[.items[].target] | index(\"user:webuser@t.test\")" "$TMP/out"
+'
+
+browser_screenshots admin-users admin-user-form admin-policies admin-projects admin-keypairs admin-resource-groups \
+        admin-agents admin-images admin-image-aliases admin-registries statistics statistics-users statistics-user
+
+test_done

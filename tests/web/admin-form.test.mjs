@@ -1,0 +1,100 @@
+/* admin-form.test.mjs - web/src/admin-form.js: rows as form values and form
+ * values as create and change bodies; and that every entity of
+ * admin-entities.js uses kinds the list and the form know. */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ENTITIES, entityOf, rowPath } from '../../web/src/admin-entities.js';
+import { formBody, formFields, formValues } from '../../web/src/admin-form.js';
+
+const POLICY = entityOf('policies').fields;
+const USER = entityOf('users').fields;
+
+test('a create sends what was filled in, slots as an object', () => {
+  const v = formValues(POLICY, null);
+  v.name = ' gpu-heavy ';
+  v.total_resource_slots = [['cpu', '4'], ['mem', '8g'], ['', '']];
+  v.max_concurrent_sessions = '3';
+  assert.deepEqual(formBody(POLICY, v), {
+    name: 'gpu-heavy',
+    total_resource_slots: { cpu: '4', mem: '8g' },
+    max_concurrent_sessions: 3,
+  });
+});
+
+test('a create says what is missing or malformed', () => {
+  const v = formValues(POLICY, null);
+  assert.throws(() => formBody(POLICY, v), /Name is required/);
+  v.name = 'p';
+  v.max_concurrent_sessions = '2.5';
+  assert.throws(() => formBody(POLICY, v), /Sessions at once must be a whole number/);
+  v.max_concurrent_sessions = '';
+  v.total_resource_slots = [['cpu', '1'], ['cpu', '2']];
+  assert.throws(() => formBody(POLICY, v), /'cpu' is there twice/);
+  v.total_resource_slots = [['', '2']];
+  assert.throws(() => formBody(POLICY, v), /a row has a value but no name/);
+});
+
+test('bools are sent on create; a user starts with its defaults', () => {
+  const v = formValues(USER, null);
+  assert.equal(v.role, 'user');
+  v.email = 'a@b.test';
+  v.password = 'long-enough';
+  v.projects = 'default, webproj';
+  assert.deepEqual(formBody(USER, v), {
+    email: 'a@b.test',
+    password: 'long-enough',
+    role: 'user',
+    status: 'active',
+    projects: ['default', 'webproj'],
+    need_password_change: false,
+  });
+});
+
+const ROW = {
+  name: 'p',
+  total_resource_slots: { cpu: '4', mem: '8589934592' },
+  max_concurrent_sessions: 3,
+  max_pending_session_count: null,
+  max_pending_session_resource_slots: null,
+  max_containers_per_session: 1,
+  idle_timeout: 0,
+  max_session_lifetime: 0,
+  max_vfolder_count: 0,
+  max_quota_scope_size: '0',
+};
+
+test('a change sends only what differs; the same amount in other units is no change', () => {
+  const v = formValues(POLICY, ROW);
+  assert.deepEqual(v.total_resource_slots, [['cpu', '4'], ['mem', '8589934592']]);
+  v.total_resource_slots = [['cpu', '4.0'], ['mem', '8g']];
+  assert.throws(() => formBody(POLICY, v, ROW), /Nothing was changed/);
+  v.max_concurrent_sessions = '5';
+  v.total_resource_slots = [['cpu', '8'], ['mem', '8g']];
+  assert.deepEqual(formBody(POLICY, v, ROW), { max_concurrent_sessions: 5, total_resource_slots: { cpu: '8', mem: '8g' } });
+});
+
+test('a change leaves create-only fields and an empty password out; nullable fields empty to null', () => {
+  const user = { email: 'a@b.test', role: 'user', status: 'active', domain: 'default', projects: ['default'],
+                 full_name: 'A', need_password_change: false, username: 'a', description: '' };
+  const v = formValues(USER, user);
+  assert.equal(v.password, '');
+  assert.ok(!formFields(USER, false).some((f) => f.name === 'resource_policy'));
+  v.full_name = 'Alice';
+  assert.deepEqual(formBody(USER, v, user), { full_name: 'Alice' });
+  v.full_name = '';
+  assert.deepEqual(formBody(USER, v, user), { full_name: '' });
+  const pv = formValues(POLICY, { ...ROW, max_pending_session_count: 4 });
+  pv.max_pending_session_count = '';
+  assert.deepEqual(formBody(POLICY, pv, { ...ROW, max_pending_session_count: 4 }), { max_pending_session_count: null });
+});
+
+test('every entity uses known kinds and keys, and names rows by path', () => {
+  const columnKinds = [undefined, 'text', 'mono', 'bool', 'toggle', 'list', 'slots', 'time', 'labels', 'status', 'slot-bars', 'devices'];
+  const fieldKinds = ['text', 'email', 'password', 'size', 'int', 'bool', 'choice', 'list', 'slots', 'labels'];
+  for (const e of ENTITIES) {
+    assert.ok(e.path.startsWith('/admin/') && e.key && e.columns.length && e.fields.length, e.id);
+    for (const c of e.columns) assert.ok(columnKinds.includes(c.kind), `${e.id}.${c.name}: ${c.kind}`);
+    for (const f of e.fields) assert.ok(fieldKinds.includes(f.kind), `${e.id}.${f.name}: ${f.kind}`);
+  }
+  assert.equal(rowPath(entityOf('users'), { email: 'a+b@c.test' }), '/admin/users/a%2Bb%40c.test');
+});
