@@ -6,9 +6,10 @@
  * ownerAccessKey, status, reason, exitCode}`; a comment line every 15 s
  * keeps proxies from closing the stream.  Names are Backend.AI's
  * (session_enqueued, _scheduled, _preparing, _pulling, _creating,
- * _started, _terminating, _terminated, _cancelled, ...), and one of
- * Tessera's: session_waiting, when the scheduler's reason a PENDING
- * session waits changed (`reason` is its message, as statusData has it). */
+ * _started, _terminating, _terminated, _cancelled, ...), and, for streams
+ * that ask with ?waiting=1, one of Tessera's: session_waiting, when the
+ * scheduler's reason a PENDING session waits changed (`reason` is its
+ * message, as statusData has it); Backend.AI's clients never see it. */
 #include "../common/compat.h"
 
 #include <inttypes.h>
@@ -31,6 +32,7 @@ struct sse_sub {
         char *session_id;
         char *access_key;   /* NULL = any visible */
         char *project_id;   /* NULL = any */
+        bool waiting;       /* also session_waiting (?waiting=1) */
 };
 
 static void sub_free(void *p)
@@ -67,7 +69,7 @@ static void on_event(const struct session_event *ev, void *data)
         struct sse_sub *s = data;
         struct buf b = BUF_INIT;
 
-        if (!visible(s, ev))
+        if (!visible(s, ev) || (!s->waiting && streq(ev->name, "session_waiting")))
                 return;
         json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s?, s:o}", "sessionId", ev->session_id, "sessionName",
                               ev->session_name, "ownerAccessKey", ev->access_key, "status", ev->status, "reason",
@@ -104,6 +106,8 @@ void api_events_session(struct api_ctx *c)
         c->state_free = sub_free;
         s->session_name = nonempty_not_star(http_query(c->req, "sessionName"));
         s->session_id = nonempty_not_star(http_query(c->req, "sessionId"));
+        const char *waiting = http_query(c->req, "waiting");
+        s->waiting = waiting && (streq(waiting, "1") || streq(waiting, "true"));
         if (owner && *owner && !streq(owner, c->who.access_key)) {
                 struct principal p;
                 if (c->who.role == ROLE_USER || auth_lookup_keypair(c->m, owner, &p, NULL, &err) < 0 ||

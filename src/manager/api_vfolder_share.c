@@ -234,9 +234,9 @@ void api_vfolder_shared(struct api_ctx *c)
         int r = DBQ(c->m->db,
                     "SELECT v.id, v.name, v.status, v.ownership_type, p.permission, u.id AS uid, u.email"
                     " FROM vfolder_permissions p JOIN vfolders v ON v.id = p.vfolder_id JOIN users u ON u.id = p.user_id"
-                    " WHERE v.ownership_type = 'user' AND v.owner_id = ? AND v.status = ? AND (? IS NULL OR v.id = ?)"
+                    " WHERE v.ownership_type = 'user' AND v.owner_id = ? AND v.status = ? AND v.id = COALESCE(?, v.id)"
                     " ORDER BY v.name, u.email",
-                    &rows, &err, DB_TEXT(c->who.user_id), DB_TEXT(VF_STATUS_READY), DB_TEXT(id), DB_TEXT(id));
+                    &rows, &err, DB_TEXT(c->who.user_id), DB_TEXT(VF_STATUS_READY), DB_TEXT(id));
         if (r < 0)
                 return api_fail(c, err);
         json_t *list = json_array();

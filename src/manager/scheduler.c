@@ -61,7 +61,8 @@ void scheduler_kick(struct manager *m)
 static void on_event(const struct session_event *ev, void *data)
 {
         struct scheduler *s = data;
-        if (!streq(ev->status, "SCHEDULED"))
+        /* a placement or an end frees or needs room; a pass's own reasons do not */
+        if (!streq(ev->status, "SCHEDULED") && !streq(ev->name, "session_waiting"))
                 scheduler_kick(s->m);
 }
 

@@ -176,8 +176,8 @@ test_expect_success 'events stream session_enqueued and session_cancelled with r
 '
 
 test_expect_success 'why a PENDING session waits comes as a session_waiting event when the scheduler finds it' '
-        h=(); while IFS= read -r l; do h+=(-H "$l"); done < <("$TT" sign GET "/events/session?sessionName=evt3" "${BACKEND_ENDPOINT#http://}" "$BACKEND_ACCESS_KEY" "$BACKEND_SECRET_KEY" text/plain)
-        curl -sN -m 8 "${h[@]}" "$BACKEND_ENDPOINT/events/session?sessionName=evt3" >"$TMP/events3" &
+        h=(); while IFS= read -r l; do h+=(-H "$l"); done < <("$TT" sign GET "/events/session?sessionName=evt3&waiting=1" "${BACKEND_ENDPOINT#http://}" "$BACKEND_ACCESS_KEY" "$BACKEND_SECRET_KEY" text/plain)
+        curl -sN -m 8 "${h[@]}" "$BACKEND_ENDPOINT/events/session?sessionName=evt3&waiting=1" >"$TMP/events3" &
         p=$!
         for i in $(seq 1 50); do grep -q "^retry:" "$TMP/events3" && break; sleep 0.1; done
         api POST /session "{\"name\": \"evt3\", \"image\": \"python:3.11\", \"enqueueOnly\": true}" &&

@@ -6,7 +6,7 @@
  * at once and asks for the list again (a burst of events makes one
  * request), so a row follows PENDING -> ... -> RUNNING -> TERMINATED live.
  * Why a PENDING session waits comes with session_waiting (the scheduler's
- * message, as statusData holds it).  After the stream reconnects the list is read again (events may have been
+ * message, as statusData holds it; asked for with waiting=1).  After the stream reconnects the list is read again (events may have been
  * missed).  'change' follows every change of sessions, loaded, error, live. */
 import { api, openEventStream, query } from './api.js';
 import { SESSION_EVENTS, isTerminal } from './session-status.js';
@@ -29,7 +29,7 @@ class SessionStore extends EventTarget {
     if (this.#owner === accessKey && this.#source) return;
     this.stop();
     this.#owner = accessKey;
-    const path = `/events/session${query({ sessionName: '*', ownerAccessKey: accessKey })}`;
+    const path = `/events/session${query({ sessionName: '*', ownerAccessKey: accessKey, waiting: 1 })}`;
     this.#source = openEventStream(path, SESSION_EVENTS, (_name, data) => this.#onEvent(data));
     this.#source.addEventListener('open', () => {
       const reconnected = this.live === false && this.loaded;
