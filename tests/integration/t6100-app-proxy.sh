@@ -27,14 +27,6 @@ make_user() { # WHO
         SK[$1]=$(jq -r "[.. | objects | .secret_key? // empty][0]" "$TMP/out")
 }
 
-db_sql() {
-        if [ "$TESSERA_TEST_DB" = postgresql ]; then
-                psql -X -q -A -t "$TEST_DB_URL" -c "$1"
-        else
-                sqlite3 "$MANAGER_STATE/tessera.db" "$1"
-        fi
-}
-
 # start_service: the owner's start-service jupyter; TOKEN, URL, APP (the
 # app's prefix as a URL)
 start_service() {

@@ -103,10 +103,7 @@ def jupyter_cell(jar, prefix, code):
     }).encode())
     deadline = time.time() + 60
     while time.time() < deadline:
-        op, data = ws.recv(deadline)
-        if op == 9:
-            ws.send(10, data)
-            continue
+        op, data = ws.message(deadline)
         if op != 1:
             continue
         msg = json.loads(data)
