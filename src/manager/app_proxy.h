@@ -28,7 +28,7 @@
 #include "agent_call.h"
 #include "agent_socket.h"
 
-#define APP_PROXY_THREADS_MAX  256   /* requests forwarded at once */
+#define APP_PROXY_THREADS_MAX  1024  /* requests and WebSockets forwarded at once */
 #define APP_PROXY_HEAD_WAIT_MS 60000 /* for the app's answer to a WebSocket upgrade */
 
 struct api_ctx;

@@ -97,7 +97,8 @@ static void xfer_unref(void *data)
 
 static void on_note(void *data);
 
-/* With mu held: have the loop look at x (once until it has). */
+/* With mu held: have the loop look at x (once until it has; so the pipe
+ * holds at most one note per transfer and a write to it never blocks). */
 static void note_locked(struct xfer *x)
 {
         if (x->note_pending)
