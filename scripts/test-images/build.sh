@@ -7,6 +7,8 @@
 #                    (Debian bookworm minbase + python3 by debootstrap; minutes,
 #                    needs root, the Debian archive and $TESSERA, default
 #                    build/tessera; cached by tessera, docs/images.md)
+#           jupyter  images/jupyter.recipe the same way (Jupyter Notebook and
+#                    NumPy: the app proxy's test image, docs/app-proxy.md)
 #   OUTDIR  optional: copy the image layout there too
 #
 # The image is an OCI image layout (oci-layout, index.json, blobs/sha256/)
@@ -25,20 +27,21 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$HERE/oci-layout.sh"
 
 usage() {
-        echo "usage: $0 busybox|python [OUTDIR]" >&2
+        echo "usage: $0 busybox|python|jupyter [OUTDIR]" >&2
         exit 2
 }
 [ $# -ge 1 ] && [ $# -le 2 ] || usage
 NAME=$1
 OUTDIR=${2:-}
-case $NAME in busybox | python) ;; *) usage ;; esac
+case $NAME in busybox | python | jupyter) ;; *) usage ;; esac
 
-# python: one builder for recipes and tests (docs/images.md)
-if [ "$NAME" = python ]; then
+# python, jupyter: one builder for recipes and tests (docs/images.md)
+declare -A RECIPES=([python]=python3.11 [jupyter]=jupyter)
+if [ -n "${RECIPES[$NAME]:-}" ]; then
         ROOT=$(cd "$HERE/../.." && pwd)
         TESSERA=${TESSERA:-$ROOT/build/tessera}
         [ -x "$TESSERA" ] || { echo "build.sh: $TESSERA is missing (make)" >&2; exit 1; }
-        "$TESSERA" image build ${OUTDIR:+--output "$OUTDIR"} "$ROOT/images/python3.11.recipe" | tail -n 1
+        "$TESSERA" image build ${OUTDIR:+--output "$OUTDIR"} "$ROOT/images/${RECIPES[$NAME]}.recipe" | tail -n 1
         exit "${PIPESTATUS[0]}"
 fi
 . "$HERE/rootfs-$NAME.sh"

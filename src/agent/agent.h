@@ -15,7 +15,8 @@
  *   kernels.c        desired vs local kernels: start, stop, forget
  *   kernel_runtime.c one kernel's image and container (blocking work)
  *   image_budget_loop.c  the image store kept within image_disk_budget
- *   agent_http.c     the manager's requests to running kernels (execute, files) */
+ *   agent_http.c     the manager's requests to running kernels (execute, files, apps)
+ *   agent_tunnel.c   tunnels into kernels' network namespaces (the app proxy) */
 #ifndef TESS_AGENT_H
 #define TESS_AGENT_H
 

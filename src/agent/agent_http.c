@@ -1,14 +1,19 @@
 /* agent_http.c - the agent's HTTP server, for its manager only: what the
  * manager relays from a session's owner to a running kernel.
  *
- *   POST /v1/kernels/{id}/execute    {mode, code, runId, options} -> {"result":
- * ...} POST /v1/kernels/{id}/interrupt  {runId?} PUT
- * /v1/kernels/{id}/files?path=P[&perm=OCTAL]   body: the file's bytes GET
- * /v1/kernels/{id}/files?path=P                the file's bytes GET
- * /v1/kernels/{id}/list[?path=P]               {"entries": [...]} GET
- * /v1/kernels/{id}/logs                        the output so far (text)
- * POST /v1/kernels/{id}/commit   {task_id, base, name, tag, labels, exclude}
- *                                -> 202: a snapshot begins (commit.h)
+ *   POST /v1/kernels/{id}/execute        {mode, code, runId, options} -> {"result": ...}
+ *   POST /v1/kernels/{id}/interrupt      {runId?}
+ *   PUT  /v1/kernels/{id}/files?path=P[&perm=OCTAL]   body: the file's bytes
+ *   GET  /v1/kernels/{id}/files?path=P   the file's bytes
+ *   GET  /v1/kernels/{id}/list[?path=P]  {"entries": [...]}
+ *   GET  /v1/kernels/{id}/logs           the output so far (text)
+ *   GET  /v1/kernels/{id}/pty            a terminal (WebSocket, agent_pty.h)
+ *   POST /v1/kernels/{id}/commit         {task_id, base, name, tag, labels, exclude}
+ *                                        -> 202: a snapshot begins (commit.h)
+ *   POST /v1/kernels/{id}/start-service  {name, port, argv, env, waitMs} -> the runner's
+ *                                        {name, pid, port, status} once the port listens
+ *   GET  /v1/kernels/{id}/tunnel?port=N  Upgrade: tessera-tunnel: raw bytes to a port
+ *                                        inside the kernel (agent_tunnel.h)
  *
  * Every request is signed by the manager with the cluster secret
  * (sign_agent_request over the raw target, for "manager:<this agent's
@@ -31,11 +36,13 @@
 #include "../common/crypto.h"
 #include "../common/log.h"
 #include "../common/netaddr.h"
+#include "../common/relay.h"
 #include "../common/sign.h"
 #include "../common/timeutil.h"
 #include "../common/ws.h"
 #include "agent_http.h"
 #include "agent_pty.h"
+#include "agent_tunnel.h"
 #include "commit.h"
 #include "container.h"
 #include "kernel_runtime.h"
@@ -69,6 +76,8 @@ struct answer {
         struct buf body;
         struct agent_pty *pty; /* a terminal: answer 101 and relay it */
         char accept[WS_ACCEPT_LEN + 1];
+        bool tunnel; /* a tunnel: answer 101 and relay tunnel_fd */
+        int tunnel_fd;
 };
 
 unsigned agent_http_status(int errnum)
@@ -328,6 +337,61 @@ static void do_pty(const struct runner_client *rc, struct MHD_Connection *conn, 
         a->status = 101;
 }
 
+#define START_WAIT_MS_MAX 600000
+
+static void do_start_service(const struct runner_client *rc, const struct req *rq, struct answer *a)
+{
+        struct tess_error *err = NULL;
+        json_t *body = NULL, *result = NULL;
+        const char **argv = NULL, **env = NULL;
+
+        if (body_json(rq, &body, &err) < 0)
+                return answer_err(a, err);
+        const json_t *jargv = json_object_get(body, "argv"), *jenv = json_object_get(body, "env");
+        json_int_t port = json_integer_value(json_object_get(body, "port"));
+        json_int_t wait = json_integer_value(json_object_get(body, "waitMs"));
+        bool ok = json_str(body, "name") && json_is_array(jargv) && json_array_size(jargv) > 0 && port >= 0 &&
+                  port <= 65535 && (!jenv || json_is_array(jenv));
+        if (ok) {
+                argv = xcalloc(json_array_size(jargv) + 1, sizeof(char *));
+                env = xcalloc(json_array_size(jenv) + 1, sizeof(char *));
+                for (size_t i = 0; ok && i < json_array_size(jargv); i++)
+                        ok = (argv[i] = json_string_value(json_array_get(jargv, i))) != NULL;
+                for (size_t i = 0; ok && i < json_array_size(jenv); i++)
+                        ok = (env[i] = json_string_value(json_array_get(jenv, i))) != NULL;
+        }
+        if (!ok)
+                answer_error(a, EINVAL, "start-service needs {name, argv: [strings], port, env?: [strings]}");
+        else if (runner_start_service(rc, json_str(body, "name"), argv, env, (int)port,
+                                      wait > 0 && wait <= START_WAIT_MS_MAX ? (int)wait : -1, &result, &err) < 0)
+                answer_err(a, err);
+        else
+                answer_json(a, 200, result);
+        free(argv);
+        free(env);
+        json_decref(body);
+}
+
+static void do_tunnel(const struct runner_client *rc, struct MHD_Connection *conn, struct answer *a)
+{
+        const char *upgrade = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Upgrade");
+        const char *port_text = query(conn, "port");
+        struct tess_error *err = NULL;
+        char *end;
+        long port = port_text ? strtol(port_text, &end, 10) : 0;
+
+        if (!upgrade || strcasecmp(upgrade, RELAY_TUNNEL_PROTOCOL) != 0)
+                return answer_error(a, EINVAL, "a tunnel needs Upgrade: " RELAY_TUNNEL_PROTOCOL);
+        if (!port_text || *end || port < 1 || port > 65535)
+                return answer_error(a, EINVAL, "a tunnel needs ?port=1-65535");
+        int fd = agent_tunnel_connect(rc->runner_pid, (int)port, &err);
+        if (fd < 0)
+                return answer_err(a, err);
+        a->tunnel = true;
+        a->tunnel_fd = fd;
+        a->status = 101;
+}
+
 /* "/v1/kernels/ID/ACTION" -> id, action; false if the path is not that. */
 static bool split_path(const char *url, char *id, size_t idlen, const char **action)
 {
@@ -375,7 +439,10 @@ static void handle(struct agent_http *h, struct MHD_Connection *conn, const char
         bool known = (streq(action, "execute") && streq(method, "POST")) ||
                      (streq(action, "interrupt") && streq(method, "POST")) ||
                      (streq(action, "files") && (streq(method, "PUT") || streq(method, "GET"))) ||
-                     (streq(action, "list") && streq(method, "GET")) || (streq(action, "pty") && streq(method, "GET"));
+                     (streq(action, "list") && streq(method, "GET")) ||
+                     (streq(action, "pty") && streq(method, "GET")) ||
+                     (streq(action, "start-service") && streq(method, "POST")) ||
+                     (streq(action, "tunnel") && streq(method, "GET"));
         if (!known)
                 return answer_error(a, ENOENT, "no such route");
         if (kernel_runner(h, id, sock, sizeof(sock), &rc, &err) < 0)
@@ -390,6 +457,10 @@ static void handle(struct agent_http *h, struct MHD_Connection *conn, const char
                 do_download(&rc, conn, a);
         else if (streq(action, "pty"))
                 do_pty(&rc, conn, a);
+        else if (streq(action, "start-service"))
+                do_start_service(&rc, rq, a);
+        else if (streq(action, "tunnel"))
+                do_tunnel(&rc, conn, a);
         else
                 do_list(&rc, conn, a);
 }
@@ -426,6 +497,35 @@ static void on_upgraded(void *cls, struct MHD_Connection *conn UNUSED, void *con
         agent_pty_close(t);
         free(t);
         MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
+}
+
+/* The connection became a tunnel: relay it in this thread, then close. */
+static void on_tunnel(void *cls, struct MHD_Connection *conn UNUSED, void *con_cls UNUSED, const char *extra_in,
+                      size_t extra_in_size, MHD_socket sock, struct MHD_UpgradeResponseHandle *urh)
+{
+        int *fd = cls;
+
+        agent_tunnel_run(*fd, sock, extra_in, extra_in_size);
+        free(fd);
+        MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
+}
+
+static enum MHD_Result answer_tunnel(struct MHD_Connection *conn, struct answer *a)
+{
+        int *fd = xmalloc(sizeof(*fd));
+        *fd = a->tunnel_fd;
+        struct MHD_Response *resp = MHD_create_response_for_upgrade(on_tunnel, fd);
+
+        if (!resp) {
+                close(*fd);
+                free(fd);
+                return MHD_NO;
+        }
+        MHD_add_response_header(resp, "Upgrade", RELAY_TUNNEL_PROTOCOL);
+        MHD_add_response_header(resp, "Connection", "Upgrade");
+        enum MHD_Result ret = MHD_queue_response(conn, MHD_HTTP_SWITCHING_PROTOCOLS, resp);
+        MHD_destroy_response(resp);
+        return ret;
 }
 
 static enum MHD_Result answer_upgrade(struct MHD_Connection *conn, struct answer *a)
@@ -478,6 +578,10 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
         if (a.pty) {
                 buf_release(&a.body);
                 return answer_upgrade(conn, &a);
+        }
+        if (a.tunnel) {
+                buf_release(&a.body);
+                return answer_tunnel(conn, &a);
         }
         struct MHD_Response *resp;
         if (a.body.len > 0) {

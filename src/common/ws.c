@@ -10,11 +10,11 @@
 #include <wslay/wslay.h>
 
 #include "crypto.h"
+#include "http_head.h"
 #include "timeutil.h"
 #include "ws.h"
 
-#define WS_GUID  "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
-#define HEAD_MAX 8192
+#define WS_GUID "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 
 struct ws {
         wslay_event_context_ptr ctx;
@@ -179,55 +179,17 @@ void ws_client_key(char out[25])
         snprintf(out, 25, "%s", b64);
 }
 
-/* The value of header `name` in an answer's head (case-insensitive), or NULL. */
-static char *head_value(const char *head, const char *name)
-{
-        size_t n = strlen(name);
-        for (const char *l = strstr(head, "\r\n"); l && l[2]; l = strstr(l + 2, "\r\n")) {
-                const char *p = l + 2;
-                if (strncasecmp(p, name, n) == 0 && p[n] == ':') {
-                        p += n + 1;
-                        while (*p == ' ' || *p == '\t')
-                                p++;
-                        return xstrndup(p, strcspn(p, "\r\n"));
-                }
-        }
-        return NULL;
-}
-
-/* Read up to the end of an answer's head; *ret_head_len covers "\r\n\r\n". */
-static int read_head(int fd, int64_t deadline, struct buf *in, size_t *ret_head_len, struct tess_error **err)
-{
-        const char *end;
-
-        while (!(end = in->len ? strstr(in->data, "\r\n\r\n") : NULL)) {
-                int64_t left = deadline - monotonic_usec();
-                struct pollfd p = { .fd = fd, .events = POLLIN };
-                char chunk[2048];
-
-                if (in->len > HEAD_MAX || left <= 0)
-                        return tess_err(err, ETIMEDOUT, "no WebSocket handshake answer");
-                if (poll(&p, 1, (int)(left / USEC_PER_MSEC) + 1) <= 0)
-                        continue;
-                ssize_t n = recv(fd, chunk, sizeof(chunk), 0);
-                if (n < 0 && (errno == EINTR || errno == EAGAIN))
-                        continue;
-                if (n <= 0)
-                        return tess_err(err, ECONNRESET, "the connection closed during the WebSocket handshake");
-                buf_append(in, chunk, (size_t)n);
-        }
-        *ret_head_len = (size_t)(end - in->data) + 4;
-        return 0;
-}
-
 static int check_answer(const struct buf *in, size_t head_len, const char *want, struct tess_error **err)
 {
-        _cleanup_free_ char *head = xstrndup(in->data, head_len);
+        struct http_head h;
 
-        if (strncmp(head, "HTTP/1.1 101", 12) != 0)
-                return tess_err(err, EPROTO, "%.*s: %.200s", (int)strcspn(head, "\r"), head, in->data + head_len);
-        _cleanup_free_ char *accept = head_value(head, "Sec-WebSocket-Accept");
-        if (!accept || !streq(accept, want))
+        if (http_head_parse(in->data, head_len, &h, err) < 0)
+                return tess_err_wrap(err, "the WebSocket handshake answer");
+        if (h.status != 101)
+                return tess_err(err, EPROTO, "%.*s: %.200s", (int)strcspn(in->data, "\r"), in->data,
+                                in->data + head_len);
+        const struct str *accept = http_head_get(&h, "Sec-WebSocket-Accept");
+        if (!accept || accept->len != strlen(want) || memcmp(accept->p, want, accept->len) != 0)
                 return tess_err(err, EPROTO, "the WebSocket handshake answer has a wrong Sec-WebSocket-Accept");
         return 0;
 }
@@ -238,8 +200,6 @@ int ws_client_handshake(int fd, const char *host, const char *target, const char
         _cleanup_(buf_release) struct buf req = BUF_INIT;
         _cleanup_(buf_release) struct buf in = BUF_INIT;
         char key[25], want[WS_ACCEPT_LEN + 1];
-        int64_t deadline = monotonic_usec() + (int64_t)timeout_ms * USEC_PER_MSEC;
-        size_t head_len;
 
         ws_client_key(key);
         ws_accept_key(key, want);
@@ -258,10 +218,11 @@ int ws_client_handshake(int fd, const char *host, const char *target, const char
                         return tess_err(err, errno, "sending the WebSocket handshake: %s", strerror(errno));
                 off += (size_t)n;
         }
-        int r = read_head(fd, deadline, &in, &head_len, err);
+        int head_len = http_head_read(fd, timeout_ms, &in, err);
+        if (head_len < 0)
+                return tess_err_wrap(err, "WebSocket handshake");
+        int r = check_answer(&in, (size_t)head_len, want, err);
         if (r >= 0)
-                r = check_answer(&in, head_len, want, err);
-        if (r >= 0)
-                buf_append(leftover, in.data + head_len, in.len - head_len);
+                buf_append(leftover, in.data + head_len, in.len - (size_t)head_len);
         return r;
 }

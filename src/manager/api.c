@@ -20,6 +20,11 @@
 #include "web_session.h"
 #include "metrics.h"
 
+/* The app proxy takes every method the apps use (HEAD goes with GET). */
+#define APP_PROXY_ROUTE(method)                                                                              \
+        { method, "/apps/{session}/{path}", api_apps_proxy, ROUTE_PUBLIC | ROUTE_TAIL | ROUTE_STREAM,           \
+          "App proxy: a request to an app in a session, with the app's cookie (HTTP and WebSocket)", "apps" }
+
 const struct route api_routes[] = {
         { "GET", "/", api_root_version, ROUTE_PUBLIC | ROUTE_READ,
           "API and manager version (a browser asking for text/html gets the web UI)", "meta" },
@@ -65,6 +70,18 @@ const struct route api_routes[] = {
         { "GET", "/session/{name}/files", api_session_files, 0, "List a directory of a session", "session" },
         { "GET", "/stream/session/{name}/pty", api_stream_pty, 0, "A terminal in a running session (WebSocket)",
           "session" },
+        { "POST", "/session/{name}/start-service", api_session_start_service, 0,
+          "Start an app the session's image declares (ai.backend.service-ports): a short-lived token and the "
+          "URL that opens it through the app proxy",
+          "session" },
+        { "GET", "/apps/_/open", api_apps_open, ROUTE_PUBLIC | ROUTE_READ,
+          "App proxy: trade a start-service token (?token=) for the app's cookie, then go to the app", "apps" },
+        APP_PROXY_ROUTE("GET"),
+        APP_PROXY_ROUTE("POST"),
+        APP_PROXY_ROUTE("PUT"),
+        APP_PROXY_ROUTE("PATCH"),
+        APP_PROXY_ROUTE("DELETE"),
+        APP_PROXY_ROUTE("OPTIONS"),
         { "GET", "/events/session", api_events_session, ROUTE_READ, "Session events (server-sent events)",
           "session" },
         { "GET", "/events/background-task", api_events_bgtask, ROUTE_READ,
@@ -416,16 +433,27 @@ static const struct route *find_route(const char *method, const char *path, char
         return NULL;
 }
 
-size_t api_body_limit(const char *method, const char *path, void *data)
+/* The flags of the route a request goes to (0 when none). */
+static unsigned route_flags(const char *method, const char *path)
 {
-        const struct manager *m = data;
         char *params[API_MAX_PARAMS] = { 0 };
         bool known;
         const struct route *r = find_route(method, path, params, &known);
 
         for (int i = 0; i < API_MAX_PARAMS; i++)
                 free(params[i]);
-        return r && (r->flags & ROUTE_UPLOAD) ? m->conf.max_upload : m->conf.max_body;
+        return r ? r->flags : 0;
+}
+
+size_t api_body_limit(const char *method, const char *path, void *data)
+{
+        const struct manager *m = data;
+        return route_flags(method, path) & ROUTE_UPLOAD ? m->conf.max_upload : m->conf.max_body;
+}
+
+bool api_stream_body(const char *method, const char *path, void *data UNUSED)
+{
+        return route_flags(method, path) & ROUTE_STREAM;
 }
 
 /* Walk a parsed JSON value enforcing depth and string-length limits. */
@@ -546,7 +574,7 @@ void api_dispatch(struct http_req *req, void *data)
         }
         if (c->route->flags & ROUTE_AUDIT)
                 audit_flush(m); /* callers see their own writes */
-        if (!(c->route->flags & (ROUTE_RAW_BODY | ROUTE_UPLOAD)) && parse_body(c, &err) < 0) {
+        if (!(c->route->flags & (ROUTE_RAW_BODY | ROUTE_UPLOAD | ROUTE_STREAM)) && parse_body(c, &err) < 0) {
                 api_fail(c, err);
                 return;
         }

@@ -85,6 +85,8 @@ enum route_flags {
         ROUTE_AGENT = 1 << 7,     /* called by agents, signed with the cluster secret (api_agent.c) */
         ROUTE_UPLOAD = 1 << 8,    /* a raw body of up to conf.max_upload bytes */
         ROUTE_TAIL = 1 << 9,      /* the last {param} takes the rest of the path, slashes included */
+        ROUTE_STREAM = 1 << 10,   /* dispatched when the headers are in; the handler takes the body as
+                                     it comes (http_body_sink) */
 };
 
 struct route {
@@ -108,6 +110,8 @@ void api_request_done(struct http_req *req, void *data);
 void api_request_abort(struct http_req *req, void *data);
 /* The largest body a request may send (http_server_opts.body_limit). */
 size_t api_body_limit(const char *method, const char *path, void *data);
+/* Whether a request's body is streamed: ROUTE_STREAM (http_server_opts.stream_body). */
+bool api_stream_body(const char *method, const char *path, void *data);
 
 /* Answers.  api_json steals `body`. */
 void api_json(struct api_ctx *c, unsigned status, json_t *body);
@@ -174,6 +178,9 @@ void api_session_upload(struct api_ctx *c);
 void api_session_download_single(struct api_ctx *c);
 void api_session_files(struct api_ctx *c);
 void api_stream_pty(struct api_ctx *c); /* api_stream_pty.c */
+void api_session_start_service(struct api_ctx *c); /* api_session_apps.c */
+void api_apps_open(struct api_ctx *c);             /* api_apps.c */
+void api_apps_proxy(struct api_ctx *c);
 void api_events_session(struct api_ctx *c);   /* api_events.c */
 void api_images_list(struct api_ctx *c);      /* api_images.c */
 void api_bgtask_show(struct api_ctx *c);      /* api_bgtask.c */

@@ -35,7 +35,7 @@ static const char *const exec_modes[] = { "query", "batch", "input", "continue",
 
 bool api_session_target(struct api_ctx *c, const char *owner_ak, struct session_target *t)
 {
-        _cleanup_rows_ struct db_rows *rows = NULL, *k = NULL;
+        _cleanup_rows_ struct db_rows *rows = NULL;
         struct tess_error *err = NULL;
 
         if (api_find_session(c, c->param[0], owner_ak, false, &rows, &err) < 0) {
@@ -49,25 +49,38 @@ bool api_session_target(struct api_ctx *c, const char *owner_ak, struct session_
                 api_problem(c, 409, "session-not-running", "session '%s' is %s, not RUNNING", c->param[0], status);
                 return false;
         }
-        if (DBQ(c->m->db,
-                "SELECT k.id, k.agent_id, a.address FROM kernels k JOIN agents a ON "
-                "a.id = k.agent_id"
-                " WHERE k.session_id = ? ORDER BY k.cluster_idx LIMIT 1",
-                &k, &err, DB_TEXT(db_getn(rows, 0, "id"))) < 0) {
+        int r = session_main_kernel(c->m, t, &err);
+        if (r < 0 && err->code == ENOENT) {
+                api_problem(c, 409, "session-not-running", "session '%s' has no reachable kernel yet", c->param[0]);
+                tess_error_free(err);
+                return false;
+        }
+        if (r < 0) {
                 api_fail(c, err);
                 return false;
         }
-        if (k->nrows == 0 || !db_get(k, 0, 2) || !*db_get(k, 0, 2)) {
-                api_problem(c, 409, "session-not-running", "session '%s' has no reachable kernel yet", c->param[0]);
-                return false;
-        }
-        snprintf(t->kernel, sizeof(t->kernel), "%s", db_get(k, 0, 0));
-        snprintf(t->agent, sizeof(t->agent), "%s", db_get(k, 0, 1));
-        snprintf(t->address, sizeof(t->address), "%s", db_get(k, 0, 2));
         return true;
 }
 
-static const char *owner_param(struct api_ctx *c)
+int session_main_kernel(struct manager *m, struct session_target *t, struct tess_error **err)
+{
+        _cleanup_rows_ struct db_rows *k = NULL;
+        int r = DBQ(m->db,
+                    "SELECT k.id, k.agent_id, a.address FROM kernels k JOIN agents a ON a.id = k.agent_id"
+                    " WHERE k.session_id = ? ORDER BY k.cluster_idx LIMIT 1",
+                    &k, err, DB_TEXT(t->session));
+
+        if (r < 0)
+                return r;
+        if (k->nrows == 0 || !db_get(k, 0, 2) || !*db_get(k, 0, 2))
+                return tess_err(err, ENOENT, "session %s has no reachable kernel", t->session);
+        snprintf(t->kernel, sizeof(t->kernel), "%s", db_get(k, 0, 0));
+        snprintf(t->agent, sizeof(t->agent), "%s", db_get(k, 0, 1));
+        snprintf(t->address, sizeof(t->address), "%s", db_get(k, 0, 2));
+        return 0;
+}
+
+const char *api_owner_access_key(struct api_ctx *c)
 {
         const char *q = http_query(c->req, "owner_access_key");
         const char *b = json_string_value(json_object_get(c->body, "owner_access_key"));
@@ -125,7 +138,7 @@ void api_session_execute(struct api_ctx *c)
                 return api_problem(c, 400, "invalid-api-params", "runId is required for mode '%s'", mode);
         if (options && !json_is_object(options) && !json_is_null(options))
                 return api_problem(c, 400, "invalid-api-params", "options must be an object");
-        if (!api_session_target(c, owner_param(c), &t))
+        if (!api_session_target(c, api_owner_access_key(c), &t))
                 return;
         json_t *fwd = json_pack("{s:s, s:s}", "mode", mode, "code", code ? code : "");
         if (run_id)
@@ -147,7 +160,7 @@ void api_session_interrupt(struct api_ctx *c)
 
         if (c->body && api_get_string(c->body, NAMES("runId", "run_id"), 64, &run_id, &err) < 0)
                 return api_fail(c, err);
-        if (!api_session_target(c, owner_param(c), &t))
+        if (!api_session_target(c, api_owner_access_key(c), &t))
                 return;
         json_t *fwd = run_id ? json_pack("{s:s}", "runId", run_id) : json_object();
         _cleanup_free_ char *text = json_dumps(fwd, JSON_COMPACT);
@@ -287,7 +300,7 @@ void api_session_download_single(struct api_ctx *c)
         if (!valid_session_path(file))
                 return api_problem(c, 400, "invalid-api-params",
                                    "file must be a path relative to the home directory, without '..'");
-        if (!api_session_target(c, owner_param(c), &t))
+        if (!api_session_target(c, api_owner_access_key(c), &t))
                 return;
         _cleanup_free_ char *target = kernel_target(&t, "files", file);
         agent_call_one(c, t.agent, t.address, "GET", target, NULL, 0, NULL, FILES_TIMEOUT_S, download_done);
@@ -355,7 +368,7 @@ void api_session_files(struct api_ctx *c)
                 return api_problem(c, 400, "invalid-api-params",
                                    "path must be relative to the home directory, without '..'");
         l = xcalloc(1, sizeof(*l));
-        if (!api_session_target(c, owner_param(c), &l->t)) {
+        if (!api_session_target(c, api_owner_access_key(c), &l->t)) {
                 free(l);
                 return;
         }

@@ -12,7 +12,6 @@
 #include "../common/compat.h"
 
 #include <fcntl.h>
-#include <netdb.h>
 #include <poll.h>
 #include <pthread.h>
 #include <strings.h>
@@ -21,18 +20,17 @@
 #include "../common/log.h"
 #include "../common/loop.h"
 #include "../common/crypto.h"
-#include "../common/sign.h"
 #include "../common/timeutil.h"
 #include "../common/ws.h"
 #include "agent_call.h"
+#include "agent_socket.h"
 #include "api.h"
 #include "http.h"
 #include "manager.h"
 #include "session.h"
 
-#define CONNECT_TIMEOUT_MS 5000
-#define TOUCH_EVERY_USEC   (5 * USEC_PER_SEC)
-#define CLOSE_GRACE_MS     2000
+#define TOUCH_EVERY_USEC (5 * USEC_PER_SEC)
+#define CLOSE_GRACE_MS   2000
 
 struct relay {
         struct manager *m;
@@ -86,62 +84,12 @@ static void on_note(struct loop *l UNUSED, int fd, uint32_t events UNUSED, void 
         }
 }
 
-/* A TCP connection to HOST:PORT within the timeout, or -errno. */
-static int connect_to(const char *address, struct tess_error **err)
-{
-        char host[128];
-        const char *colon = strrchr(address, ':');
-        struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *ai = NULL;
-
-        if (!colon || (size_t)(colon - address) >= sizeof(host))
-                return tess_err(err, EINVAL, "agent address '%s' is not HOST:PORT", address);
-        snprintf(host, sizeof(host), "%.*s", (int)(colon - address), address);
-        if (getaddrinfo(host, colon + 1, &hints, &ai) != 0 || !ai)
-                return tess_err(err, EHOSTUNREACH, "cannot resolve the agent's address '%s'", address);
-        int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-        int r = fd < 0 ? -1 : connect(fd, ai->ai_addr, ai->ai_addrlen);
-        if (r < 0 && errno == EINPROGRESS) {
-                struct pollfd p = { .fd = fd, .events = POLLOUT };
-                int soerr = ETIMEDOUT;
-                socklen_t len = sizeof(soerr);
-                if (poll(&p, 1, CONNECT_TIMEOUT_MS) == 1)
-                        getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len);
-                errno = soerr;
-                r = soerr ? -1 : 0;
-        }
-        freeaddrinfo(ai);
-        if (r < 0) {
-                int e = errno;
-                if (fd >= 0)
-                        close(fd);
-                return tess_err(err, e, "cannot connect to agent at %s: %s", address, strerror(e));
-        }
-        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK); /* the handshake blocks; ws_new makes it non-blocking */
-        return fd;
-}
-
 static int open_agent(struct relay *r, struct buf *leftover, struct tess_error **err)
 {
         _cleanup_free_ char *target = xasprintf("/v1/kernels/%s/pty?rows=%u&cols=%u", r->t.kernel, r->rows, r->cols);
-        _cleanup_free_ char *signer = xasprintf("manager:%s", r->t.agent);
-        char sig[SIGN_HEX_MAX], hash[65];
-        int64_t ts = now_usec() / USEC_PER_SEC;
+        struct agent_endpoint e = { .secret = r->secret, .agent_id = r->t.agent, .address = r->t.address };
 
-        sha256_hex("", 0, hash);
-        if (sign_agent_request_hashed(r->secret, "GET", target, ts, signer, hash, sig, err) < 0)
-                return -EIO;
-        _cleanup_free_ char *auth = xasprintf("Authorization: TesseraManager signature=%s", sig);
-        _cleanup_free_ char *tsh = xasprintf("X-Tessera-Agent-Time: %lld", (long long)ts);
-        _cleanup_free_ char *hashh = xasprintf("X-Tessera-Content-SHA256: %s", hash);
-        const char *headers[] = { auth, tsh, hashh, NULL };
-        int fd = connect_to(r->t.address, err);
-        if (fd < 0)
-                return fd;
-        if (ws_client_handshake(fd, r->t.address, target, headers, CONNECT_TIMEOUT_MS, leftover, err) < 0) {
-                close(fd);
-                return -EPROTO;
-        }
-        return fd;
+        return agent_socket_open(&e, target, AGENT_SOCKET_WEBSOCKET, leftover, err);
 }
 
 struct side {

@@ -205,6 +205,13 @@ static const struct migration migrations[] = {
           " access_key TEXT NOT NULL REFERENCES keypairs(access_key) ON DELETE CASCADE,"
           " csrf_token TEXT NOT NULL, created_at BIGINT NOT NULL, last_used BIGINT NOT NULL);"
           "CREATE INDEX web_sessions_last_used ON web_sessions(last_used);" },
+        /* the app proxy's tokens and cookies (app_token.h) */
+        { 8,
+          "CREATE TABLE app_tokens ("
+          " token_hash TEXT PRIMARY KEY, kind TEXT NOT NULL,"
+          " session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE, app TEXT NOT NULL,"
+          " port BIGINT NOT NULL, user_id TEXT NOT NULL, created_at BIGINT NOT NULL, expires_at BIGINT NOT NULL);"
+          "CREATE INDEX app_tokens_expires ON app_tokens(expires_at);" },
 };
 
 int db_schema_version(struct db *db, struct tess_error **err)

@@ -54,6 +54,10 @@ struct http_req {
         bool q_parsed;
         /* streaming */
         bool stream, stream_ended, stream_waiting;
+        /* a streamed body (http_server_opts.stream_body) */
+        bool streamed, sink_ended;
+        http_sink_fn sink;
+        void *sink_data;
         /* an upgrade (WebSocket): handed over once the 101 is sent */
         struct http_upgrade *upgrade;
         struct buf pending;
@@ -69,6 +73,7 @@ struct http_server {
         uint16_t port;
         size_t max_body;
         size_t (*body_limit)(const char *method, const char *path, void *data);
+        bool (*stream_body)(const char *method, const char *path, void *data);
         http_dispatch_fn dispatch;
         http_done_fn done;
         void *data;
@@ -206,6 +211,7 @@ static ssize_t stream_reader(void *cls, uint64_t pos UNUSED, char *out, size_t m
 }
 
 struct reader_ctx {
+        struct http_req *r;
         http_reader_fn fn;
         void *data;
         void (*data_free)(void *data);
@@ -218,6 +224,11 @@ static ssize_t reader_cb(void *cls, uint64_t pos UNUSED, char *out, size_t max)
 
         if (n == 0)
                 return MHD_CONTENT_READER_END_OF_STREAM;
+        if (n == HTTP_READER_WAIT) {
+                rc->r->suspended = true;
+                MHD_suspend_connection(rc->r->conn);
+                return 0;
+        }
         return n < 0 ? MHD_CONTENT_READER_END_WITH_ERROR : n;
 }
 
@@ -273,7 +284,7 @@ static enum MHD_Result queue_answer(struct http_req *r)
                 resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, stream_reader, r, NULL);
         } else if (r->reader) {
                 struct reader_ctx *rc = xcalloc(1, sizeof(*rc));
-                *rc = (struct reader_ctx){ r->reader, r->reader_data, r->reader_free };
+                *rc = (struct reader_ctx){ r, r->reader, r->reader_data, r->reader_free };
                 resp = MHD_create_response_from_callback(r->reader_size == HTTP_SIZE_UNKNOWN ? MHD_SIZE_UNKNOWN
                                                                                             : r->reader_size,
                                                          256 * 1024, reader_cb, rc, reader_free_cb);
@@ -315,6 +326,13 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *c UNUSED, con
         if (!r->started) {
                 r->started = true;
                 r->method = xstrdup(method);
+                if (s->stream_body && s->stream_body(method, r->path, s->data)) {
+                        r->streamed = r->dispatched = true;
+                        s->dispatch(r, s->data);
+                        if (r->status && !r->suspended)
+                                return queue_answer(r); /* answered at once: the body is not read */
+                        return MHD_YES;
+                }
                 r->max_body = s->body_limit ? s->body_limit(method, r->path, s->data) : s->max_body;
                 const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
                 unsigned long long len = cl ? strtoull(cl, NULL, 10) : 0;
@@ -322,6 +340,19 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *c UNUSED, con
                         r->body_too_large = true;
                 else if (len > 0)
                         buf_grow(&r->body, (size_t)len + 1); /* one allocation, no copies while it comes */
+                return MHD_YES;
+        }
+        if (*upload_data_size > 0 && r->streamed) {
+                if (r->sink && !r->status && !r->sink_ended) {
+                        size_t took = r->sink(r->sink_data, upload_data, *upload_data_size);
+                        *upload_data_size -= took < *upload_data_size ? took : *upload_data_size;
+                        if (*upload_data_size > 0 && !r->suspended) {
+                                r->suspended = true;
+                                MHD_suspend_connection(r->conn);
+                        }
+                } else {
+                        *upload_data_size = 0;
+                }
                 return MHD_YES;
         }
         if (*upload_data_size > 0) {
@@ -336,12 +367,20 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *c UNUSED, con
         }
         if (r->answered)
                 return MHD_YES;
+        if (r->streamed && r->sink && !r->sink_ended) {
+                r->sink_ended = true;
+                r->sink(r->sink_data, NULL, 0);
+        }
         if (!r->dispatched) {
                 r->dispatched = true;
                 s->dispatch(r, s->data);
         }
         if (r->suspended)
                 return MHD_YES;
+        if (r->status == 0 && r->streamed) { /* answered later */
+                http_suspend(r);
+                return MHD_YES;
+        }
         if (r->status == 0)
                 http_reply(r, 500, "text/plain", "no answer\n", 10);
         return queue_answer(r);
@@ -389,6 +428,7 @@ int http_server_start(struct loop *l, const struct http_server_opts *o, http_dis
         s->loop = l;
         s->max_body = o->max_body;
         s->body_limit = o->body_limit;
+        s->stream_body = o->stream_body;
         s->dispatch = dispatch;
         s->done = done;
         s->abort = o->abort;
@@ -494,6 +534,25 @@ const char *http_query_raw(const struct http_req *r)
 const char *http_header(const struct http_req *r, const char *name)
 {
         return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
+}
+
+struct header_iter {
+        void (*fn)(void *data, const char *name, const char *value);
+        void *data;
+};
+
+static enum MHD_Result header_iter_cb(void *cls, enum MHD_ValueKind kind UNUSED, const char *key, const char *value)
+{
+        struct header_iter *it = cls;
+        it->fn(it->data, key, value ? value : "");
+        return MHD_YES;
+}
+
+void http_headers_each(const struct http_req *r, void (*fn)(void *data, const char *name, const char *value),
+                       void *data)
+{
+        struct header_iter it = { fn, data };
+        MHD_get_connection_values(r->conn, MHD_HEADER_KIND, header_iter_cb, &it);
 }
 
 const char *http_remote_addr(const struct http_req *r)
@@ -630,6 +689,12 @@ void http_reply_reader(struct http_req *r, unsigned status, const char *content_
 unsigned http_reply_status(const struct http_req *r)
 {
         return r->status;
+}
+
+void http_body_sink(struct http_req *r, http_sink_fn fn, void *data)
+{
+        r->sink = fn;
+        r->sink_data = data;
 }
 
 void http_suspend(struct http_req *r)

@@ -6,10 +6,16 @@
  * or suspends the request (http_suspend) and answers later from a timer or
  * event with http_reply* followed by http_resume; or turns it into a
  * stream (http_stream_start) fed with http_stream_write, for server-sent
- * events.  The raw request target is kept as sent, for request signing. */
+ * events.  The raw request target is kept as sent, for request signing.
+ *
+ * Requests that opts.stream_body picks (the app proxy's) are dispatched as
+ * soon as their headers are in: the handler answers at once (the body is
+ * then dropped), or takes the body as it comes (http_body_sink) and
+ * answers when it can; such a request waits (suspended) until answered. */
 #ifndef TESS_HTTP_H
 #define TESS_HTTP_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -35,6 +41,8 @@ struct http_server_opts {
         /* optional: the limit for one request (else max_body); data is the
          * dispatcher's */
         size_t (*body_limit)(const char *method, const char *path, void *data);
+        /* optional: whether a request's body is streamed (see above) */
+        bool (*stream_body)(const char *method, const char *path, void *data);
         unsigned max_conns;
         unsigned conn_timeout_s;
         http_abort_fn abort; /* optional */
@@ -52,6 +60,9 @@ const char *http_raw_target(const struct http_req *r); /* "/session/a%20b?x=1" a
 const char *http_path(const struct http_req *r);       /* raw path, no query */
 const char *http_query_raw(const struct http_req *r);  /* after '?', or "" */
 const char *http_header(const struct http_req *r, const char *name);
+/* Every request header, in the order sent: fn(data, name, value). */
+void http_headers_each(const struct http_req *r, void (*fn)(void *data, const char *name, const char *value),
+                       void *data);
 const char *http_remote_addr(const struct http_req *r);
 const struct buf *http_body(const struct http_req *r);
 bool http_body_too_large(const struct http_req *r);
@@ -77,10 +88,13 @@ void http_reply_fd_at(struct http_req *r, unsigned status, const char *content_t
                       uint64_t size);
 /* An answer produced while it is sent (an archive built on the fly): MHD
  * calls fn(data, out, max) whenever the client can take more; fn returns
- * the bytes it put in out (> 0), 0 at the end, or < 0 to abort the
- * connection.  size: the length when known, else HTTP_SIZE_UNKNOWN
- * (chunked).  data_free(data) runs once the answer is done or dropped. */
+ * the bytes it put in out (> 0), 0 at the end, HTTP_READER_WAIT when it
+ * has nothing yet (the connection waits until http_resume), or another
+ * value < 0 to abort the connection.  size: the length when known, else
+ * HTTP_SIZE_UNKNOWN (chunked).  data_free(data) runs once the answer is
+ * done or dropped. */
 #define HTTP_SIZE_UNKNOWN UINT64_MAX
+#define HTTP_READER_WAIT  (-EAGAIN)
 typedef ssize_t (*http_reader_fn)(void *data, char *out, size_t max);
 void http_reply_reader(struct http_req *r, unsigned status, const char *content_type, uint64_t size,
                        http_reader_fn fn, void *data, void (*data_free)(void *data));
@@ -94,6 +108,14 @@ void http_resume(struct http_req *r);
 void http_stream_start(struct http_req *r, unsigned status, const char *content_type);
 void http_stream_write(struct http_req *r, const char *p, size_t n);
 void http_stream_end(struct http_req *r);
+
+/* A streamed body (opts.stream_body): fn(data, p, n) gets each piece as
+ * it comes and returns how much it took; less than n suspends the request
+ * until http_resume (the rest comes again then).  At the end of the body,
+ * fn(data, NULL, 0).  Without a sink, or once the request is answered,
+ * the body is dropped. */
+typedef size_t (*http_sink_fn)(void *data, const char *p, size_t n);
+void http_body_sink(struct http_req *r, http_sink_fn fn, void *data);
 
 /* Percent-decode in place; returns -EINVAL on a bad escape or a NUL byte. */
 int http_percent_decode(char *s, bool plus_is_space);

@@ -82,6 +82,10 @@ const struct conf_opt manager_conf_opts[] = {
                  "(its manager is gone)"),
         CONF_OPT("web_dir", CONF_T_STR, MC, web_dir, NULL, 0, 0, false,
                  "the built web UI served at / and /ui/ (default: the directory web beside the tessera binary)"),
+        CONF_OPT("app_token_ttl", CONF_T_USEC, MC, app_token_ttl, "5m", 0, 0, true,
+                 "how long the token of start-service opens the app (docs/app-proxy.md)"),
+        CONF_OPT("app_cookie_ttl", CONF_T_USEC, MC, app_cookie_ttl, "12h", 0, 0, true,
+                 "how long an opened app stays reachable by its cookie"),
         {},
 };
 #undef MC
@@ -250,6 +254,7 @@ static int manager_run(struct manager *m, struct tess_error **err)
                 .listen = m->conf.listen,
                 .max_body = m->conf.max_body,
                 .body_limit = api_body_limit,
+                .stream_body = api_stream_body,
                 .max_conns = (unsigned)m->conf.max_connections,
                 .conn_timeout_s = 120,
                 .abort = api_request_abort,

@@ -50,6 +50,8 @@ struct manager_conf {
         char *vfolder_default_host;
         char *web_dir;
         int64_t task_lease;
+        int64_t app_token_ttl;  /* the app proxy (app_token.h) */
+        int64_t app_cookie_ttl;
 };
 
 extern const struct conf_opt manager_conf_opts[];

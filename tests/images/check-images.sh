@@ -1,5 +1,5 @@
 #!/bin/bash
-test_description='make check-images: every recipe of images/ built (cached), pushed to a loopback registry, pulled by the dev agent and checked in a session: the Python version, torch.__version__, the data science imports'
+test_description='make check-images: every recipe of images/ built (cached), pushed to a loopback registry, pulled by the dev agent and checked in a session: the Python version, torch.__version__, the data science and Jupyter imports'
 # Usage: BUILD=build tests/images/check-images.sh [RECIPE...]   (default: images/*.recipe)
 # Prints a summary table (recipe, image, build seconds, layer MiB, session
 # seconds, what the session printed) after the TAP lines; needs root, runc,
@@ -18,6 +18,7 @@ RECIPES=("$@")
 check_of() {
         case $(basename "$1") in
         pytorch-*) echo "python3 -c 'import torch; print(torch.__version__)'" ;;
+        jupyter*) echo "python3 -c 'import numpy, notebook; print(\"numpy\", numpy.__version__, \"notebook\", notebook.__version__)'" ;;
         datascience*) echo "python3 -c 'import numpy, scipy, pandas, sklearn, matplotlib, notebook; print(\"numpy\", numpy.__version__, \"pandas\", pandas.__version__, \"sklearn\", sklearn.__version__)'" ;;
         *) echo "python3 -c 'import sys; print(sys.version.split()[0])'" ;;
         esac
@@ -27,7 +28,7 @@ expect_of() {
         pytorch-bullseye*) echo '^1\.7\.' ;;
         pytorch-bookworm*) echo '^1\.13\.' ;;
         pytorch-trixie*) echo '^2\.' ;;
-        datascience*) echo '^numpy ' ;;
+        datascience* | jupyter*) echo '^numpy ' ;;
         python3.9*) echo '^3\.9\.' ;;
         python3.11*) echo '^3\.11\.' ;;
         python3.13*) echo '^3\.13\.' ;;

@@ -6,14 +6,6 @@ TT=$BUILD/test-tool
 N=1000
 LOOPS=4
 
-db_sql() {
-        if [ "$TESSERA_TEST_DB" = postgresql ]; then
-                psql -X -q -A -t "$TEST_DB_URL" -c "$1"
-        else
-                sqlite3 "$MANAGER_STATE/tessera.db" "$1"
-        fi
-}
-
 # One client loop: creates sessions LOOP-1, LOOP-5, ... and records "name status".
 burst() {
         local loop=$1 h=() i name code

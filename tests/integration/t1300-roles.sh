@@ -87,6 +87,17 @@ GET /events/background-task?taskId=nope -                      | 404 404 404 404
 GET /events/background-task            -                       | 400 400 400 400 400
 GET /background-tasks/nope             -                       | 404 404 404 404 404
 GET /stream/session/{VICTIM}/pty        -                       | 400 400 403 400 400
+POST /session/{VICTIM}/start-service    {"app":"jupyter"}       | 404 404 403 409 409
+GET /apps/_/open?token=x                -                       | 403 403 403 403 403
+GET /apps/{VICTIM}/jupyter              -                       | 301 301 301 301 301
+GET /apps/{VICTIM}/jupyter/api/status   -                       | 403 403 403 403 403
+POST /apps/{VICTIM}/jupyter             -                       | 301 301 301 301 301
+POST /apps/{VICTIM}/jupyter/api/kernels {}                      | 403 403 403 403 403
+PUT /apps/{VICTIM}/jupyter              -                       | 301 301 301 301 301
+PATCH /apps/{VICTIM}/jupyter            -                       | 301 301 301 301 301
+DELETE /apps/{VICTIM}/jupyter           -                       | 301 301 301 301 301
+OPTIONS /apps/{VICTIM}/jupyter          -                       | 301 301 301 301 301
+OPTIONS /apps/{VICTIM}/jupyter/x        -                       | 403 403 403 403 403
 DELETE /session/{VICTIM2}               -                       | 404 404 403 200 -
 GET /events/session                     -                       | 200 200 200 200 200
 GET /resource/presets                   -                       | 200 200 200 200 200

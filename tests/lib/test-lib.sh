@@ -26,7 +26,7 @@
 #   TEST_VERBOSE=1       show every test's output;  TEST_KEEP=1  keep $TMP
 #
 # Provided: $TMP (private scratch directory), $TESSERA, start_manager,
-# stop_manager, restart_manager, http, tessera_api, test_cmp, test_must_fail,
+# stop_manager, restart_manager, http, tessera_api, db_sql, test_cmp, test_must_fail,
 # test_set_prereq / prerequisites (SQLITE, POSTGRESQL, ROOT, JQ, CLI).
 
 TEST_NAME=$(basename "$0" .sh)
@@ -429,6 +429,16 @@ api() {
                 "${BACKEND_ENDPOINT#http://}" "$BACKEND_ACCESS_KEY" "$BACKEND_SECRET_KEY" "$ct")
         CODE=$(curl -s -m 40 -X "$1" -o "${OUT:-$TMP/out}" -w '%{http_code}' "${h[@]}" ${3:+--data "$3"} \
                 "$BACKEND_ENDPOINT$2") || true
+}
+
+# db_sql SQL: run SQL on the test manager's database (SQLite or
+# PostgreSQL, as the script runs); rows on stdout, one per line, |-separated
+db_sql() {
+        if [ "$TESSERA_TEST_DB" = postgresql ]; then
+                psql -X -q -A -t "$TEST_DB_URL" -c "$1"
+        else
+                sqlite3 "$MANAGER_STATE/tessera.db" "$1"
+        fi
 }
 
 # session_run NAME CMD: run a shell command in a running session (batch

@@ -82,6 +82,15 @@ class WS:
         return b0 & 0x0F, self._read(n, deadline)
 
 
+    def message(self, deadline):
+        """(opcode, payload) of the next message that is not a ping (pings are answered)."""
+        while True:
+            op, data = self.recv(deadline)
+            if op != 9:
+                return op, data
+            self.send(10, data)
+
+
 def main():
     args = sys.argv[1:]
     url, headers, steps = args[0], [], []
@@ -101,7 +110,7 @@ def main():
         deadline = time.time() + 10
         while not pred():
             try:
-                op, data = ws.recv(deadline)
+                op, data = ws.message(deadline)
             except (socket.timeout, TimeoutError):
                 print(f"\n# timed out waiting for {what}; output so far: {seen!r} errors: {errors!r}")
                 return False
@@ -117,9 +126,6 @@ def main():
                     return True
                 print(f"\n# server closed waiting for {what}")
                 return False
-            if op == 9:
-                ws.send(10, data)
-                continue
             if op != 1:
                 continue
             msg = json.loads(data)

@@ -1,0 +1,264 @@
+/* api_session_apps.c - POST /session/{name}/start-service {app, port?,
+ * envs?, arguments?}: start an app that the session's image declares
+ * (ai.backend.service-ports) and give its owner a way in (Backend.AI's
+ * route and answer keys; docs/app-proxy.md).
+ *
+ * The session's owner only (or an admin naming the owner with
+ * owner_access_key), RUNNING.  The app must be declared, http or
+ * preopen (the proxy speaks HTTP), and port one of its ports (default:
+ * its first).  Its command (app_start.h) runs through the kernel's agent
+ * and runner, as the session's user, once: a running app is not started
+ * again, and the answer comes when its port listens.  Then:
+ *
+ *   200 {"token": T, "wsproxy_addr": "http://HOST", "url": "http://HOST/apps/_/open?token=T",
+ *        "path": "/apps/<session>/<app>/", "expires_in": SECONDS}
+ *
+ * wsproxy_addr is the resource group's (resource_groups.wsproxy_addr)
+ * when set, else this manager as the client reached it. */
+#include "../common/compat.h"
+
+#include <strings.h>
+
+#include "../common/service_ports.h"
+#include "../common/timeutil.h"
+#include "agent_call.h"
+#include "api.h"
+#include "app_start.h"
+#include "app_token.h"
+#include "db.h"
+#include "http.h"
+#include "manager.h"
+
+#define START_WAIT_MS   60000 /* for the app's port to listen */
+#define START_TIMEOUT_S 90
+#define ENVS_MAX        64
+
+/* What the answer needs once the agent is done. */
+struct started {
+        struct app_grant g;
+        char *wsproxy_addr;
+};
+
+static void started_free(void *data)
+{
+        struct started *s = data;
+        free(s->wsproxy_addr);
+        free(s);
+}
+
+/* envs and arguments: an object, or (Backend.AI's client) a JSON text of
+ * one.  *ret: a new reference or NULL. */
+static int object_field(const json_t *body, const char *name, json_t **ret, struct tess_error **err)
+{
+        json_t *v = api_field(body, NAMES(name));
+
+        *ret = NULL;
+        if (json_is_string(v))
+                v = json_loads(json_string_value(v), 0, NULL);
+        else
+                json_incref(v);
+        if (v && !json_is_object(v)) {
+                json_decref(v);
+                return tess_err(err, EINVAL, "'%s' must be an object (or its JSON text)", name);
+        }
+        *ret = v;
+        return 0;
+}
+
+/* envs as KEY=value lines into a JSON array. */
+static int env_lines(const json_t *envs, json_t **ret, struct tess_error **err)
+{
+        const char *key;
+        json_t *v;
+
+        *ret = json_array();
+        if (json_object_size(envs) > ENVS_MAX)
+                return tess_err(err, EINVAL, "'envs' has more than %d variables", ENVS_MAX);
+        json_object_foreach((json_t *)envs, key, v) {
+                bool ok = *key && !(key[0] >= '0' && key[0] <= '9');
+                for (const char *p = key; ok && *p; p++)
+                        ok = (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
+                             *p == '_';
+                if (!ok || !json_is_string(v))
+                        return tess_err(err, EINVAL, "'envs.%.64s': names are [A-Za-z_][A-Za-z0-9_]*, values strings",
+                                        key);
+                json_array_append_new(*ret, json_sprintf("%s=%s", key, json_string_value(v)));
+        }
+        return 0;
+}
+
+/* The image's labels, the resource group's wsproxy_addr and the owner. */
+static int session_facts(struct manager *m, const char *session, json_t **ret_labels, char **ret_wsproxy,
+                         char *ret_user, size_t user_len, struct tess_error **err)
+{
+        _cleanup_rows_ struct db_rows *rows = NULL;
+        int r = DBQ(m->db,
+                    "SELECT i.labels, g.wsproxy_addr, s.user_id FROM sessions s"
+                    " LEFT JOIN images i ON i.name || ':' || i.tag = s.image AND i.architecture = s.architecture"
+                    " LEFT JOIN resource_groups g ON g.name = s.resource_group WHERE s.id = ?",
+                    &rows, err, DB_TEXT(session));
+
+        if (r < 0)
+                return r;
+        if (rows->nrows == 0)
+                return tess_err(err, ENOENT, "session %s is gone", session);
+        const char *labels = db_getn(rows, 0, "labels"), *ws = db_getn(rows, 0, "wsproxy_addr");
+        *ret_labels = labels ? json_loads(labels, 0, NULL) : NULL;
+        *ret_wsproxy = ws && *ws ? xstrdup(ws) : NULL;
+        snprintf(ret_user, user_len, "%s", db_getn(rows, 0, "user_id"));
+        return 0;
+}
+
+static void on_started(struct api_ctx *c, struct agent_call *call)
+{
+        struct started *s = call->user;
+        struct tess_error *err = NULL;
+        char token[APP_TOKEN_LEN + 1], prefix[160];
+
+        if (call->err)
+                return agent_call_fail(c, call);
+        if (app_token_issue(c->m, APP_TOKEN_OPEN, &s->g, c->m->conf.app_token_ttl, token, &err) < 0)
+                return api_fail(c, err);
+        app_prefix(s->g.session, s->g.app, prefix, sizeof(prefix));
+        api_audit_target(c, "session %s app %s", s->g.session, s->g.app);
+        api_json(c, 200,
+                 json_pack("{s:s, s:s, s:s++, s:s, s:I}", "token", token, "wsproxy_addr", s->wsproxy_addr, "url",
+                           s->wsproxy_addr, "/apps/_/open?token=", token, "path", prefix, "expires_in",
+                           (json_int_t)(c->m->conf.app_token_ttl / USEC_PER_SEC)));
+        explicit_bzero(token, sizeof(token));
+}
+
+/* Where the client reached this manager. */
+static char *own_address(struct api_ctx *c)
+{
+        const char *host = http_header(c->req, "Host"), *proto = http_header(c->req, "X-Forwarded-Proto");
+        bool ok = host && *host && strlen(host) < 256 && !strpbrk(host, " /\\\"'<>\r\n");
+
+        return xasprintf("%s://%s", proto && strcasecmp(proto, "https") == 0 ? "https" : "http",
+                         ok ? host : c->m->conf.listen);
+}
+
+/* The request's fields. */
+struct start_request {
+        const char *app;
+        int64_t port;      /* 0: the app's first */
+        json_t *arguments; /* object or NULL */
+        json_t *env;       /* ["KEY=value", ...] */
+};
+
+static void start_request_release(struct start_request *q)
+{
+        json_decref(q->arguments);
+        json_decref(q->env);
+}
+
+static int parse_request(const json_t *body, struct start_request *q, struct tess_error **err)
+{
+        json_t *envs = NULL;
+        int r;
+
+        if (api_get_string(body, NAMES("app", "service_name"), SERVICE_PORT_NAME_MAX, &q->app, err) < 0 ||
+            api_get_int(body, NAMES("port"), 1, 65535, &q->port, err) < 0 ||
+            object_field(body, "arguments", &q->arguments, err) < 0 || object_field(body, "envs", &envs, err) < 0)
+                return -EINVAL;
+        if (!q->app || !service_port_name_valid(q->app))
+                r = tess_err(err, EINVAL, "'app' names the app to start: one of the image's service ports");
+        else
+                r = env_lines(envs, &q->env, err);
+        json_decref(envs);
+        return r;
+}
+
+/* The app q asks for in the session's image: into s (grant, wsproxy_addr)
+ * and the agent's request *ret_fwd. */
+static int plan(struct api_ctx *c, const struct session_target *t, const struct start_request *q, struct started *s,
+                json_t **ret_fwd, struct tess_error **err)
+{
+        json_t *labels = NULL;
+        struct service_ports sp;
+        char user[40], prefix[160];
+        char **argv = NULL;
+        int r;
+
+        r = session_facts(c->m, t->session, &labels, &s->wsproxy_addr, user, sizeof(user), err);
+        if (r < 0)
+                return r;
+        const char *label = json_string_value(json_object_get(labels, SERVICE_PORTS_LABEL));
+        r = service_ports_parse(label ? label : "", label ? strlen(label) : 0, &sp, err);
+        if (r < 0) {
+                json_decref(labels);
+                return tess_err_wrap(err, "the session's image");
+        }
+        const struct service_port *sport = service_ports_find(&sp, q->app);
+        bool known = q->port == 0;
+        for (int i = 0; sport && i < sport->nports && !known; i++)
+                known = sport->ports[i] == q->port;
+        if (!sport)
+                r = tess_err(err, ENOENT, "the session's image declares no app '%s'", q->app);
+        else if (sport->protocol != SERVICE_HTTP && sport->protocol != SERVICE_PREOPEN)
+                r = tess_err(err, EINVAL, "app '%s' speaks %s: the app proxy forwards http apps only", q->app,
+                             service_protocol_to_string(sport->protocol));
+        else if (!known)
+                r = tess_err(err, EINVAL, "app '%s' does not open port %lld", q->app, (long long)q->port);
+        if (r < 0) {
+                json_decref(labels);
+                return r;
+        }
+        s->g.port = q->port ? (int)q->port : sport->ports[0];
+        if (s->g.port == sport->ports[0])
+                snprintf(s->g.app, sizeof(s->g.app), "%s", q->app);
+        else
+                snprintf(s->g.app, sizeof(s->g.app), "%s.%d", q->app, s->g.port);
+        snprintf(s->g.session, sizeof(s->g.session), "%s", t->session);
+        snprintf(s->g.user, sizeof(s->g.user), "%s", user);
+        if (!s->wsproxy_addr)
+                s->wsproxy_addr = own_address(c);
+        app_prefix(t->session, s->g.app, prefix, sizeof(prefix));
+        r = app_start_argv(labels, q->app, s->g.port, prefix, q->arguments, &argv, err);
+        json_decref(labels);
+        if (r < 0) {
+                if ((*err)->code == ENOENT) /* the image's fault, not a missing object */
+                        (*err)->code = EINVAL;
+                return r;
+        }
+        json_t *argv_j = json_array();
+        for (char **a = argv; *a; a++) {
+                json_array_append_new(argv_j, json_string(*a));
+                free(*a);
+        }
+        free(argv);
+        *ret_fwd = json_pack("{s:s, s:i, s:o, s:O, s:i}", "name", s->g.app, "port", s->g.port, "argv", argv_j, "env",
+                             q->env, "waitMs", START_WAIT_MS);
+        return 0;
+}
+
+void api_session_start_service(struct api_ctx *c)
+{
+        struct start_request q = { 0 };
+        struct tess_error *err = NULL;
+        struct session_target t;
+        json_t *fwd = NULL;
+
+        if (parse_request(c->body, &q, &err) < 0) {
+                start_request_release(&q);
+                return api_fail(c, err);
+        }
+        if (!api_session_target(c, api_owner_access_key(c), &t))
+                return start_request_release(&q);
+        struct started *s = xcalloc(1, sizeof(*s));
+        int r = plan(c, &t, &q, s, &fwd, &err);
+        start_request_release(&q);
+        if (r < 0) {
+                started_free(s);
+                return api_fail(c, err);
+        }
+        _cleanup_free_ char *text = json_dumps(fwd, JSON_COMPACT);
+        _cleanup_free_ char *target = xasprintf("/v1/kernels/%s/start-service", t.kernel);
+        json_decref(fwd);
+        struct agent_call *call = agent_call_one(c, t.agent, t.address, "POST", target, text, strlen(text),
+                                                 "application/json", START_TIMEOUT_S, on_started);
+        if (!call)
+                return started_free(s);
+        call->user = s;
+        call->user_free = started_free;
+}
