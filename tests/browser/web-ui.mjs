@@ -205,6 +205,19 @@ const steps = [
     },
   ],
   [
+    "a running session shows its usage (the agent's measurement) and its logs",
+    async (page) => {
+      await page.locator('tr[data-session="webui-2"] td[data-label="Usage"]').filter({ hasText: /CPU \d+%/ })
+        .waitFor({ timeout: START_TIMEOUT_MS });
+      console.log(`# webui-2 uses ${await page.locator('tr[data-session="webui-2"] td[data-label="Usage"]').textContent()}`);
+      await page.getByRole('button', { name: 'Logs of session webui-2' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Logs of webui-2' });
+      await dialog.locator('pre.logs').waitFor({ timeout: UI_TIMEOUT_MS });
+      await dialog.getByRole('button', { name: 'Close' }).click();
+      await dialog.waitFor({ state: 'hidden', timeout: UI_TIMEOUT_MS });
+    },
+  ],
+  [
     'the finished list shows the deleted session and why it ended',
     async (page) => {
       await page.getByRole('button', { name: /^Finished/ }).click();

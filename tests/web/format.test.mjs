@@ -1,7 +1,15 @@
 /* format.test.mjs - web/src/format.js: units, configurations, durations. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { formatAmount, formatBytes, formatConfig, formatDuration, formatSlot, formatTime } from '../../web/src/format.js';
+import {
+  formatAmount,
+  formatBytes,
+  formatConfig,
+  formatDuration,
+  formatSlot,
+  formatTime,
+  formatUsage,
+} from '../../web/src/format.js';
 
 test('bytes take the largest unit, one decimal below 10', () => {
   assert.equal(formatBytes(0), '0 B');
@@ -42,4 +50,17 @@ test('amounts keep three significant digits; times are local minutes', () => {
   assert.equal(formatAmount(0), '0');
   assert.equal(formatTime(null), '—');
   assert.match(formatTime('2025-03-04T15:06:07Z'), /^2025-03-0[45] [0-9]{2}:[0-9]{2}$/);
+});
+
+test('usage from a lastStat: CPU and GPU percent, memory of its limit', () => {
+  const stat = {
+    cpu_util: { current: '12.4', capacity: '100', unit_hint: 'percent' },
+    mem: { current: String(120 * 1048576), capacity: String(256 * 1048576), unit_hint: 'bytes' },
+    cuda_util: { current: '30', capacity: '100', unit_hint: 'percent' },
+  };
+  assert.equal(formatUsage(stat), 'CPU 12% · 120 MiB of 256 MiB · GPU 30%');
+  assert.equal(formatUsage({ mem: { current: '1048576' } }), '1 MiB');
+  assert.equal(formatUsage({ cuda_mem: { current: String(2 * 1073741824) } }), 'GPU 2 GiB');
+  assert.equal(formatUsage(null), '—');
+  assert.equal(formatUsage({}), '—');
 });

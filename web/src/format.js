@@ -47,6 +47,23 @@ export function formatConfig(slots) {
   return parts.length ? parts.join(' · ') : '—';
 }
 
+/* A running session's usage from its lastStat (the agent's measurement:
+ * {cpu_util: {current, capacity}, mem, cuda_util, cuda_mem}): "CPU 12% ·
+ * 120 MiB of 256 MiB · GPU 30%"; '—' when there is none yet.  CPU and
+ * GPU are percent of one core / one GPU, as Backend.AI counts them. */
+export function formatUsage(lastStat) {
+  const num = (item) => (item && item.current != null ? Number(item.current) : NaN);
+  const parts = [];
+  const cpu = num(lastStat?.cpu_util), mem = num(lastStat?.mem), memCap = Number(lastStat?.mem?.capacity);
+  const gpu = num(lastStat?.cuda_util), gpuMem = num(lastStat?.cuda_mem);
+  if (Number.isFinite(cpu)) parts.push(`CPU ${Math.round(cpu)}%`);
+  if (Number.isFinite(mem))
+    parts.push(Number.isFinite(memCap) && memCap > 0 ? `${formatBytes(mem)} of ${formatBytes(memCap)}` : formatBytes(mem));
+  if (Number.isFinite(gpu)) parts.push(`GPU ${Math.round(gpu)}%`);
+  else if (Number.isFinite(gpuMem)) parts.push(`GPU ${formatBytes(gpuMem)}`);
+  return parts.length ? parts.join(' · ') : '—';
+}
+
 const DURATION_UNITS = [
   ['d', 86400],
   ['h', 3600],

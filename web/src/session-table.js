@@ -1,14 +1,16 @@
 /* session-table.js - <session-table>: sessions as a table (cards on a
  * narrow screen): name, image, status with why it is so (a PENDING
- * session's scheduler message), configuration, age, and, unless compact,
+ * session's scheduler message), configuration, usage (its lastStat), age,
+ * and, unless compact,
  * the actions: a link to the terminal of a RUNNING session
- * (#/terminal/<name>) and delete (apps and logs come later), an event:
- * 'delete-session' with detail {name}.  Each row carries data-session and
+ * (#/terminal/<name>), a button per app its image serves (`apps`: "image"
+ * -> [{name}], apps.js), an event 'open-app' with detail {name, app}, its
+ * logs ('show-logs' {name}), and delete ('delete-session' {name}).  Each row carries data-session and
  * data-status.  Ages are redrawn every few seconds from the store's clock;
  * nothing is fetched for that. */
 import { html } from 'lit';
 import { TesseraElement } from './element.js';
-import { formatConfig, formatDuration } from './format.js';
+import { formatConfig, formatDuration, formatUsage } from './format.js';
 import { href } from './router.js';
 import { sessionStore } from './session-store.js';
 import { isTerminal, statusKind, statusReason } from './session-status.js';
@@ -21,6 +23,7 @@ class SessionTable extends TesseraElement {
     compact: { type: Boolean },
     caption: {},
     busy: { attribute: false },
+    apps: { attribute: false },
   };
 
   #ticker = null;
@@ -31,6 +34,7 @@ class SessionTable extends TesseraElement {
     this.compact = false;
     this.caption = 'Sessions';
     this.busy = new Set();
+    this.apps = new Map();
   }
 
   connectedCallback() {
@@ -41,6 +45,16 @@ class SessionTable extends TesseraElement {
   disconnectedCallback() {
     super.disconnectedCallback();
     clearInterval(this.#ticker);
+  }
+
+  #openApp(session, app) {
+    this.dispatchEvent(
+      new CustomEvent('open-app', { detail: { name: session.sessionName, app: app.name }, bubbles: true }),
+    );
+  }
+
+  #logs(session) {
+    this.dispatchEvent(new CustomEvent('show-logs', { detail: { name: session.sessionName }, bubbles: true }));
   }
 
   #delete(session) {
@@ -58,14 +72,23 @@ class SessionTable extends TesseraElement {
         ${reason ? html`<span class="status-reason">${reason}</span>` : ''}
       </td>
       <td data-label="Configuration">${formatConfig(slots)}</td>
+      <td data-label="Usage">${s.status === 'RUNNING' ? formatUsage(s.lastStat) : '—'}</td>
       <td data-label="Age">${formatDuration(sessionStore.ageOf(s))}</td>
       ${this.compact
         ? ''
         : html`<td data-label="Actions" class="actions-cell"><span class="row-actions">
             ${s.status === 'RUNNING'
               ? html`<a class="button small" href=${href('terminal', s.sessionName)}
-                  aria-label="Open a terminal in session ${s.sessionName}">Terminal</a>`
+                  aria-label="Open a terminal in session ${s.sessionName}">Terminal</a>
+                ${(this.apps.get(s.image) ?? []).map(
+                  (app) => html`<button type="button" class="small" @click=${() => this.#openApp(s, app)}
+                    aria-label="Open ${app.name} of session ${s.sessionName} in a new tab">${app.name}</button>`,
+                )}`
               : ''}
+            ${s.status === 'PENDING'
+              ? ''
+              : html`<button type="button" class="small" @click=${() => this.#logs(s)}
+                  aria-label="Logs of session ${s.sessionName}">Logs</button>`}
             ${s.status === 'TERMINATING' || isTerminal(s.status)
               ? ''
               : html`<button
@@ -90,6 +113,7 @@ class SessionTable extends TesseraElement {
           <th scope="col">Image</th>
           <th scope="col">Status</th>
           <th scope="col">Configuration</th>
+          <th scope="col">Usage</th>
           <th scope="col">Age</th>
           ${this.compact ? '' : html`<th scope="col"><span class="visually-hidden">Actions</span></th>`}
         </tr>

@@ -1,14 +1,17 @@
 /* sessions-page.js - <sessions-page>: the user's sessions, live from the
  * session store (no polling): the active ones, or the finished ones with
- * their result and reason; deleting one asks first.  Says whether the
- * event stream is connected. */
+ * their result and reason; deleting one asks first; a running session's
+ * apps open in a new tab through the app proxy (apps.js).  Says whether
+ * the event stream is connected. */
 import { html } from 'lit';
+import { loadImageApps, openApp } from './apps.js';
 import { TesseraElement } from './element.js';
 import { errorNotice, loadNotice } from './notices.js';
 import { href } from './router.js';
 import { sessionStore } from './session-store.js';
 import { StoreController } from './store-controller.js';
 import './confirm-dialog.js';
+import './logs-dialog.js';
 import './session-table.js';
 
 class SessionsPage extends TesseraElement {
@@ -16,6 +19,7 @@ class SessionsPage extends TesseraElement {
     showFinished: { state: true },
     deleting: { state: true },
     error: { state: true },
+    apps: { state: true },
   };
 
   constructor() {
@@ -23,7 +27,26 @@ class SessionsPage extends TesseraElement {
     this.showFinished = false;
     this.deleting = new Set();
     this.error = null;
+    this.apps = new Map();
     new StoreController(this, sessionStore);
+  }
+
+  connectedCallback() {
+    super.connectedCallback();
+    loadImageApps().then(
+      (apps) => (this.apps = apps),
+      (err) => (this.error = `The images' apps: ${err.message}`),
+    );
+  }
+
+  async #openApp(e) {
+    const { name, app } = e.detail;
+    this.error = null;
+    try {
+      await openApp(name, app);
+    } catch (err) {
+      this.error = `Opening ${app} of ${name}: ${err.message}`;
+    }
   }
 
   async #delete(e) {
@@ -57,6 +80,9 @@ class SessionsPage extends TesseraElement {
       caption=${this.showFinished ? 'Finished sessions' : 'Active sessions'}
       .sessions=${list}
       .busy=${this.deleting}
+      .apps=${this.apps}
+      @open-app=${this.#openApp}
+      @show-logs=${(e) => this.querySelector('logs-dialog').show(e.detail.name)}
       @delete-session=${this.#delete}
     ></session-table>`;
   }
@@ -80,7 +106,8 @@ class SessionsPage extends TesseraElement {
       </div>
       ${errorNotice(this.error)}
       ${this.#list()}
-      <confirm-dialog></confirm-dialog>`;
+      <confirm-dialog></confirm-dialog>
+      <logs-dialog></logs-dialog>`;
   }
 }
 
