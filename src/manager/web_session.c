@@ -131,7 +131,8 @@ static int load(struct api_ctx *c, const char *token, struct db_rows **ret, stru
                    ret, err, DB_TEXT(hash));
 }
 
-int web_session_auth(struct api_ctx *c, struct tess_error **err)
+/* web_session_auth(); ret_csrf (optional, 33 bytes) gets the session's CSRF token. */
+static int session_auth(struct api_ctx *c, char *ret_csrf, struct tess_error **err)
 {
         _cleanup_rows_ struct db_rows *rows = NULL;
         char token[128];
@@ -160,7 +161,14 @@ int web_session_auth(struct api_ctx *c, struct tess_error **err)
         if (now - db_get_int(rows, 0, "last_used") > TOUCH_EVERY)
                 DBQ(c->m->db, "UPDATE web_sessions SET last_used = ? WHERE id = ?", NULL, NULL, DB_INT(now),
                     DB_TEXT(db_getn(rows, 0, "id")));
+        if (ret_csrf)
+                snprintf(ret_csrf, 33, "%s", db_getn(rows, 0, "csrf_token"));
         return 0;
+}
+
+int web_session_auth(struct api_ctx *c, struct tess_error **err)
+{
+        return session_auth(c, NULL, err);
 }
 
 /* ---- routes ---- */
@@ -256,18 +264,15 @@ void api_web_login(struct api_ctx *c)
 
 void api_web_session(struct api_ctx *c)
 {
-        _cleanup_rows_ struct db_rows *rows = NULL;
         struct tess_error *err = NULL;
-        char token[128];
+        char csrf[33];
 
-        if (http_cookie_get(http_header(c->req, "Cookie"), WEB_SESSION_COOKIE, token, sizeof(token)) < 0)
-                return api_problem(c, 401, "auth-failed", "not logged in");
-        if (web_session_auth(c, &err) < 0 || load(c, token, &rows, &err) < 0 || rows->nrows == 0) {
+        if (session_auth(c, csrf, &err) < 0) {
                 tess_error_free(err);
                 return api_problem(c, 401, "auth-failed", "not logged in");
         }
         c->authenticated = true;
-        api_json(c, 200, whoami(&c->who, db_getn(rows, 0, "csrf_token")));
+        api_json(c, 200, whoami(&c->who, csrf));
 }
 
 void api_web_logout(struct api_ctx *c)
