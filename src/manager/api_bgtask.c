@@ -101,13 +101,6 @@ static void send_event(struct task_sub *s, uint64_t id, const char *name, const 
         }
 }
 
-static const char *end_event(const char *status)
-{
-        return streq(status, BGTASK_DONE)     ? "bgtask_done"
-               : streq(status, BGTASK_FAILED) ? "bgtask_failed"
-                                              : "bgtask_cancelled";
-}
-
 /* Send the row as it is in the database when it changed since the last send. */
 static void send_row(struct task_sub *s, const struct db_rows *rows)
 {
@@ -117,9 +110,8 @@ static void send_row(struct task_sub *s, const struct db_rows *rows)
         if (modified == s->modified_at && !bgtask_status_final(status))
                 return;
         s->modified_at = modified;
-        send_event(s, 0, bgtask_status_final(status) ? end_event(status) : "bgtask_updated", status,
-                   db_get_int(rows, 0, "current_progress"), db_get_int(rows, 0, "total_progress"),
-                   db_getn(rows, 0, "message"));
+        send_event(s, 0, bgtask_event_name(status), status, db_get_int(rows, 0, "current_progress"),
+                   db_get_int(rows, 0, "total_progress"), db_getn(rows, 0, "message"));
 }
 
 static void on_task_event(const struct task_event *ev, void *data)

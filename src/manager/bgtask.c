@@ -17,7 +17,7 @@ bool bgtask_status_final(const char *status)
         return status && !streq(status, BGTASK_ONGOING);
 }
 
-static const char *event_name(const char *status)
+const char *bgtask_event_name(const char *status)
 {
         if (streq(status, BGTASK_DONE))
                 return "bgtask_done";
@@ -45,7 +45,7 @@ static void publish(struct manager *m, const char *id)
         }
         const char *status = db_getn(rows, 0, "status");
         struct task_event ev = {
-                .name = event_name(status),
+                .name = bgtask_event_name(status),
                 .task_id = id,
                 .status = status,
                 .current_progress = db_get_int(rows, 0, "current_progress"),

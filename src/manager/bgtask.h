@@ -66,5 +66,7 @@ int bgtask_load(struct manager *m, const char *id, struct db_rows **ret, struct 
  * total_progress, message, result, session_id, created_at, modified_at}. */
 json_t *bgtask_json(const struct db_rows *rows, int row);
 bool bgtask_status_final(const char *status);
+/* The event of a task in `status`: bgtask_updated while ongoing, else its end's. */
+const char *bgtask_event_name(const char *status);
 
 #endif
