@@ -112,8 +112,8 @@ test_expect_success 'a relative --state-dir works (make run uses ./tessera-data)
         { (cd "$TMP" && exec "$TESSERA" dev --state-dir rel-state --listen 127.0.0.1:$port --no-agent \
                 </dev/null >"$TMP/rel.log" 2>&1) & } &&
         pid=$! &&
-        for _ in $(seq 1 100); do curl -sf -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.1; done &&
-        curl -sf "http://127.0.0.1:$port/" >/dev/null &&
+        for _ in $(seq 1 300); do curl -sf -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.1; done &&
+        { curl -sf "http://127.0.0.1:$port/" >/dev/null || { cat "$TMP/rel.log" >&2; false; }; } &&
         test -d "$TMP/rel-state/vfolders" &&
         kill $pid && wait $pid
 '

@@ -244,10 +244,15 @@ tessera_api() {
 }
 
 # A TCP port nobody listens on (best effort; start_manager retries).
+# Ports come from below the kernel's ephemeral range: a port picked from
+# inside it can be taken by any outgoing connection (a PostgreSQL client, curl)
+# between the pick and the listener's bind.
 test_free_port() {
-        local p i
+        local p i low=32768
+        read -r low _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
+        [ "$low" -gt 12000 ] || low=32768
         for i in $(seq 1 50); do
-                p=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+                p=$((10000 + (RANDOM * 32768 + RANDOM) % (low - 10000)))
                 if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
                         echo $p
                         return 0
