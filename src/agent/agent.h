@@ -50,6 +50,7 @@ struct agent_conf {
         char *mock_gpu_model;
         char *fgpu_per_gpu; /* fGPU one GPU is worth; "0": whole GPUs (cuda.device) */
         char *runc;         /* the OCI runtime */
+        bool cgroup_favordynmods; /* cgroup_tune.h */
         char *runner;       /* the runner binary (default: tessera-runner beside tessera) */
         char *network;      /* "bridge" or "none" */
         char *bridge, *bridge_cidr;

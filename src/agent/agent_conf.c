@@ -47,6 +47,9 @@ const struct conf_opt agent_conf_opts[] = {
         CONF_OPT("fgpu_per_gpu", CONF_T_STR, AC, fgpu_per_gpu, "1", 0, 0, false,
                  "fGPU one GPU is worth (cuda.shares); 0 offers whole GPUs (cuda.device)"),
         CONF_OPT("runc", CONF_T_STR, AC, runc, "runc", 0, 0, false, "the OCI runtime"),
+        CONF_OPT("cgroup_favordynmods", CONF_T_BOOL, AC, cgroup_favordynmods, "true", 0, 0, false,
+                 "remount the host's cgroup2 with favordynmods where the kernel offers it: container starts "
+                 "no longer wait for an RCU grace period (10-20 ms each), forks and exits cost a little more"),
         CONF_OPT("runner", CONF_T_STR, AC, runner, NULL, 0, 0, false,
                  "the runner bound into every container (default: tessera-runner beside tessera)"),
         CONF_OPT("network", CONF_T_STR, AC, network, "bridge", 0, 0, false,

@@ -29,8 +29,9 @@
 #include "../common/timeutil.h"
 #include "../common/version.h"
 #include "agent.h"
-#include "commit.h"
 #include "agent_http.h"
+#include "cgroup_tune.h"
+#include "commit.h"
 #include "gpu_stats.h"
 #include "gpu_util.h"
 #include "image.h"
@@ -297,6 +298,21 @@ static int lock_state_dir(struct agent *a, struct tess_error **err)
         return 0;
 }
 
+/* cgroup_tune.h: a host that will not take it still runs containers. */
+static void tune_cgroups(void)
+{
+        struct tess_error *err = NULL;
+        int r = cgroup_favordynmods_set("/proc/self/mountinfo", "/sys/kernel/cgroup/features", &err);
+
+        if (r > 0)
+                log_notice("cgroup2 remounted with favordynmods: container starts no longer wait for the kernel "
+                           "(agent option cgroup_favordynmods)");
+        if (r < 0) {
+                log_warn("%s; containers start 10-20 ms slower (agent option cgroup_favordynmods)", err->msg);
+                tess_error_free(err);
+        }
+}
+
 static int agent_start(struct agent *a, struct tess_error **err)
 {
         struct utsname u;
@@ -329,6 +345,8 @@ static int agent_start(struct agent *a, struct tess_error **err)
         r = lock_state_dir(a, err);
         if (r < 0)
                 return r;
+        if (a->conf.cgroup_favordynmods)
+                tune_cgroups();
         if (!streq(a->conf.network, "none")) {
                 a->bridge_fd = netns_bridge_claim(AGENT_BRIDGE_LOCK_DIR, a->conf.bridge, a->conf.state_dir, err);
                 if (a->bridge_fd < 0)

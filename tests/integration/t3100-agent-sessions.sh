@@ -5,6 +5,20 @@ test_description='sessions end to end: tessera dev with its agent pulls a busybo
 
 test_with_containers
 
+# The host's cgroup2 mount (cgroup_tune.h): its line of mountinfo.
+cgroup2_mount() { awk '/ - cgroup2 / { print; exit }' /proc/self/mountinfo; }
+grep -qx favordynmods /sys/kernel/cgroup/features 2>/dev/null && [ -n "$(cgroup2_mount)" ] &&
+        test_set_prereq FAVORDYNMODS
+
+test_expect_success FAVORDYNMODS 'before the agent: the host'"'"'s cgroup2 mount without favordynmods' '
+        set -- $(cgroup2_mount) &&
+        target=$5 mount_opts=$6 && shift $(($# - 1)) &&
+        super_opts=$(echo "$1" | tr , "\n" | grep -vx favordynmods | paste -sd ,) &&
+        echo "$mount_opts $super_opts" >"$TMP/cgroup2-opts" &&
+        mount --options-mode ignore -o "remount,$mount_opts,$super_opts" "$target" &&
+        ! cgroup2_mount | grep -q favordynmods
+'
+
 test_expect_success 'a busybox image is pushed to a registry on loopback and registered' '
         start_dev_with_busybox "--mock-gpus 1 --fgpu-per-gpu 2 --agent-network none"
 '
@@ -17,6 +31,14 @@ test_expect_success 'the dev agent registers with its cores, memory and mock GPU
         done &&
         jq -e ".items[0].status == \"ALIVE\" and (.items[0].availableSlots[\"cuda.shares\"] // .items[0].available_slots[\"cuda.shares\"]) == \"2\"" \
                 "$TMP/agents"
+'
+
+test_expect_success FAVORDYNMODS 'the agent set favordynmods, keeping the mount'"'"'s other options' '
+        set -- $(cgroup2_mount) &&
+        mount_opts=$6 && shift $(($# - 1)) &&
+        test "$mount_opts $(echo "$1" | tr , "\n" | grep -vx favordynmods | paste -sd ,)" = "$(cat "$TMP/cgroup2-opts")" &&
+        echo "$1" | tr , "\n" | grep -qx favordynmods &&
+        grep -q "cgroup2 remounted with favordynmods" "$MANAGER_LOG"
 '
 
 test_expect_success 'an interactive session is pulled, created and RUNNING in a real container' '
