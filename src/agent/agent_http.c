@@ -12,6 +12,8 @@
  *                                        -> 202: a snapshot begins (commit.h)
  *   POST /v1/kernels/{id}/start-service  {name, port, argv, env, waitMs} -> the runner's
  *                                        {name, pid, port, status} once the port listens
+ *   POST /v1/kernels/{id}/shutdown-service  {names: [name...]} -> {stopped: [name...]}
+ *                                        once they exited; 404 when none ran
  *   GET  /v1/kernels/{id}/tunnel?port=N  Upgrade: tessera-tunnel: raw bytes to a port
  *                                        inside the kernel (agent_tunnel.h)
  *
@@ -372,6 +374,46 @@ static void do_start_service(const struct runner_client *rc, const struct req *r
         json_decref(body);
 }
 
+#define STOP_NAMES_MAX 16
+
+static void do_shutdown_service(const struct runner_client *rc, const struct req *rq, struct answer *a)
+{
+        struct tess_error *err = NULL;
+        json_t *body = NULL;
+
+        if (body_json(rq, &body, &err) < 0)
+                return answer_err(a, err);
+        const json_t *names = json_object_get(body, "names");
+        bool ok = json_is_array(names) && json_array_size(names) > 0 && json_array_size(names) <= STOP_NAMES_MAX;
+        for (size_t i = 0; ok && i < json_array_size(names); i++)
+                ok = json_is_string(json_array_get(names, i));
+        if (!ok) {
+                json_decref(body);
+                return answer_error(a, EINVAL, "shutdown-service needs {names: [strings]}");
+        }
+        json_t *stopped = json_array();
+        for (size_t i = 0; i < json_array_size(names); i++) {
+                const char *name = json_string_value(json_array_get(names, i));
+                int r = runner_shutdown_service(rc, name, NULL, &err);
+                if (r == -ENOENT) {
+                        err = tess_error_free(err);
+                        continue;
+                }
+                if (r < 0) {
+                        json_decref(stopped);
+                        json_decref(body);
+                        return answer_err(a, err);
+                }
+                json_array_append_new(stopped, json_string(name));
+        }
+        json_decref(body);
+        if (json_array_size(stopped) == 0) {
+                json_decref(stopped);
+                return answer_error(a, ENOENT, "the app is not running");
+        }
+        answer_json(a, 200, json_pack("{s:o}", "stopped", stopped));
+}
+
 static void do_tunnel(const struct runner_client *rc, struct MHD_Connection *conn, struct answer *a)
 {
         const char *upgrade = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Upgrade");
@@ -442,6 +484,7 @@ static void handle(struct agent_http *h, struct MHD_Connection *conn, const char
                      (streq(action, "list") && streq(method, "GET")) ||
                      (streq(action, "pty") && streq(method, "GET")) ||
                      (streq(action, "start-service") && streq(method, "POST")) ||
+                     (streq(action, "shutdown-service") && streq(method, "POST")) ||
                      (streq(action, "tunnel") && streq(method, "GET"));
         if (!known)
                 return answer_error(a, ENOENT, "no such route");
@@ -459,6 +502,8 @@ static void handle(struct agent_http *h, struct MHD_Connection *conn, const char
                 do_pty(&rc, conn, a);
         else if (streq(action, "start-service"))
                 do_start_service(&rc, rq, a);
+        else if (streq(action, "shutdown-service"))
+                do_shutdown_service(&rc, rq, a);
         else if (streq(action, "tunnel"))
                 do_tunnel(&rc, conn, a);
         else

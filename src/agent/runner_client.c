@@ -586,3 +586,12 @@ int runner_start_service(const struct runner_client *rc, const char *name, const
                 json_object_set_new(req, "wait", json_integer(wait_ms));
         return simple(rc, req, wait_ms >= 0 ? wait_ms : 30000, ret, err);
 }
+
+int runner_shutdown_service(const struct runner_client *rc, const char *name, json_t **ret, struct tess_error **err)
+{
+        json_t *req = json_pack("{s:s, s:s}", "op", "shutdown-service", "name", name);
+
+        if (!req)
+                return tess_err(err, EINVAL, "bad service name");
+        return simple(rc, req, RUNNER_SERVICE_STOP_MS, ret, err);
+}

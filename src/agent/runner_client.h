@@ -92,6 +92,13 @@ int runner_list(const struct runner_client *rc, const char *path, json_t **ret_e
 int runner_start_service(const struct runner_client *rc, const char *name, const char *const *argv,
                          const char *const *env, int port, int wait_ms, json_t **ret, struct tess_error **err);
 
+/* Stop the app started under name: SIGTERM to its process group, SIGKILL
+ * after a grace period; answered once it exited, within
+ * RUNNER_SERVICE_STOP_MS.  -ENOENT when it does not run.  *ret {name,
+ * pid, status stopped} (optional; caller owns). */
+#define RUNNER_SERVICE_STOP_MS 10000
+int runner_shutdown_service(const struct runner_client *rc, const char *name, json_t **ret, struct tess_error **err);
+
 /* Ask the runner to end the session (as SIGTERM does). */
 int runner_shutdown(const struct runner_client *rc, struct tess_error **err);
 

@@ -139,6 +139,9 @@ extern const struct cli_opt image_build_opts[], image_push_opts[];
 int image_build_cmd(struct cli_call *call);
 int image_list_cmd(struct cli_call *call); /* cmd_image_list.c */
 int image_push_cmd(struct cli_call *call);
+/* cmd_session_app.c */
+extern const struct cli_opt session_app_opts[];
+int session_app_cmd(struct cli_call *call);
 /* cmd_session_commit.c */
 extern const struct cli_opt session_commit_opts[];
 int session_commit_cmd(struct cli_call *call);

@@ -2,7 +2,8 @@
  * upload|download|ls-files`: the Backend.AI session routes (POST /session,
  * GET /sessions, GET|DELETE /session/{name}, GET /session/{name}/logs,
  * GET /events/session, POST /session/{name} execute, /upload,
- * /download_single, GET /session/{name}/files). */
+ * /download_single, GET /session/{name}/files); `commit` and `app` are
+ * in files of their own. */
 #include "../common/compat.h"
 
 #include <time.h>
@@ -438,6 +439,8 @@ static const struct cli_leaf session_leaves[] = {
           "follow session events (all visible sessions without NAME)" },
         { "commit", NULL, session_commit_cmd, { session_commit_opts }, 0, 1, 1, "NAME",
           "snapshot a running session into a private image (its home and folders left out)" },
+        { "app", NULL, session_app_cmd, { session_app_opts }, 0, 3, 3, "start|stop NAME APP",
+          "start an app of a running session (prints the link that opens it) or stop it" },
         {},
 };
 

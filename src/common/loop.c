@@ -27,8 +27,11 @@ struct loop {
         struct timer *timers;
         int ntimers, captimers;
         uint64_t next_timer_id;
-        loop_prepare_fn prepare;
-        void *prepare_data;
+        struct {
+                loop_prepare_fn fn;
+                void *data;
+        } prepare[LOOP_PREPARE_MAX];
+        int nprepare;
 };
 
 int loop_new(struct loop **ret, struct tess_error **err)
@@ -116,10 +119,26 @@ void loop_cancel_timer(struct loop *l, uint64_t id)
         }
 }
 
-void loop_set_prepare(struct loop *l, loop_prepare_fn fn, void *data)
+int loop_add_prepare(struct loop *l, loop_prepare_fn fn, void *data, struct tess_error **err)
 {
-        l->prepare = fn;
-        l->prepare_data = data;
+        if (l->nprepare == LOOP_PREPARE_MAX)
+                return tess_err(err, ENOSPC, "more than %d prepare functions on one loop", LOOP_PREPARE_MAX);
+        l->prepare[l->nprepare].fn = fn;
+        l->prepare[l->nprepare].data = data;
+        l->nprepare++;
+        return 0;
+}
+
+void loop_del_prepare(struct loop *l, loop_prepare_fn fn, void *data)
+{
+        for (int i = 0; i < l->nprepare; i++) {
+                if (l->prepare[i].fn == fn && l->prepare[i].data == data) {
+                        memmove(&l->prepare[i], &l->prepare[i + 1],
+                                (size_t)(l->nprepare - i - 1) * sizeof(l->prepare[0]));
+                        l->nprepare--;
+                        return;
+                }
+        }
 }
 
 static void run_due_timers(struct loop *l)
@@ -148,8 +167,8 @@ int loop_run(struct loop *l, struct tess_error **err)
                 for (int i = 0; i < l->ntimers; i++)
                         if (l->timers[i].due - now < timeout)
                                 timeout = l->timers[i].due - now;
-                if (l->prepare)
-                        l->prepare(l, &timeout, l->prepare_data);
+                for (int i = 0; i < l->nprepare; i++)
+                        l->prepare[i].fn(l, &timeout, l->prepare[i].data);
                 if (timeout < 0)
                         timeout = 0;
                 int n = epoll_wait(l->epfd, evs, ARRAY_SIZE(evs), (int)((timeout + 999) / 1000));

@@ -24,10 +24,14 @@ void loop_del_fd(struct loop *l, int fd);
 uint64_t loop_add_timer(struct loop *l, int64_t delay_usec, loop_timer_fn fn, void *data);
 void loop_cancel_timer(struct loop *l, uint64_t id);
 
-/* A function run before each wait (e.g. to feed a library's own timeouts);
- * it may shorten the wait by lowering *timeout_usec. */
+/* Functions run before each wait, in the order added (e.g. to feed a
+ * library's own timeouts: one per HTTP server); each may shorten the wait
+ * by lowering *timeout_usec.  At most LOOP_PREPARE_MAX (-ENOSPC);
+ * loop_del_prepare removes the one added with the same fn and data. */
+#define LOOP_PREPARE_MAX 4
 typedef void (*loop_prepare_fn)(struct loop *l, int64_t *timeout_usec, void *data);
-void loop_set_prepare(struct loop *l, loop_prepare_fn fn, void *data);
+int loop_add_prepare(struct loop *l, loop_prepare_fn fn, void *data, struct tess_error **err);
+void loop_del_prepare(struct loop *l, loop_prepare_fn fn, void *data);
 
 int loop_run(struct loop *l, struct tess_error **err);
 void loop_stop(struct loop *l);

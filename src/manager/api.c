@@ -21,8 +21,8 @@
 #include "metrics.h"
 
 /* The app proxy takes every method the apps use (HEAD goes with GET). */
-#define APP_PROXY_ROUTE(method)                                                                              \
-        { method, "/apps/{session}/{path}", api_apps_proxy, ROUTE_PUBLIC | ROUTE_TAIL | ROUTE_STREAM,           \
+#define APP_PROXY_ROUTE(method)                                                                                   \
+        { method, "/apps/{session}/{path}", api_apps_proxy, ROUTE_PUBLIC | ROUTE_TAIL | ROUTE_STREAM | ROUTE_APP, \
           "App proxy: a request to an app in a session, with the app's cookie (HTTP and WebSocket)", "apps" }
 
 const struct route api_routes[] = {
@@ -74,7 +74,10 @@ const struct route api_routes[] = {
           "Start an app the session's image declares (ai.backend.service-ports): a short-lived token and the "
           "URL that opens it through the app proxy",
           "session" },
-        { "GET", "/apps/_/open", api_apps_open, ROUTE_PUBLIC | ROUTE_READ,
+        { "POST", "/session/{name}/shutdown-service", api_session_shutdown_service, 0,
+          "Stop an app of the session (service_name): its process ends, its links and cookies stop working",
+          "session" },
+        { "GET", "/apps/_/open", api_apps_open, ROUTE_PUBLIC | ROUTE_READ | ROUTE_APP,
           "App proxy: trade a start-service token (?token=) for the app's cookie, then go to the app", "apps" },
         APP_PROXY_ROUTE("GET"),
         APP_PROXY_ROUTE("POST"),
@@ -451,6 +454,12 @@ size_t api_body_limit(const char *method, const char *path, void *data)
         return route_flags(method, path) & ROUTE_UPLOAD ? m->conf.max_upload : m->conf.max_body;
 }
 
+size_t api_body_limit_apps(const char *method, const char *path, void *data)
+{
+        const struct manager *m = data;
+        return route_flags(method, path) & ROUTE_APP ? m->conf.max_body : 0; /* the rest is answered 404 */
+}
+
 bool api_stream_body(const char *method, const char *path, void *data UNUSED)
 {
         return route_flags(method, path) & ROUTE_STREAM;
@@ -522,9 +531,19 @@ static bool authorized_for_route(struct api_ctx *c)
         return true;
 }
 
-void api_dispatch(struct http_req *req, void *data)
+/* Whether a route is served on this listener: with an app listener, the
+ * app proxy's routes there, every other one on the API's listener.  (The
+ * apps' pages then run on an origin of their own: they cannot call the
+ * API with the user's login cookie, docs/app-proxy.md.) */
+static bool served_here(const struct manager *m, const struct route *r, bool app_listener)
 {
-        struct manager *m = data;
+        if (!m->conf.app_listen)
+                return !app_listener;
+        return !!(r->flags & ROUTE_APP) == app_listener;
+}
+
+static void dispatch(struct http_req *req, struct manager *m, bool app_listener)
+{
         struct api_ctx *c = xcalloc(1, sizeof(*c));
         struct tess_error *err = NULL;
         bool path_known;
@@ -533,8 +552,12 @@ void api_dispatch(struct http_req *req, void *data)
         c->req = req;
         http_set_user(req, c);
         c->route = find_route(http_method(req), http_path(req), c->param, &path_known);
+        if (c->route && !served_here(m, c->route, app_listener)) {
+                c->route = NULL;
+                path_known = false;
+        }
         if (!c->route) {
-                if (path_known)
+                if (path_known && !app_listener)
                         api_problem(c, 405, "method-not-allowed", "method %s is not allowed here",
                                     http_method(req));
                 else
@@ -579,6 +602,16 @@ void api_dispatch(struct http_req *req, void *data)
                 return;
         }
         c->route->fn(c);
+}
+
+void api_dispatch(struct http_req *req, void *data)
+{
+        dispatch(req, data, false);
+}
+
+void api_dispatch_apps(struct http_req *req, void *data)
+{
+        dispatch(req, data, true);
 }
 
 void api_request_abort(struct http_req *req, void *data UNUSED)

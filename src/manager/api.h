@@ -87,6 +87,7 @@ enum route_flags {
         ROUTE_TAIL = 1 << 9,      /* the last {param} takes the rest of the path, slashes included */
         ROUTE_STREAM = 1 << 10,   /* dispatched when the headers are in; the handler takes the body as
                                      it comes (http_body_sink) */
+        ROUTE_APP = 1 << 11,      /* the app proxy's: with conf.app_listen, served there and only there */
 };
 
 struct route {
@@ -104,12 +105,17 @@ extern const struct route api_routes[];
  * routes, the admin routes), NULL-terminated. */
 extern const struct route *const api_route_tables[];
 
-/* Dispatch entry for http.c and request-end hook. */
+/* Dispatch entries for http.c (the API's listener; the app listener of
+ * conf.app_listen, which serves the ROUTE_APP routes and nothing else,
+ * while the API's listener then answers them 404) and request-end hook. */
 void api_dispatch(struct http_req *req, void *data);
+void api_dispatch_apps(struct http_req *req, void *data);
 void api_request_done(struct http_req *req, void *data);
 void api_request_abort(struct http_req *req, void *data);
 /* The largest body a request may send (http_server_opts.body_limit). */
 size_t api_body_limit(const char *method, const char *path, void *data);
+/* The same on the app listener: nothing but for the app proxy's routes. */
+size_t api_body_limit_apps(const char *method, const char *path, void *data);
 /* Whether a request's body is streamed: ROUTE_STREAM (http_server_opts.stream_body). */
 bool api_stream_body(const char *method, const char *path, void *data);
 
@@ -179,6 +185,11 @@ void api_session_download_single(struct api_ctx *c);
 void api_session_files(struct api_ctx *c);
 void api_stream_pty(struct api_ctx *c); /* api_stream_pty.c */
 void api_session_start_service(struct api_ctx *c); /* api_session_apps.c */
+void api_session_shutdown_service(struct api_ctx *c);
+/* A session's servicePorts: the apps of its image's ai.backend.service-ports
+ * label, [{name, protocol, ports: [PORT...], container_ports: the same}]
+ * (empty without the label or the session); caller owns. */
+json_t *api_session_service_ports(struct manager *m, const char *session);
 void api_apps_open(struct api_ctx *c);             /* api_apps.c */
 void api_apps_proxy(struct api_ctx *c);
 void api_events_session(struct api_ctx *c);   /* api_events.c */

@@ -9,7 +9,9 @@
  *
  * Neither is signed: the token, then the cookie, is the app's
  * authentication (app_token.h).  The manager's own cookies never reach
- * the app (app_proxy.c). */
+ * the app (app_proxy.c).  With conf.app_listen both are served on that
+ * listener only, an origin apart from the API's and the web UI's
+ * (ROUTE_APP, api.c). */
 #include "../common/compat.h"
 
 #include <strings.h>

@@ -187,10 +187,12 @@ struct create_wait {
         bool created;
 };
 
-static json_t *create_answer(const char *id, const char *name, const char *status, bool created)
+/* servicePorts: the image's apps once the session runs (as Backend.AI). */
+static json_t *create_answer(struct manager *m, const char *id, const char *name, const char *status, bool created)
 {
-        return json_pack("{s:s, s:s, s:s, s:[], s:b}", "sessionId", id, "sessionName", name, "status", status,
-                         "servicePorts", "created", created);
+        json_t *ports = streq(status, "RUNNING") ? api_session_service_ports(m, id) : json_array();
+        return json_pack("{s:s, s:s, s:s, s:o, s:b}", "sessionId", id, "sessionName", name, "status", status,
+                         "servicePorts", ports, "created", created);
 }
 
 static void finish_wait(struct create_wait *w)
@@ -212,7 +214,7 @@ static void finish_wait(struct create_wait *w)
                 api_fail(c, err ? err : NULL);
         } else {
                 api_json(c, w->created ? 201 : 200,
-                         create_answer(w->session_id, db_get(rows, 0, 0), db_get(rows, 0, 1), w->created));
+                         create_answer(c->m, w->session_id, db_get(rows, 0, 0), db_get(rows, 0, 1), w->created));
         }
         http_resume(c->req);
 }
@@ -246,7 +248,7 @@ static void answer_or_wait(struct api_ctx *c, const struct session_request *q, c
         enum session_status st = session_status_from_string(status);
 
         if (q->enqueue_only || wait <= 0 || st == SESSION_RUNNING || session_status_is_terminal(st)) {
-                api_json(c, created ? 201 : 200, create_answer(id, name, status, created));
+                api_json(c, created ? 201 : 200, create_answer(c->m, id, name, status, created));
                 return;
         }
         struct create_wait *w = xcalloc(1, sizeof(*w));
@@ -468,7 +470,9 @@ void api_session_info(struct api_ctx *c)
         if (api_find_session(c, c->param[0], http_query(c->req, "owner_access_key"), false, &rows, &err) < 0)
                 return api_fail(c, err);
         api_owner_activity(c, rows);
-        api_json(c, 200, session_info_json(rows, 0));
+        json_t *info = session_info_json(rows, 0);
+        json_object_set_new(info, "servicePorts", api_session_service_ports(c->m, db_getn(rows, 0, "id")));
+        api_json(c, 200, info);
 }
 
 void api_session_destroy(struct api_ctx *c)

@@ -1,20 +1,29 @@
-/* api_session_apps.c - POST /session/{name}/start-service {app, port?,
- * envs?, arguments?}: start an app that the session's image declares
- * (ai.backend.service-ports) and give its owner a way in (Backend.AI's
- * route and answer keys; docs/app-proxy.md).
+/* api_session_apps.c - a session's apps (the image's
+ * ai.backend.service-ports; Backend.AI's routes and answer keys;
+ * docs/app-proxy.md):
+ *
+ *   POST /session/{name}/start-service {app, port?, envs?, arguments?}
+ *   POST /session/{name}/shutdown-service {service_name}
+ *   the servicePorts of the session's answers (api_session_service_ports)
  *
  * The session's owner only (or an admin naming the owner with
- * owner_access_key), RUNNING.  The app must be declared, http or
- * preopen (the proxy speaks HTTP), and port one of its ports (default:
- * its first).  Its command (app_start.h) runs through the kernel's agent
- * and runner, as the session's user, once: a running app is not started
- * again, and the answer comes when its port listens.  Then:
+ * owner_access_key), RUNNING.  start-service: the app must be declared,
+ * http or preopen (the proxy speaks HTTP), and port one of its ports
+ * (default: its first).  Its command (app_start.h) runs through the
+ * kernel's agent and runner, as the session's user, once: a running app
+ * is not started again, and the answer comes when its port listens.
+ * Then:
  *
  *   200 {"token": T, "wsproxy_addr": "http://HOST", "url": "http://HOST/apps/_/open?token=T",
  *        "path": "/apps/<session>/<app>/", "expires_in": SECONDS}
  *
  * wsproxy_addr is the resource group's (resource_groups.wsproxy_addr)
- * when set, else this manager as the client reached it. */
+ * when set, else this manager as the client reached it: its Host, with
+ * the app listener's port when there is one (conf.app_listen).
+ *
+ * shutdown-service: the app's tokens and cookies end, then the runner
+ * stops its process (every port it was opened on): 204; 404 when it does
+ * not run, 400 for an app the image does not declare. */
 #include "../common/compat.h"
 
 #include <strings.h>
@@ -128,14 +137,22 @@ static void on_started(struct api_ctx *c, struct agent_call *call)
         explicit_bzero(token, sizeof(token));
 }
 
-/* Where the client reached this manager. */
+/* Where the client reached this manager: its Host, with the app
+ * listener's port instead of its own when there is one (the same host
+ * name, another origin). */
 static char *own_address(struct api_ctx *c)
 {
         const char *host = http_header(c->req, "Host"), *proto = http_header(c->req, "X-Forwarded-Proto");
         bool ok = host && *host && strlen(host) < 256 && !strpbrk(host, " /\\\"'<>\r\n");
+        const char *scheme = proto && strcasecmp(proto, "https") == 0 ? "https" : "http";
 
-        return xasprintf("%s://%s", proto && strcasecmp(proto, "https") == 0 ? "https" : "http",
-                         ok ? host : c->m->conf.listen);
+        if (!ok)
+                host = c->m->conf.listen;
+        if (!c->m->app_http)
+                return xasprintf("%s://%s", scheme, host);
+        size_t name_len =
+                host[0] == '[' && strchr(host, ']') ? (size_t)(strchr(host, ']') - host) + 1 : strcspn(host, ":");
+        return xasprintf("%s://%.*s:%u", scheme, (int)name_len, host, (unsigned)http_server_port(c->m->app_http));
 }
 
 /* The request's fields. */
@@ -261,4 +278,107 @@ void api_session_start_service(struct api_ctx *c)
                 return started_free(s);
         call->user = s;
         call->user_free = started_free;
+}
+
+/* ---- shutdown-service ---- */
+
+#define STOP_TIMEOUT_S 30
+
+/* The image's apps of a session (an image without the label has none). */
+static int session_apps(struct manager *m, const char *session, struct service_ports *ret, struct tess_error **err)
+{
+        json_t *labels = NULL;
+        char *wsproxy = NULL, user[40];
+        int r = session_facts(m, session, &labels, &wsproxy, user, sizeof(user), err);
+
+        free(wsproxy);
+        if (r < 0)
+                return r;
+        const char *label = json_string_value(json_object_get(labels, SERVICE_PORTS_LABEL));
+        r = service_ports_parse(label ? label : "", label ? strlen(label) : 0, ret, err);
+        json_decref(labels);
+        return r < 0 ? tess_err_wrap(err, "the session's image") : 0;
+}
+
+static void on_stopped(struct api_ctx *c, struct agent_call *call)
+{
+        if (call->err && call->status == 404) {
+                call->err = tess_error_free(call->err);
+                return api_problem(c, 404, "app-not-running", "app '%s' is not running in the session",
+                                   (const char *)call->user);
+        }
+        if (call->err)
+                return agent_call_fail(c, call);
+        http_reply(c->req, 204, NULL, "", 0);
+}
+
+void api_session_shutdown_service(struct api_ctx *c)
+{
+        const char *app = NULL;
+        struct tess_error *err = NULL;
+        struct session_target t;
+        struct service_ports sp;
+
+        if (api_get_string(c->body, NAMES("service_name", "app"), SERVICE_PORT_NAME_MAX, &app, &err) < 0)
+                return api_fail(c, err);
+        if (!app || !service_port_name_valid(app))
+                return api_problem(c, 400, "invalid-api-params",
+                                   "'service_name' names the app to stop: one of the image's service ports");
+        if (!api_session_target(c, api_owner_access_key(c), &t))
+                return;
+        if (session_apps(c->m, t.session, &sp, &err) < 0)
+                return api_fail(c, err);
+        const struct service_port *sport = service_ports_find(&sp, app);
+        if (!sport)
+                return api_problem(c, 400, "invalid-api-params", "the session's image declares no app '%s'", app);
+        /* the runner's names of the app: one per port it was opened on
+         * (plan()); their tokens and cookies end first */
+        json_t *names = json_array();
+        for (int i = 0; i < sport->nports; i++) {
+                char name[APP_SEGMENT_MAX + 1];
+                if (i == 0)
+                        snprintf(name, sizeof(name), "%s", app);
+                else
+                        snprintf(name, sizeof(name), "%s.%d", app, sport->ports[i]);
+                json_array_append_new(names, json_string(name));
+                if (DBQ(c->m->db, "DELETE FROM app_tokens WHERE session_id = ? AND app = ?", NULL, &err,
+                        DB_TEXT(t.session), DB_TEXT(name)) < 0) {
+                        json_decref(names);
+                        return api_fail(c, err);
+                }
+        }
+        api_audit_target(c, "session %s app %s", t.session, app);
+        json_t *fwd = json_pack("{s:o}", "names", names);
+        _cleanup_free_ char *text = json_dumps(fwd, JSON_COMPACT);
+        _cleanup_free_ char *target = xasprintf("/v1/kernels/%s/shutdown-service", t.kernel);
+        json_decref(fwd);
+        struct agent_call *call = agent_call_one(c, t.agent, t.address, "POST", target, text, strlen(text),
+                                                 "application/json", STOP_TIMEOUT_S, on_stopped);
+        if (!call)
+                return;
+        call->user = xstrdup(app);
+        call->user_free = free;
+}
+
+/* ---- servicePorts ---- */
+
+json_t *api_session_service_ports(struct manager *m, const char *session)
+{
+        struct tess_error *err = NULL;
+        struct service_ports sp;
+        json_t *out = json_array();
+
+        if (session_apps(m, session, &sp, &err) < 0) {
+                tess_error_free(err); /* a label that does not parse declares nothing to use */
+                return out;
+        }
+        for (int i = 0; i < sp.n; i++) {
+                json_t *ports = json_array();
+                for (int k = 0; k < sp.apps[i].nports; k++)
+                        json_array_append_new(ports, json_integer(sp.apps[i].ports[k]));
+                json_array_append_new(out, json_pack("{s:s, s:s, s:O, s:o}", "name", sp.apps[i].name, "protocol",
+                                                     service_protocol_to_string(sp.apps[i].protocol), "ports", ports,
+                                                     "container_ports", ports));
+        }
+        return out;
 }

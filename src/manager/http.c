@@ -458,12 +458,16 @@ int http_server_start(struct loop *l, const struct http_server_opts *o, http_dis
         di = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
         s->port = di ? di->port : 0;
         r = loop_add_fd(l, s->epfd, 0x001 /* EPOLLIN */, on_epoll, s, err);
+        if (r >= 0) {
+                r = loop_add_prepare(l, on_prepare, s, err);
+                if (r < 0)
+                        loop_del_fd(l, s->epfd);
+        }
         if (r < 0) {
                 MHD_stop_daemon(s->d);
                 free(s);
                 return r;
         }
-        loop_set_prepare(l, on_prepare, s);
         *ret = s;
         return 0;
 }
@@ -500,7 +504,7 @@ struct http_server *http_server_stop(struct http_server *s)
                 MHD_run(s->d);
         }
         loop_del_fd(s->loop, s->epfd);
-        loop_set_prepare(s->loop, NULL, NULL);
+        loop_del_prepare(s->loop, on_prepare, s);
         MHD_stop_daemon(s->d);
         free(s);
         return NULL;

@@ -39,6 +39,9 @@
 #define MC struct manager_conf
 const struct conf_opt manager_conf_opts[] = {
         CONF_OPT("listen", CONF_T_STR, MC, listen, "127.0.0.1:8090", 0, 0, false, "HOST:PORT of the API"),
+        CONF_OPT("app_listen", CONF_T_STR, MC, app_listen, NULL, 0, 0, false,
+                 "HOST:PORT of the app proxy alone, an origin apart from the API and web UI "
+                 "(default: none, apps under /apps/ of listen; docs/app-proxy.md)"),
         CONF_OPT("database", CONF_T_STR, MC, database, NULL, 0, 0, false,
                  "sqlite:PATH or postgresql://... (default: sqlite in state_dir)"),
         CONF_OPT("state_dir", CONF_T_STR, MC, state_dir, "/var/lib/tessera", 0, 0, false,
@@ -103,6 +106,12 @@ static int validate_conf(struct manager_conf *c, struct tess_error **err)
                 return tess_err(err, EINVAL, "log_level: '%s' is not a log level", c->log_level);
         if (!streq(c->sqlite_sync, "normal") && !streq(c->sqlite_sync, "full"))
                 return tess_err(err, EINVAL, "sqlite_sync: must be normal or full");
+        if (c->app_listen && !*c->app_listen) {
+                free(c->app_listen);
+                c->app_listen = NULL;
+        }
+        if (c->app_listen && streq(c->app_listen, c->listen))
+                return tess_err(err, EINVAL, "app_listen: must not be listen's address");
         if (!c->database)
                 c->database = xasprintf("sqlite:%s/tessera.db", c->state_dir);
         if (!c->master_key_file)
@@ -262,19 +271,31 @@ static int manager_run(struct manager *m, struct tess_error **err)
         r = http_server_start(m->loop, &ho, api_dispatch, api_request_done, m, &m->http, err);
         if (r < 0)
                 return r;
+        if (m->conf.app_listen) {
+                ho.listen = m->conf.app_listen;
+                ho.body_limit = api_body_limit_apps;
+                r = http_server_start(m->loop, &ho, api_dispatch_apps, api_request_done, m, &m->app_http, err);
+                if (r < 0)
+                        return tess_err_wrap(err, "app_listen");
+                log_notice("app proxy listening on http://%s", m->conf.app_listen);
+        }
         loop_add_timer(m->loop, 5 * USEC_PER_SEC, on_flush_timer, m);
         m->scheduler = scheduler_start(m);
         m->agent_sync = agent_sync_new(m);
         if (m->dev && m->dev_agent.enabled && (r = dev_agent_start(m, err)) < 0)
                 return r;
         log_notice("manager listening on http://%s (database %s)", m->conf.listen, db_kind_name(m->db));
-        printf("Tessera is running: http://%s/\n", m->conf.listen);
+        if (m->conf.app_listen)
+                printf("Tessera is running: http://%s/ (apps: http://%s/)\n", m->conf.listen, m->conf.app_listen);
+        else
+                printf("Tessera is running: http://%s/\n", m->conf.listen);
         fflush(stdout);
 
         r = loop_run(m->loop, err);
 
         agent_calls_abort();
         dev_agent_stop(m);
+        m->app_http = http_server_stop(m->app_http);
         m->http = http_server_stop(m->http);
         m->scheduler = scheduler_stop(m->scheduler);
         m->agent_sync = agent_sync_free(m->agent_sync);
@@ -290,6 +311,7 @@ static int manager_run(struct manager *m, struct tess_error **err)
 
 static void manager_release(struct manager *m)
 {
+        m->app_http = http_server_stop(m->app_http);
         m->http = http_server_stop(m->http);
         m->scheduler = scheduler_stop(m->scheduler);
         m->agent_sync = agent_sync_free(m->agent_sync);
@@ -319,9 +341,9 @@ static int finish(struct manager *m, int r, struct tess_error *err)
 
 static void usage_manager(FILE *f)
 {
-        fputs("usage: tessera manager --config FILE [--print-config]\n"
-              "       tessera dev [--state-dir DIR] [--listen HOST:PORT] [--database URL] [--config FILE]\n"
-              "                   [--no-agent] [--mock-gpus N] [--mock-gpu-memory SIZE] [--fgpu-per-gpu F]\n"
+        fputs("usage: tessera manager --config FILE [--listen HOST:PORT] [--app-listen HOST:PORT] [--print-config]\n"
+              "       tessera dev [--state-dir DIR] [--listen HOST:PORT] [--app-listen HOST:PORT] [--database URL]\n"
+              "                   [--config FILE] [--no-agent] [--mock-gpus N] [--mock-gpu-memory SIZE] [--fgpu-per-gpu F]\n"
               "                   [--agent-network bridge|none]\n",
               f);
 }
@@ -332,6 +354,7 @@ static int common_main(int argc, char **argv, bool dev)
                 { "config", required_argument, NULL, 'c' },
                 { "state-dir", required_argument, NULL, 's' },
                 { "listen", required_argument, NULL, 'l' },
+                { "app-listen", required_argument, NULL, 'A' },
                 { "database", required_argument, NULL, 'd' },
                 { "log-level", required_argument, NULL, 'L' },
                 { "print-config", no_argument, NULL, 'P' },
@@ -347,7 +370,7 @@ static int common_main(int argc, char **argv, bool dev)
                                                         .fgpu_per_gpu = "1", .network = "bridge" } };
         char host[64];
         struct tess_error *err = NULL;
-        const char *over[5][2] = { { 0 } };
+        const char *over[6][2] = { { 0 } };
         int nover = 0, c, r;
         bool print = false;
 
@@ -366,6 +389,7 @@ static int common_main(int argc, char **argv, bool dev)
                         break;
                 case 's': over[nover][0] = "state_dir", over[nover++][1] = optarg; break;
                 case 'l': over[nover][0] = "listen", over[nover++][1] = optarg; break;
+                case 'A': over[nover][0] = "app_listen", over[nover++][1] = optarg; break;
                 case 'd': over[nover][0] = "database", over[nover++][1] = optarg; break;
                 case 'L': over[nover][0] = "log_level", over[nover++][1] = optarg; break;
                 case 'P': print = true; break;

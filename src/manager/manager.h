@@ -28,6 +28,7 @@ struct blob_store;
 
 struct manager_conf {
         char *listen;
+        char *app_listen; /* the app proxy's own listener, or NULL: under /apps/ of listen */
         char *database;
         char *state_dir;
         char *master_key_file;
@@ -62,6 +63,7 @@ struct manager {
         struct loop *loop;
         struct db *db;
         struct http_server *http;
+        struct http_server *app_http; /* conf.app_listen's, or NULL */
         struct events *events;
         struct metrics *metrics;
         struct ratelimit *ratelimit;

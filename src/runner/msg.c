@@ -366,6 +366,7 @@ static const struct {
         { "list", RMSG_OP_LIST },
         { "start-service", RMSG_OP_START_SERVICE },
         { "shutdown", RMSG_OP_SHUTDOWN },
+        { "shutdown-service", RMSG_OP_SHUTDOWN_SERVICE },
 };
 
 static const char *const modes[] = {
@@ -661,6 +662,8 @@ static const char *check_op(const struct rmsg_req *r, unsigned seen)
                 return rmsg_path_check(r->path, false) ? NULL : "download needs a file path";
         case RMSG_OP_START_SERVICE:
                 return r->name && r->argc > 0 ? NULL : "start-service needs \"name\" and \"argv\"";
+        case RMSG_OP_SHUTDOWN_SERVICE:
+                return r->name ? NULL : "shutdown-service needs \"name\"";
         default:
                 return NULL;
         }

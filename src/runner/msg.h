@@ -67,6 +67,7 @@ enum rmsg_op {
         RMSG_OP_LIST,
         RMSG_OP_START_SERVICE,
         RMSG_OP_SHUTDOWN,
+        RMSG_OP_SHUTDOWN_SERVICE,
         _RMSG_OP_MAX,
 };
 

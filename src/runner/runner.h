@@ -151,6 +151,7 @@ void op_upload(struct conn *c, const struct rmsg_req *r);    /* files.c */
 void op_download(struct conn *c, const struct rmsg_req *r);  /* files.c */
 void op_list(struct conn *c, const struct rmsg_req *r);      /* files.c */
 void op_start_service(struct conn *c, const struct rmsg_req *r); /* service.c */
+void op_shutdown_service(struct conn *c, const struct rmsg_req *r);
 
 /* ---- run.c: runs and their output ---- */
 

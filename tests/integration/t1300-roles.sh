@@ -88,6 +88,7 @@ GET /events/background-task            -                       | 400 400 400 400
 GET /background-tasks/nope             -                       | 404 404 404 404 404
 GET /stream/session/{VICTIM}/pty        -                       | 400 400 403 400 400
 POST /session/{VICTIM}/start-service    {"app":"jupyter"}       | 404 404 403 409 409
+POST /session/{VICTIM}/shutdown-service {"service_name":"jupyter"} | 404 404 403 409 409
 GET /apps/_/open?token=x                -                       | 403 403 403 403 403
 GET /apps/{VICTIM}/jupyter              -                       | 301 301 301 301 301
 GET /apps/{VICTIM}/jupyter/api/status   -                       | 403 403 403 403 403

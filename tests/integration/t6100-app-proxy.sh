@@ -1,5 +1,5 @@
 #!/bin/bash
-test_description='the app proxy: start-service gives the owner a short-lived link to Jupyter in a session; through the link (then its cookie) the notebook answers and runs a cell over its WebSocket; others, wrong and expired tokens are refused; after a manager and an agent restart the same cookie reaches the same running Jupyter'
+test_description='the app proxy: start-service gives the owner a short-lived link to Jupyter in a session; through the link (then its cookie) the notebook answers and runs a cell over its WebSocket; others, wrong and expired tokens are refused; after a manager and an agent restart the same cookie reaches the same running Jupyter; shutdown-service stops it and ends its cookies; servicePorts lists the image'"'"'s apps; with app_listen the apps have a listener (an origin) of their own, which serves nothing else'
 . "$(dirname "$0")/../lib/test-lib.sh"
 . "$(dirname "$0")/../lib/registry.sh"
 
@@ -28,12 +28,17 @@ make_user() { # WHO
 }
 
 # start_service: the owner's start-service jupyter; TOKEN, URL, APP (the
-# app's prefix as a URL)
+# app's prefix as a URL, at wsproxy_addr)
 start_service() {
         as owner api POST /session/notebook/start-service '{"app": "jupyter"}'
         [ "$CODE" = 200 ] || { echo "start-service: $CODE $(cat "$TMP/out")"; return 1; }
-        TOKEN=$(jq -r .token "$TMP/out") URL=$(jq -r .url "$TMP/out") APP=$BACKEND_ENDPOINT$(jq -r .path "$TMP/out")
+        TOKEN=$(jq -r .token "$TMP/out") URL=$(jq -r .url "$TMP/out")
+        APP=$(jq -r .wsproxy_addr "$TMP/out")$(jq -r .path "$TMP/out")
 }
+
+# a command for session_run: how many processes of Jupyter (the server
+# and its kernels) run in the session
+JUPYTER_PROCS='for f in /proc/[0-9]*/cmdline; do tr "\0" " " <"$f"; echo; done 2>/dev/null | grep -c -e "[j]upyter-notebook --no-browser" -e "[i]pykernel_launcher"'
 
 # expect_status WANT ACTUAL_OUTPUT_FILE
 expect_first_line() {
@@ -52,7 +57,16 @@ test_expect_success 'a session of the jupyter image runs, owned by a user' '
         as owner api POST /session "{\"name\": \"notebook\", \"image\": \"jupyter:latest\", \"enqueueOnly\": true,
                 \"config\": {\"resources\": {\"cpu\": 1, \"mem\": \"1g\"}}}" &&
         { test "$CODE" = 201 || { echo "create: $CODE $(cat "$TMP/out")"; false; }; } && SID=$(jq -r .sessionId "$TMP/out") &&
+        jq -e ".servicePorts == []" "$TMP/out" &&
         WAIT_TENTHS=1200 as owner wait_status notebook RUNNING
+'
+
+test_expect_success 'servicePorts: the image'"'"'s apps in the session'"'"'s info and in the answer of a create that finds it running' '
+        as owner api GET /session/notebook && test "$CODE" = 200 &&
+        jq -e ".servicePorts == [{\"name\": \"jupyter\", \"protocol\": \"http\", \"ports\": [8888], \"container_ports\": [8888]}]" "$TMP/out" &&
+        as owner api POST /session "{\"name\": \"notebook\", \"image\": \"jupyter:latest\",
+                \"config\": {\"resources\": {\"cpu\": 1, \"mem\": \"1g\"}}}" && test "$CODE" = 200 &&
+        jq -e ".created == false and .status == \"RUNNING\" and .servicePorts[0].name == \"jupyter\" and .servicePorts[0].ports == [8888]" "$TMP/out"
 '
 
 test_expect_success 'start-service: only for the owner, and only apps the image declares' '
@@ -154,11 +168,108 @@ test_expect_success 'start-service again answers at once: the running Jupyter is
         start_service && test "$(jupyter_started)" = "$STARTED"
 '
 
+test_expect_success 'shutdown-service: only the owner, only apps the image declares' '
+        as other api POST /session/notebook/shutdown-service "{\"service_name\": \"jupyter\"}" && test "$CODE" = 404 &&
+        as owner api POST /session/notebook/shutdown-service "{\"service_name\": \"tensorboard\"}" && test "$CODE" = 400 &&
+        as owner api POST /session/notebook/shutdown-service "{}" && test "$CODE" = 400 &&
+        $AC "$TMP/jar" request GET "${APP}api/status" >"$TMP/r" && expect_first_line 200 "$TMP/r"
+'
+
+test_expect_success 'shutdown-service jupyter: 204, its cookie and link stop working, the app is gone; again 404' '
+        start_service && OLD_URL=$URL &&
+        as owner api POST /session/notebook/shutdown-service "{\"service_name\": \"jupyter\"}" &&
+        { test "$CODE" = 204 || { echo "shutdown-service: $CODE $(cat "$TMP/out")"; false; }; } &&
+        $AC "$TMP/jar" request GET "${APP}api/status" >"$TMP/r" && expect_first_line 403 "$TMP/r" &&
+        $AC "$TMP/late" open "$OLD_URL" >"$TMP/r" && expect_first_line 403 "$TMP/r" &&
+        test "$(db_sql "SELECT COUNT(*) FROM app_tokens WHERE session_id = '"'"'$SID'"'"'")" = 0 &&
+        as owner api POST /session/notebook/shutdown-service "{\"service_name\": \"jupyter\"}" && test "$CODE" = 404 &&
+        grep -q "not running" "$TMP/out" &&
+        for _ in $(seq 1 25); do
+                as owner session_run notebook "$JUPYTER_PROCS" && test "$(cat "$TMP/console")" = 0 && break
+                sleep 0.2
+        done &&
+        test "$(cat "$TMP/console")" = 0
+'
+
+test_expect_success 'the CLI starts it again (a new Jupyter) and stops it' '
+        as owner "$TESSERA" session app start notebook jupyter >"$TMP/url" 2>"$TMP/cli.err" &&
+        URL=$(cat "$TMP/url") && case "$URL" in "$BACKEND_ENDPOINT/apps/_/open?token="*) ;; *) false ;; esac &&
+        rm -f "$TMP/jar" && $AC "$TMP/jar" open "$URL" >"$TMP/r" && expect_first_line 302 "$TMP/r" &&
+        NEW_STARTED=$(jupyter_started) && test -n "$NEW_STARTED" && test "$NEW_STARTED" != "$STARTED" &&
+        $AC "$TMP/jar" jupyter-cell "$APP" "print(6 * 7)" >"$TMP/cell" && sed 1d "$TMP/cell" | grep -qx 42 &&
+        as owner "$TESSERA" session app stop notebook jupyter >"$TMP/cli.out" &&
+        grep -q "app .jupyter. of session .notebook. stopped" "$TMP/cli.out" &&
+        test_must_fail as owner "$TESSERA" session app stop notebook jupyter 2>"$TMP/cli.err" &&
+        grep -q "not running" "$TMP/cli.err" &&
+        test_must_fail as owner "$TESSERA" session app stop notebook jupyter --port 8888 2>/dev/null
+'
+
+test_expect_success 'with app_listen: start-service answers a link on the app port' '
+        APP_PORT=$(test_free_port) && APPS=http://127.0.0.1:$APP_PORT &&
+        MANAGER_LISTEN_PORT=$MANAGER_PORT WITH_AGENT="--agent-network none" restart_manager \
+                --app-listen 127.0.0.1:$APP_PORT &&
+        start_service &&
+        test "$(jq -r .wsproxy_addr "$TMP/out")" = "$APPS" &&
+        test "$URL" = "$APPS/apps/_/open?token=$TOKEN" &&
+        test "$APP" = "$APPS/apps/$SID/jupyter/"
+'
+
+test_expect_success 'with app_listen: the app port opens Jupyter, which runs a cell over its WebSocket there' '
+        rm -f "$TMP/jar" && $AC "$TMP/jar" headers "$URL" >"$TMP/r" && expect_first_line 302 "$TMP/r" &&
+        grep -qi "^Location: /apps/$SID/jupyter/\$" "$TMP/r" &&
+        grep -i "^Set-Cookie: tessera_app=" "$TMP/r" | grep -q "Path=/apps/$SID/jupyter/;" &&
+        ! grep -qi "^Set-Cookie: tessera_session" "$TMP/r" &&
+        $AC "$TMP/jar" jupyter-cell "$APP" "import numpy; print(numpy.arange(4).sum())" >"$TMP/cell" &&
+        sed 1d "$TMP/cell" | grep -qx 6
+'
+
+test_expect_success 'with app_listen: the main port refuses /apps/, the app port everything else' '
+        COOKIE=$(sed -n "s/.*tessera_app=\"\{0,1\}\([0-9a-f]*\).*/\1/p" "$TMP/jar" | head -n 1) && test ${#COOKIE} = 64 &&
+        code=$(curl -s -o /dev/null -w "%{http_code}" -H "Cookie: tessera_app=$COOKIE" \
+                "$BACKEND_ENDPOINT/apps/$SID/jupyter/api/status") && test "$code" = 404 &&
+        code=$(curl -s -o /dev/null -w "%{http_code}" "$BACKEND_ENDPOINT/apps/_/open?token=$TOKEN") && test "$code" = 404 &&
+        code=$(curl -s -o /dev/null -w "%{http_code}" -H "Cookie: tessera_app=$COOKIE" "${APP}api/status") &&
+        test "$code" = 200 &&
+        for path in / /ui/index.js /server/session /openapi.json /metrics /sessions /session/notebook; do
+                code=$(curl -s -o /dev/null -w "%{http_code}" "$APPS$path") && test "$code" = 404 || return 1
+        done &&
+        code=$(curl -s -o /dev/null -w "%{http_code}" -X POST -H "Content-Type: application/json" \
+                --data "{\"email\": \"owner@apps.test\", \"password\": \"apps-password-1\"}" "$APPS/server/login") &&
+        test "$code" = 404 &&
+        BACKEND_ENDPOINT=$APPS as owner api GET /sessions && test "$CODE" = 404 &&
+        BACKEND_ENDPOINT=$APPS as owner api POST /session/notebook/start-service "{\"app\": \"jupyter\"}" &&
+        test "$CODE" = 404 &&
+        as owner api GET /sessions && test "$CODE" = 200
+'
+
+test_expect_success 'with app_listen: the web login cookie is worth nothing on the app port' '
+        curl -s -D "$TMP/login.h" -o /dev/null -X POST -H "Content-Type: application/json" \
+                --data "{\"email\": \"owner@apps.test\", \"password\": \"apps-password-1\"}" "$BACKEND_ENDPOINT/server/login" &&
+        WEB=$(sed -n "s/^[Ss]et-[Cc]ookie: tessera_session=\([0-9a-f]*\);.*/\1/p" "$TMP/login.h") && test -n "$WEB" &&
+        code=$(curl -s -o /dev/null -w "%{http_code}" -H "Cookie: tessera_session=$WEB" "$BACKEND_ENDPOINT/server/session") &&
+        test "$code" = 200 &&
+        code=$(curl -s -o /dev/null -w "%{http_code}" -H "Cookie: tessera_session=$WEB" "$APPS/server/session") &&
+        test "$code" = 404 &&
+        code=$(curl -s -o /dev/null -w "%{http_code}" -H "Cookie: tessera_session=$WEB" "$APPS/sessions") &&
+        test "$code" = 404 &&
+        code=$(curl -s -o /dev/null -w "%{http_code}" -H "Cookie: tessera_session=$WEB" "$APPS/apps/$SID/jupyter/api/status") &&
+        test "$code" = 403 &&
+        code=$(curl -s -D "$TMP/app.h" -o /dev/null -w "%{http_code}" -H "Cookie: tessera_session=$WEB; tessera_app=$COOKIE" \
+                "${APP}tree") && test "$code" = 200 && ! grep -qi "^Set-Cookie: tessera_session" "$TMP/app.h"
+'
+
+test_expect_success 'with app_listen: shutdown-service ends the app and its cookie there too' '
+        as owner api POST /session/notebook/shutdown-service "{\"service_name\": \"jupyter\"}" && test "$CODE" = 204 &&
+        $AC "$TMP/jar" request GET "${APP}api/status" >"$TMP/r" && expect_first_line 403 "$TMP/r" &&
+        start_service && rm -f "$TMP/jar" && $AC "$TMP/jar" open "$URL" >"$TMP/r" && expect_first_line 302 "$TMP/r"
+'
+
 test_expect_success 'the session ends: its app is gone' '
         as owner api DELETE /session/notebook && test "$CODE" = 200 &&
         as owner wait_status notebook TERMINATED &&
         $AC "$TMP/jar" request GET "${APP}api/status" >"$TMP/r" && expect_first_line 409 "$TMP/r" &&
-        as owner api POST /session/notebook/start-service "{\"app\": \"jupyter\"}" && test "$CODE" = 409
+        as owner api POST /session/notebook/start-service "{\"app\": \"jupyter\"}" && test "$CODE" = 409 &&
+        as owner api POST /session/notebook/shutdown-service "{\"service_name\": \"jupyter\"}" && test "$CODE" = 409
 '
 
 test_done

@@ -25,6 +25,7 @@
 #include "common/buf.h"
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/timeutil.h"
 
 struct inst {
         char dir[128], run[160], home[160], sock[192], log[192];
@@ -797,6 +798,33 @@ static void test_runner_service(void)
         const char *slow[] = { "sleep", "5", NULL };
         CHECK(runner_start_service(rc, "slow", slow, NULL, port + 2, 300, NULL, &err) == -ETIMEDOUT);
         err = tess_error_free(err);
+        /* shutdown-service: the app ends, its port closes, and it starts again */
+        CHECK_OK(runner_shutdown_service(rc, "web", &ans, &err));
+        CHECK_STREQ(json_string_value(json_object_get(ans, "status")), "stopped");
+        CHECK_INTEQ(json_integer_value(json_object_get(ans, "pid")), pid);
+        json_decref(ans);
+        CHECK(!can_connect(port));
+        CHECK(runner_shutdown_service(rc, "web", NULL, &err) == -ENOENT);
+        err = tess_error_free(err);
+        CHECK(runner_shutdown_service(rc, "never", NULL, &err) == -ENOENT);
+        err = tess_error_free(err);
+        CHECK_OK(runner_start_service(rc, "web", argv, NULL, port, 20000, &ans, &err));
+        CHECK(json_integer_value(json_object_get(ans, "pid")) != pid);
+        json_decref(ans);
+        CHECK(can_connect(port));
+        CHECK_OK(runner_shutdown_service(rc, "web", NULL, &err));
+        CHECK_OK(runner_shutdown_service(rc, "slow", NULL, &err));
+        /* an app that ignores SIGTERM is killed after the grace period */
+        const char *stubborn[] = { "sh", "-c", "trap '' TERM; sleep 60", NULL };
+        CHECK_OK(runner_start_service(rc, "stubborn", stubborn, NULL, 0, 0, NULL, &err));
+        int64_t t0 = monotonic_usec();
+        CHECK_OK(runner_shutdown_service(rc, "stubborn", &ans, &err));
+        CHECK(monotonic_usec() - t0 < 9 * USEC_PER_SEC);
+        CHECK_STREQ(json_string_value(json_object_get(ans, "status")), "stopped");
+        json_decref(ans);
+        if (err)
+                test_fail(__FILE__, __LINE__, "%s", err->msg);
+        err = tess_error_free(err);
 }
 
 /* ---- protocol ---- */
@@ -857,6 +885,7 @@ static void test_runner_protocol_errors(void)
                 "{\"op\":\"upload\",\"path\":\"dir/\",\"size\":1}\n",
                 "{\"op\":\"pty\",\"rows\":0}\n",
                 "{\"op\":\"start-service\",\"name\":\"x\",\"argv\":[]}\n",
+                "{\"op\":\"shutdown-service\"}\n",
                 "{\"op\":\"pty\",\"env\":[\"1X=y\"]}\n",
                 "{\"op\":\"ping\",\"x\":\"\\u0000\"}\n",
                 "{\"op\":\"ping\"} x\n",
