@@ -2,7 +2,8 @@
 # bench/session-start.sh - Create -> RUNNING of a busybox session whose
 # image the agent has (imported into its store: no pull), through the real
 # API of a `tessera dev` (manager + child agent, network none), side by side
-# in one run with a bare `runc run -d` of an equivalent bundle and `docker
+# in one run with a bare `runc run -d` of an equivalent bundle (and of the
+# agent's runtime when that is crun: agent option runc = auto) and `docker
 # run -d --network none` on Debian's docker.io engine (dockerd
 # --iptables=false --bridge=none).
 #
@@ -31,7 +32,8 @@ CG=tessera-bench-$$
 . bench/lib/dev.sh
 trap 'dev_cleanup; peers_cleanup; rm -rf "$T"' EXIT
 
-echo "load: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
+RT=$(build/tessera agent --print-config | sed -n 's/^runc = "\(.*\)"$/\1/p')
+echo "load: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores; the agent runs containers through $RT"
 peers_rootfs
 
 # ---- Tessera: POST /session -> RUNNING event ----
@@ -78,12 +80,19 @@ peers_runc_config "$T/ct" "$PWD/build/container-tool" --state "$T/ct" --runc-roo
 peers_runc "$N" "$T/config.json.in" "$T/s-runc" || exit 1
 stats "runc run -d (equivalent config.json)" "$T/s-runc"
 RUNC=$P50
+if [ "$RT" != runc ]; then # the agent's own runtime, bare
+        peers_runc "$N" "$T/config.json.in" "$T/s-rt" "$RT" || exit 1
+        stats "$RT run -d (equivalent config.json)" "$T/s-rt"
+        BARE_RT=$P50
+fi
 
 # ---- docker run -d ----
 peers_bench_docker "$N"
 
 echo
 printf 'ratio tessera/runc (p50):    %.2f   (target <= 1.5)\n' "$(echo "$TESS / $RUNC" | bc -l)"
+[ "$RT" != runc ] && printf 'ratio tessera/%s (p50):    %.2f   (tessera through %s against it bare)\n' "$RT" \
+        "$(echo "$TESS / $BARE_RT" | bc -l)" "$RT"
 [ -n "$DOCK" ] && printf 'ratio docker/tessera (p50):  %.2f   (target >= 5)\n' "$(echo "$DOCK / $TESS" | bc -l)"
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
 exit 0

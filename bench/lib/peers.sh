@@ -13,7 +13,7 @@
 #                                   state in STATE) writes for a container
 #                                   (network none, 64 pids, 64 MiB, `sleep
 #                                   1000`), on $T/rootfs without overlay
-#   peers_runc N CONFIG OUT         N x `runc run -d` of the bundle whose
+#   peers_runc N CONFIG OUT [RT]    N x `runc run -d` (or RT's) of the bundle whose
 #                                   config.json is CONFIG (root.path pointing
 #                                   to $T/rootfs); samples to OUT
 #   peers_dockerd_start             dockerd --iptables=false --bridge=none on
@@ -56,17 +56,17 @@ peers_runc_config() { # STATE CONTAINER-TOOL-COMMAND...
         "$@" destroy cfg 0 >/dev/null && "$@" remove cfg >/dev/null
 }
 
-peers_runc() { # N CONFIG OUT
-        local i t0
+peers_runc() { # N CONFIG OUT [RUNTIME (default runc)]
+        local i t0 rt=${4:-runc}
         mkdir -p "$T/bundle"
         : >"$3"
         for i in $(seq 1 "$1"); do
                 jq --arg cg "/$CG/bare$i" '.linux.cgroupsPath = $cg' "$2" >"$T/bundle/config.json"
                 t0=$(now)
-                runc --root "$T/bare" run -d --bundle "$T/bundle" "bare$i" </dev/null >/dev/null 2>"$T/out" ||
+                "$rt" --root "$T/bare-$rt" run -d --bundle "$T/bundle" "bare$i" </dev/null >/dev/null 2>"$T/out" ||
                         { cat "$T/out"; return 1; }
                 echo $(($(now) - t0)) >>"$3"
-                runc --root "$T/bare" delete -f "bare$i"
+                "$rt" --root "$T/bare-$rt" delete -f "bare$i"
         done
 }
 
@@ -104,8 +104,11 @@ peers_bench_docker() { # N
 }
 
 peers_cleanup() {
-        local id c
-        for id in $(runc --root "$T/bare" list -q 2>/dev/null); do runc --root "$T/bare" delete -f "$id"; done
+        local id c rt
+        for rt in runc crun; do
+                command -v $rt >/dev/null || continue
+                for id in $($rt --root "$T/bare-$rt" list -q 2>/dev/null); do $rt --root "$T/bare-$rt" delete -f "$id"; done
+        done
         if [ -n "$DOCKERD_PID" ]; then
                 "${D[@]}" rm -f $("${D[@]}" ps -aq) >/dev/null 2>&1
                 kill "$DOCKERD_PID"

@@ -46,7 +46,9 @@ const struct conf_opt agent_conf_opts[] = {
                  "model name of the mock GPUs"),
         CONF_OPT("fgpu_per_gpu", CONF_T_STR, AC, fgpu_per_gpu, "1", 0, 0, false,
                  "fGPU one GPU is worth (cuda.shares); 0 offers whole GPUs (cuda.device)"),
-        CONF_OPT("runc", CONF_T_STR, AC, runc, "runc", 0, 0, false, "the OCI runtime"),
+        CONF_OPT("runc", CONF_T_STR, AC, runc, "auto", 0, 0, false,
+                 "the OCI runtime: a command, or auto: crun where it runs on this host's cgroups (cgroup v2 alone, or "
+                 "no controller left on a hybrid host's cgroup2), else runc"),
         CONF_OPT("cgroup_favordynmods", CONF_T_BOOL, AC, cgroup_favordynmods, "true", 0, 0, false,
                  "remount the host's cgroup2 with favordynmods where the kernel offers it: container starts "
                  "no longer wait for an RCU grace period (10-20 ms each), forks and exits cost a little more"),

@@ -32,6 +32,7 @@
 #include "agent_http.h"
 #include "cgroup_tune.h"
 #include "commit.h"
+#include "oci_runtime.h"
 #include "gpu_stats.h"
 #include "gpu_util.h"
 #include "image.h"
@@ -123,7 +124,7 @@ static json_t *heartbeat_body(struct agent *a)
 {
         return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:O, s:O, s:o}", "id", a->conf.id, "address", a->address,
                          "resource_group", a->conf.resource_group, "architecture", a->arch, "version",
-                         TESSERA_VERSION, "runtime", "runc", "available_slots", a->devices.slots, "devices",
+                         TESSERA_VERSION, "runtime", a->conf.runc, "available_slots", a->devices.slots, "devices",
                          a->devices.gpus, "stats", kernels_stats(a->kernels));
 }
 
@@ -438,6 +439,11 @@ int agent_main(int argc, char **argv)
                 conf_release(agent_conf_opts, &a.conf);
                 return 1;
         }
+        if (r >= 0) {
+                char *runtime = xstrdup(oci_runtime_resolve(a.conf.runc, "/sys/fs/cgroup", getenv("PATH")));
+                free(a.conf.runc);
+                a.conf.runc = runtime; /* "auto" resolved: --print-config shows the choice */
+        }
         if (print) {
                 struct buf b = BUF_INIT;
                 conf_print(agent_conf_opts, &a.conf, &b);
@@ -483,9 +489,11 @@ int agent_main(int argc, char **argv)
                 agent_release(&a);
                 return 1;
         }
-        log_notice("agent %s: %s of CPU, %llu bytes of memory, %zu GPU(s); manager %s; serving at %s", a.conf.id,
-                   json_string_value(json_object_get(a.devices.slots, "cpu")), (unsigned long long)a.devices.mem,
-                   json_array_size(a.devices.gpus), a.conf.manager, a.address);
+        log_notice("agent %s: %s of CPU, %llu bytes of memory, %zu GPU(s); containers through %s; manager %s; "
+                   "serving at %s",
+                   a.conf.id, json_string_value(json_object_get(a.devices.slots, "cpu")),
+                   (unsigned long long)a.devices.mem, json_array_size(a.devices.gpus), a.conf.runc, a.conf.manager,
+                   a.address);
         pthread_create(&reporter_t, NULL, reporter_thread, &a);
         pthread_create(&sync_t, NULL, sync_thread, &a);
         bool sample_gpus = streq(a.devices.gpu_plugin, "cuda") && streq(a.devices.gpu_slot, "cuda.shares") &&

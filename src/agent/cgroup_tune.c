@@ -20,8 +20,8 @@ static const struct {
         const char *name;
         unsigned long flag;
 } mount_flags[] = {
-        { "ro", MS_RDONLY },         { "nosuid", MS_NOSUID },         { "nodev", MS_NODEV },
-        { "noexec", MS_NOEXEC },     { "noatime", MS_NOATIME },       { "nodiratime", MS_NODIRATIME },
+        { "ro", MS_RDONLY },         { "nosuid", MS_NOSUID },           { "nodev", MS_NODEV },
+        { "noexec", MS_NOEXEC },     { "noatime", MS_NOATIME },         { "nodiratime", MS_NODIRATIME },
         { "relatime", MS_RELATIME }, { "strictatime", MS_STRICTATIME },
 };
 

@@ -25,6 +25,7 @@
 #include "../common/fs.h"
 #include "../common/timeutil.h"
 #include "cgroup_stats.h"
+#include "oci_runtime.h"
 #include "container-internal.h"
 #include "container.h"
 #include "ipam.h"
@@ -44,10 +45,10 @@ static struct container_config resolve(const struct container_config *cfg)
 {
         struct container_config c = *cfg;
 
-        c.runc = c.runc ?: "runc";
         c.runc_root = c.runc_root ?: "/run/tessera/runc";
         c.cgroup_parent = c.cgroup_parent ?: "tessera";
         c.cgroup_root = c.cgroup_root ?: "/sys/fs/cgroup";
+        c.runc = c.runc ?: oci_runtime_resolve("auto", c.cgroup_root, getenv("PATH"));
         c.netns_dir = c.netns_dir ?: "/run/tessera/netns";
         c.bridge = c.bridge ?: "tessera0";
         c.bridge_cidr = c.bridge_cidr ?: "10.88.0.1/16";

@@ -123,7 +123,7 @@ test_expect_success 'layers: the top-most wins, writes go to the container only'
 
 test_expect_success 'a command runc cannot start fails with its message and leaves nothing' '
         test_must_fail ct create nocmd $L --net none -- /no/such/program >out &&
-        grep "no such file or directory" out &&
+        grep -i "no such file or directory" out &&
         test_must_fail test -e "$STATE/containers/nocmd" &&
         test_must_fail grep -F "$STATE/containers/nocmd" /proc/mounts &&
         test -z "$(runc --root "$TMP/runc" list -q)"

@@ -58,12 +58,12 @@ test_expect_success 'the image registry learns the image'"'"'s labels, digest an
                 and .size_bytes > 0" "$TMP/images"
 '
 
-test_expect_success 'inside: its own pid namespace, the allotted core, no new privileges, seccomp, fewer capabilities' '
+test_expect_success 'inside: its own pid namespace, the allotted core; its init (the runner) has no new privileges, seccomp, fewer capabilities' '
         K=$(kernel_id inter1) &&
         runc --root "$RUNC_ROOT" exec "$K" /bin/sh -c "ps -o pid | wc -l" >"$TMP/ps" &&
         test "$(cat "$TMP/ps")" -lt 6 &&
         test "$(runc --root "$RUNC_ROOT" exec "$K" /bin/nproc)" = 1 &&
-        runc --root "$RUNC_ROOT" exec "$K" /bin/cat /proc/self/status >"$TMP/status" &&
+        runc --root "$RUNC_ROOT" exec "$K" /bin/cat /proc/1/status >"$TMP/status" &&
         grep -q "^NoNewPrivs:[[:space:]]*1" "$TMP/status" &&
         grep -q "^Seccomp:[[:space:]]*2" "$TMP/status" &&
         ! grep -q "^CapBnd:[[:space:]]*000001ffffffffff" "$TMP/status"

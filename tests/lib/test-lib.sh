@@ -528,12 +528,17 @@ gpus() {
 
 RUNC_ROOT=/run/tessera/runc
 
+# The OCI runtime the agents of this run use (agent option runc = auto:
+# crun where it fits the host's cgroups, else runc); tests call it `runc`.
+OCI_RUNTIME=$("$TESSERA" agent --print-config 2>/dev/null | sed -n 's/^runc = "\(.*\)"$/\1/p')
+runc() { command "${OCI_RUNTIME:-runc}" "$@"; }
+
 # test_with_containers: skip the script unless it can run containers (root,
 # runc); wait 30 s for a status (container starts under ASan on a loaded
 # machine); at exit stop the dev agent and remove its containers.
 test_with_containers() {
         [ "$(id -u)" = 0 ] || skip_all 'needs root (containers through runc)'
-        command -v runc >/dev/null || skip_all 'needs runc'
+        command -v "${OCI_RUNTIME:-runc}" >/dev/null || skip_all "needs ${OCI_RUNTIME:-runc}"
         WAIT_TENTHS=${WAIT_TENTHS:-300}
         test_at_exit 'stop_agent_and_containers "$MANAGER_STATE/agent" "$MANAGER_STATE/agent.conf"'
 }

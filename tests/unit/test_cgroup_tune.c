@@ -60,8 +60,8 @@ static void test_no_remount(void)
                     0);
         CHECK_INTEQ(cgroup_favordynmods_remount("36 35 0:31 / /x rw - cgroup2", &target, &flags, &data), 0);
         CHECK_INTEQ(cgroup_favordynmods_remount("", &target, &flags, &data), 0);
-        CHECK_INTEQ(cgroup_favordynmods_remount("36 35 0:31 / /my\\040cgroup rw - cgroup2 cgroup2 rw", &target,
-                                                &flags, &data),
+        CHECK_INTEQ(cgroup_favordynmods_remount("36 35 0:31 / /my\\040cgroup rw - cgroup2 cgroup2 rw", &target, &flags,
+                                                &data),
                     0);
         CHECK(!target && !data);
 }
