@@ -46,11 +46,12 @@ static char *agent_conf_text(const struct manager *m)
                          "mock_gpu_memory = \"%s\"\n"
                          "fgpu_per_gpu = \"%s\"\n"
                          "network = \"%s\"\n"
+                         "runc = \"%s\"\n"
                          "listen = \"127.0.0.1:0\"\n"
                          "vfolder_hosts = \"%s\"\n",
                          m->conf.listen, m->dev_agent.id, m->conf.state_dir, m->conf.cluster_secret_file,
                          m->conf.log_level, m->dev_agent.mock_gpus, m->dev_agent.mock_gpu_memory,
-                         m->dev_agent.fgpu_per_gpu, m->dev_agent.network, hosts ? hosts : "");
+                         m->dev_agent.fgpu_per_gpu, m->dev_agent.network, m->dev_agent.runtime, hosts ? hosts : "");
 }
 
 int dev_agent_start(struct manager *m, struct tess_error **err)

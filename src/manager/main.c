@@ -344,7 +344,7 @@ static void usage_manager(FILE *f)
         fputs("usage: tessera manager --config FILE [--listen HOST:PORT] [--app-listen HOST:PORT] [--print-config]\n"
               "       tessera dev [--state-dir DIR] [--listen HOST:PORT] [--app-listen HOST:PORT] [--database URL]\n"
               "                   [--config FILE] [--no-agent] [--mock-gpus N] [--mock-gpu-memory SIZE] [--fgpu-per-gpu F]\n"
-              "                   [--agent-network bridge|none]\n",
+              "                   [--agent-network bridge|none] [--agent-runtime auto|runc|crun|COMMAND]\n",
               f);
 }
 
@@ -363,11 +363,13 @@ static int common_main(int argc, char **argv, bool dev)
                 { "mock-gpu-memory", required_argument, NULL, 'M' },
                 { "fgpu-per-gpu", required_argument, NULL, 'F' },
                 { "agent-network", required_argument, NULL, 'W' },
+                { "agent-runtime", required_argument, NULL, 'R' },
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
         struct manager m = { .dev = dev, .dev_agent = { .enabled = dev, .mock_gpu_memory = "16g",
-                                                        .fgpu_per_gpu = "1", .network = "bridge" } };
+                                                        .fgpu_per_gpu = "1", .network = "bridge",
+                                                        .runtime = "auto" } };
         char host[64];
         struct tess_error *err = NULL;
         const char *over[6][2] = { { 0 } };
@@ -406,6 +408,7 @@ static int common_main(int argc, char **argv, bool dev)
                 case 'M': snprintf(m.dev_agent.mock_gpu_memory, sizeof(m.dev_agent.mock_gpu_memory), "%s", optarg); break;
                 case 'F': snprintf(m.dev_agent.fgpu_per_gpu, sizeof(m.dev_agent.fgpu_per_gpu), "%s", optarg); break;
                 case 'W': snprintf(m.dev_agent.network, sizeof(m.dev_agent.network), "%s", optarg); break;
+                case 'R': snprintf(m.dev_agent.runtime, sizeof(m.dev_agent.runtime), "%s", optarg); break;
                 case 'h': usage_manager(stdout); manager_release(&m); return 0;
                 default: usage_manager(stderr); manager_release(&m); return 2;
                 }

@@ -86,6 +86,7 @@ struct manager {
                 char mock_gpu_memory[32];
                 char fgpu_per_gpu[32];
                 char network[16];
+                char runtime[256]; /* the agent's option runc */
         } dev_agent;
 };
 
