@@ -106,7 +106,8 @@ json_t *session_info_json(const struct db_rows *rows, int row)
         const char *id = db_getn(rows, row, "id"), *name = db_getn(rows, row, "name"),
                    *type = db_getn(rows, row, "session_type"), *domain = db_getn(rows, row, "domain_name"),
                    *project_id = db_getn(rows, row, "project_id"), *project = db_getn(rows, row, "project_name"),
-                   *user_id = db_getn(rows, row, "user_id"), *access_key = db_getn(rows, row, "access_key"),
+                   *user_id = db_getn(rows, row, "user_id"), *user_email = db_getn(rows, row, "user_email"),
+                   *access_key = db_getn(rows, row, "access_key"),
                    *image = db_getn(rows, row, "image"), *arch = db_getn(rows, row, "architecture"),
                    *tag = db_getn(rows, row, "tag"), *rg = db_getn(rows, row, "resource_group"),
                    *requested = db_getn(rows, row, "requested_slots"),
@@ -129,10 +130,11 @@ json_t *session_info_json(const struct db_rows *rows, int row)
         if (term)
                 time_format_iso(strtoll(term, NULL, 10), term_iso, sizeof(term_iso));
         return json_pack(
-                "{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o,"
+                "{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:s, s:s, s:s, s:s, s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o,"
                 " s:o, s:s, s:o, s:o, s:o, s:s, s:o, s:o, s:I, s:o, s:o, s:I, s:s, s:s}",
                 "sessionId", id, "sessionName", name, "type", type, "domainName", domain, "groupId", project_id,
-                "groupName", project, "userId", user_id, "ownerAccessKey", access_key, "image", image, "lang", image,
+                "groupName", project, "userId", user_id, "userEmail", json_str_or_null(user_email), "ownerAccessKey",
+                access_key, "image", image, "lang", image,
                 "architecture", arch, "tag", json_str_or_null(tag), "registry", "", "containerId",
                 json_str_or_null(container), "occupiedSlots", json_text(occupying, "{}"), "occupyingSlots",
                 json_text(occupying, "{}"), "requestedSlots", json_text(requested, "{}"), "environ",

@@ -9,22 +9,33 @@
  * Environment: TESSERA_URL, TESSERA_EMAIL and TESSERA_PASSWORD (the
  * superadmin), TESSERA_USER_EMAIL and _PASSWORD (a plain user who ran a
  * session), TESSERA_DADMIN_EMAIL and _PASSWORD (an admin of the domain),
- * TESSERA_REGISTRY (host:port of a registry holding busybox), and
- * lib.mjs's.
+ * TESSERA_REGISTRY (host:port of a registry holding busybox),
+ * TESSERA_LIVE (a RUNNING session of the plain user that printed
+ * "hello-from-<its name>"), and lib.mjs's.
  *
  * The steps: the superadmin finds Admin and Statistics in the navigation;
+ * on the sessions page chooses Everyone (remembered across a reload) and
+ * finds the plain user's running session with its owner and no terminal,
+ * reads its logs and deletes it, watched live, and Mine does not list it;
  * the users list; the create form from the keyboard; a keypair policy
  * with slot rows; a user (its keypair's secret shown once); a project
  * with the user as member; a keypair of the user (its secret once, never
  * listed); edits; a policy in use refused deletion with the manager's
- * reason; deletes; a resource group's access list; the agent's slots and
+ * reason; deletes; a domain created and edited, its storage host
+ * permissions read back; a resource group's access list and its scheduler
+ * options (malformed JSON refused before sending); a resource preset
+ * offered by the launcher; the audit log filtered to what was just done;
+ * the agent's slots and
  * GPU as bars and its schedulable switch; busybox hidden from users and
  * shown again; an image alias; a registry rescan followed to its result;
  * the statistics charts of the superadmin's usage and per user; a domain
- * admin refused a policy and the registries with the manager's reasons; a
- * plain user without admin pages sees their own usage; every page at
+ * admin refused a policy and the registries with the manager's reasons,
+ * who sees the plain user's sessions under Everyone; a plain user without
+ * admin pages nor the Mine / Everyone choice, whose deleted session is
+ * finished, sees their own usage; every page at
  * 1280x800 and 390x844; no errors in the console. */
 import {
+  START_TIMEOUT_MS,
   UI_TIMEOUT_MS,
   env,
   expectConsoleErrors,
@@ -37,6 +48,7 @@ import {
 } from './lib.mjs';
 
 const USER = 'webuser@t.test';
+const DOMAIN = 'webdom';
 const today = () => new Date().toISOString().slice(0, 10);
 
 /* ---- helpers ---- */
@@ -120,6 +132,46 @@ async function chartDrawn(page) {
   if (charts !== 4) throw new Error(`${charts} charts, not 4`);
 }
 
+/* The sessions page's Mine / Everyone choice. */
+const scope = (page, name) =>
+  page.getByRole('group', { name: 'Whose sessions' }).getByRole('button', { name, exact: true });
+
+async function pressed(locator) {
+  for (let i = 0; i < 50 && (await locator.getAttribute('aria-pressed')) !== 'true'; i++) await locator.page().waitForTimeout(100);
+  if ((await locator.getAttribute('aria-pressed')) !== 'true') throw new Error(`${await locator.textContent()} is not chosen`);
+}
+
+const sessionRow = (page, name) => page.locator(`session-table tr[data-session="${name}"]`);
+
+/* What a live session printed, read with Refresh until `text` is there. */
+async function logsShow(dialog, text) {
+  for (let i = 0; i < 30; i++) {
+    if ((await dialog.locator('pre.logs').textContent().catch(() => '')).includes(text)) return;
+    await dialog.page().waitForTimeout(500);
+    await dialog.getByRole('button', { name: 'Refresh' }).click();
+  }
+  throw new Error(`the logs do not show '${text}': ${await dialog.locator('pre.logs').textContent()}`);
+}
+
+/* Wait until the audit list shows entries of `action` only. */
+async function onlyAction(page, action) {
+  let actions = [];
+  for (let i = 0; i < 50; i++) {
+    actions = (await page.locator('entity-list td[data-label="Action"]').allTextContents()).map((a) => a.trim());
+    if (actions.length && actions.every((a) => a === action)) return;
+    await page.waitForTimeout(100);
+  }
+  throw new Error(`filtered by ${action}, the list shows ${actions.join(', ')}`);
+}
+
+/* "YYYY-MM-DDTHH:MM" of the browser's local time `minutes` ago (a datetime-local value). */
+function localTimeAgo(page, minutes) {
+  return page.evaluate((m) => {
+    const d = new Date(Date.now() - m * 60_000);
+    return new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+  }, minutes);
+}
+
 /* ---- the steps ---- */
 
 let keypair = null;
@@ -133,6 +185,48 @@ const steps = [
       await page.getByRole('heading', { level: 1, name: 'Summary' }).waitFor({ timeout: UI_TIMEOUT_MS });
       const nav = page.getByRole('navigation', { name: 'Main' });
       for (const link of ['Statistics', 'Admin']) await nav.getByRole('link', { name: link }).waitFor({ timeout: 1000 });
+    },
+  ],
+  [
+    "Everyone on the sessions page: the plain user's running session, its owner and its logs; remembered",
+    async (page) => {
+      const live = env('TESSERA_LIVE'), user = env('TESSERA_USER_EMAIL');
+      await navigate(page, 'Sessions', 'Sessions');
+      await pressed(scope(page, 'Mine'));
+      if (await sessionRow(page, live).count()) throw new Error(`Mine lists ${live} of ${user}`);
+      await scope(page, 'Everyone').click();
+      await pressed(scope(page, 'Everyone'));
+      const row = sessionRow(page, live);
+      await row.filter({ has: page.locator(`td[data-label="Owner"]:text-is("${user}")`) }).waitFor({ timeout: UI_TIMEOUT_MS });
+      if ((await row.getAttribute('data-status')) !== 'RUNNING') throw new Error(`${live} is ${await row.getAttribute('data-status')}`);
+      if (await row.getByRole('link', { name: /terminal/ }).count()) throw new Error("a terminal is offered for another owner's session");
+      await page.locator('.live.on').waitFor({ timeout: UI_TIMEOUT_MS });
+      await screenshots(page, 'sessions-everyone');
+      await row.getByRole('button', { name: `Logs of session ${live} of ${user}` }).click();
+      const logs = page.getByRole('dialog', { name: `Logs of ${live}` });
+      await logsShow(logs, `hello-from-${live}`);
+      await logs.getByRole('button', { name: 'Close' }).click();
+      await page.reload();
+      await page.getByRole('heading', { level: 1, name: 'Sessions' }).waitFor({ timeout: UI_TIMEOUT_MS });
+      await pressed(scope(page, 'Everyone'));
+      await sessionRow(page, live).waitFor({ timeout: UI_TIMEOUT_MS });
+    },
+  ],
+  [
+    "the superadmin deletes the plain user's session, watched live; Mine does not list it",
+    async (page) => {
+      const live = env('TESSERA_LIVE'), user = env('TESSERA_USER_EMAIL');
+      await page.getByRole('button', { name: `Delete session ${live} of ${user}` }).click();
+      await page.getByRole('dialog', { name: `Delete session ${live} of ${user}?` }).getByRole('button', { name: 'Delete' }).click();
+      /* the events take it out of the active list: nothing is reloaded */
+      await sessionRow(page, live).waitFor({ state: 'detached', timeout: START_TIMEOUT_MS });
+      await page.getByRole('group', { name: 'Which sessions' }).getByRole('button', { name: /^Finished/ }).click();
+      await page.locator(`session-table tr[data-session="${live}"][data-status="TERMINATED"]`).waitFor({ timeout: UI_TIMEOUT_MS });
+      await scope(page, 'Mine').click();
+      await pressed(scope(page, 'Mine'));
+      await page.locator('session-table, sessions-page p.muted').first().waitFor({ timeout: UI_TIMEOUT_MS });
+      if (await sessionRow(page, live).count()) throw new Error(`Mine lists ${live}`);
+      await page.getByRole('group', { name: 'Which sessions' }).getByRole('button', { name: /^Active/ }).click();
     },
   ],
   [
@@ -253,7 +347,32 @@ const steps = [
     },
   ],
   [
-    'a resource group and its access list',
+    'a domain created and edited: its description and storage host permissions, read back from the manager',
+    async (page) => {
+      await create(page, 'Domains', 'domain', { Name: DOMAIN, Description: 'made in the browser' });
+      await done(page, `Domain ${DOMAIN} was created.`);
+      await page.getByRole('button', { name: `Edit domain ${DOMAIN}` }).click();
+      const dialog = page.getByRole('dialog', { name: `Edit domain ${DOMAIN}` });
+      if (!(await dialog.getByLabel('Name', { exact: true }).isDisabled())) throw new Error('the name can be changed');
+      await dialog.getByLabel('Description', { exact: true }).fill('changed in the browser');
+      const hosts = dialog.getByRole('group', { name: 'Storage hosts' });
+      await hosts.getByRole('button', { name: 'Add a host' }).click();
+      await hosts.getByLabel('Host 1 name', { exact: true }).fill('local');
+      const host = hosts.getByRole('group', { name: 'Host 1', exact: true });
+      for (const perm of ['create-vfolder', 'mount-in-session']) await host.getByLabel(perm, { exact: true }).check();
+      await screenshots(page, 'admin-domain-form');
+      await dialog.getByRole('button', { name: 'Save' }).click();
+      await done(page, `Domain ${DOMAIN} was changed.`);
+      await cellShows(page, DOMAIN, 'Storage hosts', 'local (2 of 8)');
+      await cellShows(page, DOMAIN, 'Description', 'changed in the browser');
+      const back = await get(page, `/admin/domains/${DOMAIN}`);
+      const perms = JSON.stringify(back.allowed_vfolder_hosts);
+      if (perms !== '{"local":["create-vfolder","mount-in-session"]}') throw new Error(`the manager has ${perms}`);
+      await screenshots(page, 'admin-domains');
+    },
+  ],
+  [
+    'a resource group, its access list and its scheduler options (malformed JSON refused before it is sent)',
     async (page) => {
       await create(page, 'Resource groups', 'resource group', { Name: 'webrg' }, (dialog) =>
         dialog.getByLabel('Scheduler', { exact: true }).selectOption('drf'));
@@ -265,9 +384,58 @@ const steps = [
       await access.getByRole('button', { name: 'Remove default/default from projects' }).waitFor({ timeout: UI_TIMEOUT_MS });
       await access.getByRole('button', { name: 'Close' }).click();
       await cellShows(page, 'webrg', 'Projects', 'default/default');
+      await page.getByRole('button', { name: 'Edit resource group webrg' }).click();
+      const edit = page.getByRole('dialog', { name: 'Edit resource group webrg' });
+      const opts = edit.getByLabel('Scheduler options', { exact: true });
+      await opts.fill('{"agent_selection": "dispersed",}');
+      await edit.getByRole('button', { name: 'Save' }).click();
+      await edit.getByRole('alert').filter({ hasText: 'Scheduler options is not valid JSON' }).waitFor({ timeout: UI_TIMEOUT_MS });
+      await opts.fill('{"agent_selection": "dispersed", "pending_timeout": 600}');
+      await edit.getByRole('button', { name: 'Save' }).click();
+      await done(page, 'Resource group webrg was changed.');
+      const opts2 = (await get(page, '/admin/resource-groups/webrg')).scheduler_opts;
+      if (opts2?.agent_selection !== 'dispersed' || opts2?.pending_timeout !== 600)
+        throw new Error(`scheduler_opts: ${JSON.stringify(opts2)}`);
       await screenshots(page, 'admin-resource-groups');
       await confirmDelete(page, 'resource group', 'webrg');
       await row(page, 'webrg').waitFor({ state: 'detached', timeout: UI_TIMEOUT_MS });
+    },
+  ],
+  [
+    'a resource preset, then offered by the launcher',
+    async (page) => {
+      await create(page, 'Resource presets', 'resource preset', { Name: 'webpreset', 'Shared memory': '64m' }, (dialog) =>
+        fillPairs(dialog, 'Resources', 'slot', [['cpu', '1'], ['mem', '256m']]));
+      await done(page, 'Resource preset webpreset was created.');
+      await cellShows(page, 'webpreset', 'Resources', '1 core · 256 MiB');
+      await cellShows(page, 'webpreset', 'Shared memory', '64 MiB');
+      await cellShows(page, 'webpreset', 'Resource group', 'all');
+      await screenshots(page, 'admin-presets');
+      await navigate(page, 'Launch', 'Launch a session');
+      await page.locator('#launch-preset option[value="webpreset"]').waitFor({ state: 'attached', timeout: UI_TIMEOUT_MS });
+      await navigate(page, 'Admin', 'Administration');
+    },
+  ],
+  [
+    'the audit log shows what was just done, filtered by action and time; it offers no edit',
+    async (page) => {
+      await tab(page, 'Audit log');
+      if (await page.getByRole('button', { name: /^(Create|Edit|Delete)/ }).count()) throw new Error('the audit log offers changes');
+      await page.getByLabel('Action', { exact: true }).fill('POST /admin/domains');
+      await page.getByLabel('Since', { exact: true }).fill(await localTimeAgo(page, 60));
+      await page.getByRole('button', { name: 'Filter' }).click();
+      await onlyAction(page, 'POST /admin/domains');
+      await page.locator('entity-list tbody tr').filter({ hasText: `domain:${DOMAIN}` }).filter({ hasText: env('TESSERA_EMAIL') })
+        .waitFor({ timeout: UI_TIMEOUT_MS });
+      await screenshots(page, 'admin-audit-log');
+      await page.getByLabel('Action', { exact: true }).fill('DELETE /session/{name}');
+      await page.getByRole('button', { name: 'Filter' }).click();
+      await onlyAction(page, 'DELETE /session/{name}');
+      await page.locator('entity-list td[data-label="Path"]').filter({ hasText: `/session/${env('TESSERA_LIVE')}` })
+        .first().waitFor({ timeout: UI_TIMEOUT_MS });
+      await page.getByLabel('Since', { exact: true }).fill(await localTimeAgo(page, -60));
+      await page.getByRole('button', { name: 'Filter' }).click();
+      await page.locator('entity-list p.muted').filter({ hasText: 'No audit log.' }).waitFor({ timeout: UI_TIMEOUT_MS });
     },
   ],
   [
@@ -353,7 +521,7 @@ const steps = [
     },
   ],
   [
-    'a domain admin is refused a policy and the registries, with the reasons of the manager',
+    "a domain admin is refused a policy and the registries, with the reasons of the manager, and sees the plain user's sessions",
     (page) =>
       expectConsoleErrors(/status of 403/, async () => {
         await logOut(page, env('TESSERA_EMAIL'));
@@ -366,11 +534,16 @@ const steps = [
           .click();
         await page.locator('entity-list [role="alert"]').filter({ hasText: 'may not use this route' })
           .waitFor({ timeout: UI_TIMEOUT_MS });
+        await navigate(page, 'Sessions', 'Sessions');
+        await scope(page, 'Everyone').click();
+        await page.getByRole('group', { name: 'Which sessions' }).getByRole('button', { name: /^Finished/ }).click();
+        await sessionRow(page, 'userrun').filter({ hasText: env('TESSERA_USER_EMAIL') }).waitFor({ timeout: UI_TIMEOUT_MS });
+        await navigate(page, 'Summary', 'Summary'); /* where the next login lands */
         await logOut(page, env('TESSERA_DADMIN_EMAIL'));
       }),
   ],
   [
-    'a plain user is offered no admin pages, and the statistics page shows their own usage',
+    'a plain user is offered no admin pages nor Everyone, finds the deleted session finished, and sees their own usage',
     async (page) => {
       await logIn(page, env('TESSERA_USER_EMAIL'), env('TESSERA_USER_PASSWORD'));
       await page.getByRole('heading', { level: 1, name: 'Summary' }).waitFor({ timeout: UI_TIMEOUT_MS });
@@ -378,6 +551,13 @@ const steps = [
       if (links.includes('Admin') || !links.includes('Statistics')) throw new Error(`the navigation: ${links}`);
       await page.goto(`${env('TESSERA_URL')}/#/admin/users`);
       await page.getByRole('heading', { level: 1, name: 'Summary' }).waitFor({ timeout: UI_TIMEOUT_MS });
+      await navigate(page, 'Sessions', 'Sessions');
+      await page.locator('session-table, sessions-page p.muted').first().waitFor({ timeout: UI_TIMEOUT_MS });
+      if (await page.getByRole('group', { name: 'Whose sessions' }).count()) throw new Error('a plain user may choose Everyone');
+      if (await sessionRow(page, env('TESSERA_LIVE')).count()) throw new Error('the deleted session is still active');
+      await page.getByRole('group', { name: 'Which sessions' }).getByRole('button', { name: /^Finished/ }).click();
+      await page.locator(`session-table tr[data-session="${env('TESSERA_LIVE')}"][data-status="TERMINATED"]`)
+        .waitFor({ timeout: UI_TIMEOUT_MS });
       await navigate(page, 'Statistics', 'Statistics');
       await chartDrawn(page);
       if (await page.getByLabel('Scope').count()) throw new Error('a plain user may choose a wider scope');

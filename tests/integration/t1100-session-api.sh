@@ -25,12 +25,14 @@ test_expect_success 'create answers 201 with a UUID and PENDING' '
         grep -q "\"status\":\"PENDING\"" "$TMP/out" && grep -q "\"created\":true" "$TMP/out"
 '
 
-test_expect_success 'info shows what was asked, in decimal strings, and the PENDING stamp' '
+test_expect_success 'info shows what was asked, in decimal strings, the PENDING stamp and its owner' '
         api GET /session/first && test "$CODE" = 200 &&
         grep -q "\"requestedSlots\":{\"cpu\":\"2\",\"cuda.shares\":\"0.5\",\"mem\":\"4294967296\"}" "$TMP/out" &&
         grep -q "\"image\":\"registry.test/stable/python:3.11\"" "$TMP/out" &&
         grep -qE "\"statusHistory\":\{\"PENDING\":\"20[0-9-]+T" "$TMP/out" &&
-        grep -q "\"domainName\":\"default\"" "$TMP/out"
+        grep -q "\"domainName\":\"default\"" "$TMP/out" &&
+        grep -q "\"userEmail\":\"$TEST_ADMIN_EMAIL\"" "$TMP/out" &&
+        grep -q "\"ownerAccessKey\":\"$BACKEND_ACCESS_KEY\"" "$TMP/out"
 '
 
 test_expect_success 'snake_case and camelCase aliases, numbers as strings, image minimums applied' '

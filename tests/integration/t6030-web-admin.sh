@@ -1,5 +1,5 @@
 #!/bin/bash
-test_description='the web UI'"'"'s admin and statistics pages in a real browser (tests/browser/web-admin.mjs): as the superadmin, users, keypair policies, projects with members, keypairs (the secret once), edits and deletes, resource group access, the agent of --mock-gpus 1 --fgpu-per-gpu 2 with its slots and GPU, busybox hidden and shown, an image alias, a registry rescan followed live; a domain admin refused with the manager'"'"'s reason; statistics charts after short sessions, per user for the admin, their own for a plain user who has no admin pages; no console errors; screenshots at 1280x800 and 390x844'
+test_description='the web UI'"'"'s admin and statistics pages in a real browser (tests/browser/web-admin.mjs): as the superadmin, everyone'"'"'s sessions (a plain user'"'"'s running one: its owner, logs and delete), users, keypair policies, projects with members, keypairs (the secret once), edits and deletes, a domain with its storage host permissions, resource group access and scheduler options, a resource preset, the audit log, the agent of --mock-gpus 1 --fgpu-per-gpu 2 with its slots and GPU, busybox hidden and shown, an image alias, a registry rescan followed live; a domain admin refused with the manager'"'"'s reason; statistics charts after short sessions, per user for the admin, their own for a plain user who has no admin pages; no console errors; screenshots at 1280x800 and 390x844'
 . "$(dirname "$0")/../lib/test-lib.sh"
 . "$(dirname "$0")/../lib/registry.sh"
 . "$(dirname "$0")/../lib/browser.sh"
@@ -25,20 +25,37 @@ test_expect_success 'short sessions ran, for the admin and for the plain user' '
         done
 '
 
+# for the admin to find under Everyone, read and delete
+as_user() { BACKEND_ACCESS_KEY=$USER_KEY BACKEND_SECRET_KEY=$USER_SECRET "$@"; }
+test_expect_success 'the plain user has a running session that printed a line; the list names its owner' '
+        as_user create_session userlive batch "echo hello-from-userlive; sleep 600" &&
+        as_user wait_status userlive RUNNING 900 &&
+        api GET "/sessions?status=RUNNING" &&
+        jq -e ".items[] | select(.sessionName == \"userlive\") | .userEmail == \"$USER_EMAIL\" and .ownerAccessKey == \"$USER_KEY\"" \
+                "$TMP/out"
+'
+
 browser_run "$TEST_ROOT/tests/browser/web-admin.mjs" TESSERA_URL="$BACKEND_ENDPOINT" \
         TESSERA_EMAIL="$TEST_ADMIN_EMAIL" TESSERA_PASSWORD="$TEST_ADMIN_PASSWORD" \
         TESSERA_USER_EMAIL="$USER_EMAIL" TESSERA_USER_PASSWORD="$USER_PASSWORD" \
-        TESSERA_DADMIN_EMAIL="$DADMIN_EMAIL" TESSERA_DADMIN_PASSWORD="$DADMIN_PASSWORD" TESSERA_REGISTRY="$REGISTRY"
+        TESSERA_DADMIN_EMAIL="$DADMIN_EMAIL" TESSERA_DADMIN_PASSWORD="$DADMIN_PASSWORD" TESSERA_REGISTRY="$REGISTRY" \
+        TESSERA_LIVE=userlive
 
 test_expect_success 'what the browser did is what the manager has' '
         api GET /admin/users/webuser@t.test && test "$CODE" = 404 &&
         api GET /admin/keypair-policies/webpolicy && test "$CODE" = 404 &&
         api GET "/admin/images?name=busybox" && jq -e ".items[0].hidden == false" "$TMP/out" &&
         api GET /admin/agents && jq -e ".items[0].schedulable == true" "$TMP/out" &&
-        api GET /admin/audit-log && jq -e "[.items[].target] | index(\"user:webuser@t.test\")" "$TMP/out"
+        api GET /admin/audit-log && jq -e "[.items[].target] | index(\"user:webuser@t.test\")" "$TMP/out" &&
+        api GET /admin/domains/webdom &&
+        jq -e ".description == \"changed in the browser\" and
+                .allowed_vfolder_hosts == {\"local\": [\"create-vfolder\", \"mount-in-session\"]}" "$TMP/out" &&
+        api GET /admin/presets/webpreset && jq -e ".shared_memory == \"67108864\"" "$TMP/out" &&
+        as_user api GET /sessions && jq -e ".items[] | select(.sessionName == \"userlive\") | .status == \"TERMINATED\"" "$TMP/out"
 '
 
-browser_screenshots admin-users admin-user-form admin-policies admin-projects admin-keypairs admin-resource-groups \
-        admin-agents admin-images admin-image-aliases admin-registries statistics statistics-users statistics-user
+browser_screenshots sessions-everyone admin-users admin-user-form admin-policies admin-projects admin-keypairs \
+        admin-domains admin-domain-form admin-resource-groups admin-presets admin-audit-log admin-agents admin-images \
+        admin-image-aliases admin-registries statistics statistics-users statistics-user
 
 test_done

@@ -1,10 +1,11 @@
 /* admin-form.test.mjs - web/src/admin-form.js: rows as form values and form
- * values as create and change bodies; and that every entity of
- * admin-entities.js uses kinds the list and the form know. */
+ * values as create and change bodies (slots, storage host permissions,
+ * JSON); and that every entity of admin-entities.js uses kinds the list
+ * and the form know. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ENTITIES, entityOf, rowPath } from '../../web/src/admin-entities.js';
-import { formBody, formFields, formValues } from '../../web/src/admin-form.js';
+import { HOST_PERMISSIONS, formBody, formFields, formValues } from '../../web/src/admin-form.js';
 
 const POLICY = entityOf('policies').fields;
 const USER = entityOf('users').fields;
@@ -61,6 +62,8 @@ const ROW = {
   max_session_lifetime: 0,
   max_vfolder_count: 0,
   max_quota_scope_size: '0',
+  max_customized_image_count: 0,
+  allowed_vfolder_hosts: {},
 };
 
 test('a change sends only what differs; the same amount in other units is no change', () => {
@@ -88,11 +91,70 @@ test('a change leaves create-only fields and an empty password out; nullable fie
   assert.deepEqual(formBody(POLICY, pv, { ...ROW, max_pending_session_count: 4 }), { max_pending_session_count: null });
 });
 
+const DOMAIN = entityOf('domains').fields;
+const GROUP = entityOf('resource-groups').fields;
+
+test('storage host permissions: rows of host and permissions, sent as an object, compared as sets', () => {
+  const row = { name: 'd', description: '', is_active: true, total_resource_slots: {}, allowed_docker_registries: [],
+                allowed_vfolder_hosts: { local: ['create-vfolder', 'mount-in-session'] } };
+  const v = formValues(DOMAIN, row);
+  assert.deepEqual(v.allowed_vfolder_hosts, [['local', ['create-vfolder', 'mount-in-session']]]);
+  v.allowed_vfolder_hosts = [['local', ['mount-in-session', 'create-vfolder']]];
+  assert.throws(() => formBody(DOMAIN, v, row), /Nothing was changed/);
+  v.allowed_vfolder_hosts = [[' local ', ['mount-in-session', 'create-vfolder', 'download-file']], ['', []], ['nfs', []]];
+  assert.deepEqual(formBody(DOMAIN, v, row), {
+    allowed_vfolder_hosts: { local: ['create-vfolder', 'mount-in-session', 'download-file'], nfs: [] },
+  });
+  v.allowed_vfolder_hosts = [['', ['upload-file']]];
+  assert.throws(() => formBody(DOMAIN, v, row), /Storage hosts: a row has permissions but no host/);
+  v.allowed_vfolder_hosts = [['a', []], ['a', ['upload-file']]];
+  assert.throws(() => formBody(DOMAIN, v, row), /'a' is there twice/);
+  const c = formValues(DOMAIN, null);
+  c.name = 'newdom';
+  assert.deepEqual(formBody(DOMAIN, c), { name: 'newdom', is_active: true });
+  assert.equal(HOST_PERMISSIONS.length, 8);
+});
+
+test('scheduler options: JSON checked before it is sent, an object, keys in any order', () => {
+  const row = { name: 'g', scheduler: 'fifo', scheduler_opts: { pending_timeout: 60, agent_selection: 'dispersed' },
+                is_active: true, is_public: true, description: '', wsproxy_addr: null };
+  const v = formValues(GROUP, row);
+  assert.deepEqual(JSON.parse(v.scheduler_opts), row.scheduler_opts);
+  v.scheduler_opts = '{"agent_selection": "dispersed", "pending_timeout": 60}';
+  assert.throws(() => formBody(GROUP, v, row), /Nothing was changed/);
+  v.scheduler_opts = '{"agent_selection": "dispersed",}';
+  assert.throws(() => formBody(GROUP, v, row), /Scheduler options is not valid JSON/);
+  v.scheduler_opts = '[1]';
+  assert.throws(() => formBody(GROUP, v, row), /Scheduler options must be a JSON object/);
+  v.scheduler_opts = '';
+  assert.deepEqual(formBody(GROUP, v, row), { scheduler_opts: {} });
+  v.scheduler_opts = '{"pending_timeout": 600}';
+  assert.deepEqual(formBody(GROUP, v, row), { scheduler_opts: { pending_timeout: 600 } });
+  const c = formValues(GROUP, null);
+  c.name = 'g2';
+  assert.equal(formBody(GROUP, c).scheduler_opts, undefined);
+});
+
+test('the resource group of a preset: empty is null (all groups) on a change', () => {
+  const PRESET = entityOf('presets').fields;
+  const row = { name: 'small', resource_slots: { cpu: '1', mem: '1073741824' }, shared_memory: null, resource_group: 'default' };
+  const v = formValues(PRESET, row);
+  v.resource_group = '';
+  v.shared_memory = '64m';
+  assert.deepEqual(formBody(PRESET, v, row), { resource_group: null, shared_memory: '64m' });
+  const c = formValues(PRESET, null);
+  c.name = 'p';
+  assert.throws(() => formBody(PRESET, c), /Resources is required/);
+});
+
 test('every entity uses known kinds and keys, and names rows by path', () => {
-  const columnKinds = [undefined, 'text', 'mono', 'bool', 'toggle', 'list', 'slots', 'time', 'labels', 'status', 'slot-bars', 'devices'];
-  const fieldKinds = ['text', 'email', 'password', 'size', 'int', 'bool', 'choice', 'list', 'slots', 'labels'];
+  const columnKinds = [undefined, 'text', 'mono', 'bool', 'toggle', 'list', 'slots', 'bytes', 'time', 'labels',
+                       'host-perms', 'status', 'slot-bars', 'devices'];
+  const fieldKinds = ['text', 'email', 'password', 'size', 'int', 'bool', 'choice', 'list', 'slots', 'labels',
+                      'host-perms', 'json'];
   for (const e of ENTITIES) {
-    assert.ok(e.path.startsWith('/admin/') && e.key && e.columns.length && e.fields.length, e.id);
+    const readOnly = e.create === false && e.update === false && e.remove === false;
+    assert.ok(e.path.startsWith('/admin/') && e.key && e.columns.length && (e.fields.length || readOnly), e.id);
     for (const c of e.columns) assert.ok(columnKinds.includes(c.kind), `${e.id}.${c.name}: ${c.kind}`);
     for (const f of e.fields) assert.ok(fieldKinds.includes(f.kind), `${e.id}.${f.name}: ${f.kind}`);
   }

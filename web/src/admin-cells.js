@@ -1,9 +1,11 @@
 /* admin-cells.js - one cell of an admin list: a row's value drawn as its
  * column's kind says (admin-entities.js): text, booleans, switches,
- * lists, slot amounts, times, labels, status badges, and an agent's
- * slots and GPUs as usage bars (usage-bars.js). */
+ * lists, slot amounts, sizes, times, labels, storage host permissions,
+ * status badges, and an agent's slots and GPUs as usage bars
+ * (usage-bars.js). */
 import { html } from 'lit';
-import { formatConfig, formatTime } from './format.js';
+import { HOST_PERMISSIONS } from './admin-form.js';
+import { formatBytes, formatConfig, formatTime } from './format.js';
 import { slotMap, slotNumber } from './slots.js';
 import { shownSlots, usageBar } from './usage-bars.js';
 
@@ -31,6 +33,17 @@ function labels(object) {
   </details>`;
 }
 
+/* allowed_vfolder_hosts: the hosts, each with its permissions on opening. */
+function hostPerms(object) {
+  const entries = Object.entries(object ?? {});
+  if (!entries.length) return html`<span class="muted">none</span>`;
+  const what = (perms) => (perms.length === HOST_PERMISSIONS.length ? 'all' : perms.length ? perms.join(', ') : 'nothing');
+  return html`<details class="labels">
+    <summary>${entries.map(([host, perms]) => `${host} (${perms.length === HOST_PERMISSIONS.length ? 'all' : `${perms.length} of ${HOST_PERMISSIONS.length}`})`).join(', ')}</summary>
+    <dl>${entries.map(([host, perms]) => html`<dt>${host}</dt><dd>${what(perms)}</dd>`)}</dl>
+  </details>`;
+}
+
 /* The content of column `col` for `row`.  toggle(col, row) is called when
  * a switch is flipped; busy disables the switches. */
 export function cell(col, row, { toggle, busy, name }) {
@@ -51,13 +64,19 @@ export function cell(col, row, { toggle, busy, name }) {
     case 'bool':
       return v ? 'yes' : 'no';
     case 'status':
-      return html`<span class="status status-${col.classes?.[v] ?? 'ended'}">${v}</span>`;
+      return html`<span class="status status-${(typeof col.classes === 'function' ? col.classes(v) : col.classes?.[v]) ?? 'ended'}"
+        >${v}</span
+      >`;
     case 'slot-bars':
       return slotBars(v, row[col.limit]);
     case 'devices':
       return devices(v);
     case 'labels':
       return labels(v);
+    case 'host-perms':
+      return hostPerms(v);
+    case 'bytes':
+      return empty ? html`<span class="muted">${col.empty ?? '—'}</span>` : formatBytes(Number(v));
     case 'slots':
       return v && Object.keys(v).length ? formatConfig(v) : col.empty ?? '—';
     case 'time':

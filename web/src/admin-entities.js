@@ -11,12 +11,19 @@
  *   true), removeVerb?, once?(answer) -> [[label, value]] shown once after
  *   a create (secret keys), lists?, task?}.
  * A column: {name, label, kind?, empty?}: kinds text (default), mono,
- *   bool, toggle (a switch that PATCHes the field), list, slots, time,
- *   labels, status (with classes: value -> status-<class>), slot-bars
- *   (used: name, limit: the `limit` field), devices (an agent's GPUs).
+ *   bool, toggle (a switch that PATCHes the field), list, slots, bytes,
+ *   time, labels, host-perms (allowed_vfolder_hosts), status (with
+ *   classes: value -> status-<class>, an object or a function), slot-bars (used: name, limit: the
+ *   `limit` field), devices (an agent's GPUs).
  * A field: {name, label, kind, required?, create? (set on create only),
  *   writeOnly? (never shown back), nullable?, choices?, choicesFrom?,
- *   default?, hint?, placeholder?}; kinds as admin-form.js says.
+ *   none? (the label of a choice's empty option), shape? ('object': a
+ *   json field must be an object), default?, hint?, placeholder?}; kinds
+ *   as admin-form.js says.
+ * A filter: {param, label, choices?, choiceLabels?, kind? ('datetime':
+ *   a local date and time, sent as ISO 8601), placeholder?}.
+ * A collection that is only read (the audit log): create, update and
+ *   remove false.
  * lists: string lists edited one entry at a time (a project's members,
  *   a resource group's access): {label, readPath ('' = the row itself),
  *   changePath, sections: [{id, label, placeholder}], read(answer) ->
@@ -27,6 +34,17 @@ const ROLES = ['superadmin', 'admin', 'user', 'monitor'];
 const SLOTS_HINT = 'One slot a row: cpu 4, mem 8g, cuda.shares 0.5, cuda.device 1; "Infinity" for no limit.';
 const SECONDS_HINT = 'Seconds; 0 = no limit.';
 const active = { name: 'is_active', label: 'Active', kind: 'bool', default: true };
+const HOSTS_HINT =
+  'What users may do on each storage host; the domain\'s, the project\'s and the keypair resource policy\'s ' +
+  'permissions add up (superadmins may do everything).';
+const hostPerms = { name: 'allowed_vfolder_hosts', label: 'Storage hosts', kind: 'host-perms', hint: HOSTS_HINT };
+const hostPermsColumn = { name: 'allowed_vfolder_hosts', label: 'Storage hosts', kind: 'host-perms' };
+/* An audit entry's HTTP status as a badge: done, refused, failed. */
+const auditStatus = (code) => (code < 400 ? 'running' : code < 500 ? 'waiting' : 'failed');
+const SCHEDULER_OPTS_HINT =
+  'A JSON object: agent_selection ("concentrated", "dispersed" or "roundrobin"), num_retries_to_skip, ' +
+  'reserve_after_retries, allow_fragmentation (true or false), pending_timeout and fair_share_half_life ' +
+  '(seconds). Empty: the defaults.';
 
 export const ENTITIES = [
   {
@@ -117,6 +135,33 @@ export const ENTITIES = [
       { name: 'max_session_lifetime', label: 'Session lifetime', kind: 'int', hint: SECONDS_HINT },
       { name: 'max_vfolder_count', label: 'Folders', kind: 'int', hint: '0 = no limit.' },
       { name: 'max_quota_scope_size', label: 'Folder quota', kind: 'size', hint: 'A size like 10g.' },
+      { name: 'max_customized_image_count', label: 'Committed images', kind: 'int',
+        hint: 'Images saved from sessions; 0 = no limit.' },
+      hostPerms,
+    ],
+  },
+  {
+    id: 'domains',
+    title: 'Domains',
+    noun: 'domain',
+    path: '/admin/domains',
+    key: 'name',
+    columns: [
+      { name: 'name', label: 'Name' },
+      { name: 'description', label: 'Description', empty: '' },
+      { name: 'is_active', label: 'Active', kind: 'toggle' },
+      { name: 'total_resource_slots', label: 'Resources', kind: 'slots', empty: 'unlimited' },
+      hostPermsColumn,
+      { name: 'allowed_docker_registries', label: 'Registries', kind: 'list', empty: 'all' },
+    ],
+    fields: [
+      { name: 'name', label: 'Name', kind: 'text', required: true, create: true },
+      { name: 'description', label: 'Description', kind: 'text' },
+      { ...active },
+      { name: 'total_resource_slots', label: 'Resources in use at once', kind: 'slots', hint: SLOTS_HINT },
+      { name: 'allowed_docker_registries', label: 'Registries its images may come from', kind: 'list',
+        hint: 'host[:port] names, separated by commas; empty = all.' },
+      hostPerms,
     ],
   },
   {
@@ -140,6 +185,9 @@ export const ENTITIES = [
       { name: 'description', label: 'Description', kind: 'text' },
       { ...active },
       { name: 'total_resource_slots', label: 'Resources in use at once', kind: 'slots', hint: SLOTS_HINT },
+      { name: 'max_vfolder_count', label: 'Folders', kind: 'int', hint: '0 = no limit.' },
+      { name: 'max_quota_scope_size', label: 'Folder quota', kind: 'size', hint: 'A size like 10g.' },
+      hostPerms,
     ],
     filters: [{ param: 'domain', label: 'Domain' }],
     lists: {
@@ -173,6 +221,8 @@ export const ENTITIES = [
       { ...active },
       { name: 'is_public', label: 'Public', kind: 'bool' },
       { name: 'wsproxy_addr', label: 'App proxy address', kind: 'text' },
+      { name: 'scheduler_opts', label: 'Scheduler options', kind: 'json', shape: 'object',
+        placeholder: '{"agent_selection": "dispersed"}', hint: SCHEDULER_OPTS_HINT },
     ],
     lists: {
       label: 'Access',
@@ -186,6 +236,28 @@ export const ENTITIES = [
       read: (g) => ({ domains: g.domains ?? [], projects: g.projects ?? [], keypairs: g.keypairs ?? [] }),
       body: (section, op, value) => ({ [op]: { [section]: [value] } }),
     },
+  },
+  {
+    id: 'presets',
+    title: 'Resource presets',
+    noun: 'resource preset',
+    path: '/admin/presets',
+    key: 'name',
+    columns: [
+      { name: 'name', label: 'Name' },
+      { name: 'resource_slots', label: 'Resources', kind: 'slots' },
+      { name: 'shared_memory', label: 'Shared memory', kind: 'bytes', empty: 'default' },
+      { name: 'resource_group', label: 'Resource group', empty: 'all' },
+    ],
+    fields: [
+      { name: 'name', label: 'Name', kind: 'text', required: true, create: true },
+      { name: 'resource_slots', label: 'Resources', kind: 'slots', required: true,
+        hint: 'One slot a row: cpu 2, mem 4g, cuda.shares 0.5; no "Infinity".' },
+      { name: 'shared_memory', label: 'Shared memory', kind: 'size', nullable: true,
+        hint: 'A size like 64m; empty = the default.' },
+      { name: 'resource_group', label: 'Resource group', kind: 'choice', nullable: true, none: 'all',
+        choicesFrom: { path: '/admin/resource-groups?limit=1000', value: (g) => g.name, label: (g) => g.name } },
+    ],
   },
   {
     id: 'agents',
@@ -301,6 +373,33 @@ export const ENTITIES = [
         (r.missing?.length ? `; gone from the registry: ${r.missing.map((m) => m.image).join(', ')}` : '') +
         '.',
     },
+  },
+  {
+    id: 'audit-log',
+    title: 'Audit log',
+    noun: 'audit log entry',
+    path: '/admin/audit-log',
+    key: 'id',
+    label: (a) => `${a.action} at ${a.ts}`,
+    create: false,
+    update: false,
+    remove: false,
+    columns: [
+      { name: 'ts', label: 'Time', kind: 'time' },
+      { name: 'user_email', label: 'User', empty: 'unknown' },
+      { name: 'action', label: 'Action', kind: 'mono' },
+      { name: 'target', label: 'Target', kind: 'mono' },
+      { name: 'status', label: 'Status', kind: 'status', classes: auditStatus },
+      { name: 'path', label: 'Path', kind: 'mono' },
+      { name: 'remote_addr', label: 'Address', kind: 'mono' },
+    ],
+    fields: [],
+    filters: [
+      { param: 'user', label: 'User (email)' },
+      { param: 'action', label: 'Action', placeholder: 'POST /admin/users' },
+      { param: 'since', label: 'Since', kind: 'datetime' },
+      { param: 'until', label: 'Until', kind: 'datetime' },
+    ],
   },
 ];
 

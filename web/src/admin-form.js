@@ -11,12 +11,31 @@
  *   choice                       one of field.choices ('' = not given)
  *   list                         "a, b, c" (a list of strings)
  *   slots, labels                [[key, value], ...] rows (an object)
+ *   host-perms                   [[host, [permission, ...]], ...] rows (an
+ *                                object of host -> permissions: a folder
+ *                                host's allowed_vfolder_hosts)
+ *   json                         the JSON text of a value (an object, for
+ *                                `shape: 'object'`: scheduler_opts),
+ *                                checked before it is sent
  * On create every field is offered and what is left empty is not sent;
  * on a change, fields set only on create (`create: true`) are shown but
  * not sent, and only what differs from the row is sent (a PATCH without
  * fields is refused).  A password left empty on a change keeps the old
  * one; an emptied text is sent as '' (or null where `nullable`). */
 import { parseSize, slotNumber } from './slots.js';
+
+/* What a storage host allows, as the manager names it (vf_host_perm_names
+ * in src/manager/vfolder.c), in that order. */
+export const HOST_PERMISSIONS = [
+  'create-vfolder',
+  'modify-vfolder',
+  'delete-vfolder',
+  'mount-in-session',
+  'upload-file',
+  'download-file',
+  'invite-others',
+  'set-user-specific-permission',
+];
 
 /* The fields a form shows: all on create; on a change, not those set once
  * that the manager never shows back (`create` and `writeOnly`: a
@@ -41,6 +60,12 @@ export function formValues(fields, row) {
       case 'slots':
       case 'labels':
         values[f.name] = pairsOf(v);
+        break;
+      case 'host-perms':
+        values[f.name] = Object.entries(v ?? {}).map(([host, perms]) => [host, [...(perms ?? [])]]);
+        break;
+      case 'json':
+        values[f.name] = v === null || v === undefined ? '' : JSON.stringify(v, null, 2);
         break;
       case 'list':
         values[f.name] = (v ?? []).join(', ');
@@ -77,6 +102,40 @@ function objectFrom(f, rows) {
   return out;
 }
 
+function hostsFrom(f, rows) {
+  const out = {};
+  for (const [rawHost, perms] of rows) {
+    const host = rawHost.trim();
+    if (!host && !perms.length) continue;
+    if (!host) throw new FormError(`${f.label}: a row has permissions but no host.`);
+    if (host in out) throw new FormError(`${f.label}: '${host}' is there twice.`);
+    out[host] = HOST_PERMISSIONS.filter((p) => perms.includes(p));
+  }
+  return out;
+}
+
+function jsonFrom(f, text, creating) {
+  const t = text.trim();
+  if (!t) return creating ? undefined : f.shape === 'object' ? {} : null;
+  let value;
+  try {
+    value = JSON.parse(t);
+  } catch (e) {
+    throw new FormError(`${f.label} is not valid JSON: ${e.message}.`);
+  }
+  if (f.shape === 'object' && (value === null || typeof value !== 'object' || Array.isArray(value)))
+    throw new FormError(`${f.label} must be a JSON object: {"name": value, ...}.`);
+  return value;
+}
+
+/* A JSON value's text with the keys of its objects sorted. */
+function canonicalJson(v) {
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  if (v && typeof v === 'object')
+    return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson(v[k])}`).join(',')}}`;
+  return JSON.stringify(v ?? null);
+}
+
 /* The JSON value of one field's form value; undefined: not given. */
 function jsonValue(f, v, creating) {
   switch (f.kind) {
@@ -95,6 +154,10 @@ function jsonValue(f, v, creating) {
     case 'slots':
     case 'labels':
       return objectFrom(f, v);
+    case 'host-perms':
+      return hostsFrom(f, v);
+    case 'json':
+      return jsonFrom(f, v, creating);
     case 'password':
       return v || undefined;
     default: {
@@ -106,6 +169,9 @@ function jsonValue(f, v, creating) {
   }
 }
 
+/* Kinds whose empty object on create is "not given". */
+const OBJECT_KINDS = ['slots', 'labels', 'host-perms'];
+
 const sameObject = (a, b, eq) =>
   Object.keys(a).length === Object.keys(b).length && Object.keys(a).every((k) => k in b && eq(k, a[k], b[k]));
 
@@ -116,6 +182,10 @@ function same(f, value, old) {
       return sameObject(value, old ?? {}, (k, a, b) => canonicalSlot(k, a) === canonicalSlot(k, b));
     case 'labels':
       return sameObject(value, old ?? {}, (k, a, b) => a === b);
+    case 'host-perms':
+      return sameObject(value, old ?? {}, (k, a, b) => canonicalJson([...a].sort()) === canonicalJson([...b].sort()));
+    case 'json':
+      return canonicalJson(value) === canonicalJson(old ?? (f.shape === 'object' ? {} : null));
     case 'list':
       return JSON.stringify(value) === JSON.stringify(old ?? []);
     case 'int':
@@ -136,7 +206,7 @@ export function formBody(fields, values, row = null) {
     const value = jsonValue(f, values[f.name], creating);
     if (creating) {
       const empty = value === undefined || value === null ||
-        ((f.kind === 'slots' || f.kind === 'labels') && !Object.keys(value).length);
+        (OBJECT_KINDS.includes(f.kind) && !Object.keys(value).length);
       if (empty && f.required) throw new FormError(`${f.label} is required.`);
       if (!empty) body[f.name] = value;
     } else if (f.kind === 'password') {

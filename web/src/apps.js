@@ -8,7 +8,9 @@
  * /images) to its web apps.  openApp(session, app) starts the app
  * (POST /session/{name}/start-service) and sends a new tab to the link it
  * answers: the tab is opened before the request, in the click, so that
- * the browser does not block it as a popup. */
+ * the browser does not block it as a popup.  An admin opens an app of
+ * another owner's session with that owner's access key (owner_access_key,
+ * as Backend.AI's clients send it). */
 import { api } from './api.js';
 
 const SERVICE_PORTS = 'ai.backend.service-ports';
@@ -55,10 +57,11 @@ export async function loadImageApps() {
   return apps;
 }
 
-export async function openApp(session, app) {
+export async function openApp(session, app, owner = null) {
   const tab = window.open('', '_blank');
   try {
-    const answer = await api('POST', `/session/${encodeURIComponent(session)}/start-service`, { app });
+    const body = owner ? { app, owner_access_key: owner } : { app };
+    const answer = await api('POST', `/session/${encodeURIComponent(session)}/start-service`, body);
     if (!tab) return window.location.assign(answer.url);
     tab.opener = null;
     tab.location.href = answer.url;

@@ -4,7 +4,10 @@
  * with the manager's answer once saved, or null when cancelled.  Fields
  * set only on create show, disabled, on a change.  What the manager says
  * only once (a secret key) is shown after a create, until the form is
- * closed. */
+ * closed.  Objects are edited as name = value rows (pairs-editor.js),
+ * storage host permissions as a row per host (host-perms-editor.js, the
+ * hosts of GET /folders/_/hosts offered), and other JSON in a textarea
+ * checked before it is sent (admin-form.js). */
 import { html, nothing } from 'lit';
 import { api } from './api.js';
 import { rowLabel, rowPath } from './admin-entities.js';
@@ -12,6 +15,7 @@ import { formBody, formFields, formValues } from './admin-form.js';
 import { DialogElement } from './dialog-element.js';
 import { errorNotice } from './notices.js';
 import { SLOT_NAMES } from './slots.js';
+import './host-perms-editor.js';
 import './pairs-editor.js';
 
 const INPUT_TYPES = { email: 'email', password: 'password', int: 'number' };
@@ -25,6 +29,7 @@ class EntityForm extends DialogElement {
     error: { state: true },
     busy: { state: true },
     once: { state: true },
+    hosts: { state: true },
   };
 
   constructor() {
@@ -32,6 +37,7 @@ class EntityForm extends DialogElement {
     this.entity = this.row = this.once = this.error = null;
     this.values = {};
     this.options = {};
+    this.hosts = null;
     this.busy = false;
   }
 
@@ -42,6 +48,7 @@ class EntityForm extends DialogElement {
     this.error = this.once = null;
     this.busy = false;
     this.#loadOptions();
+    this.#loadHosts();
     return this.openDialog('input:not([disabled]), select:not([disabled])');
   }
 
@@ -56,6 +63,16 @@ class EntityForm extends DialogElement {
       } catch (e) {
         this.error = `${f.label}: ${e.message}`;
       }
+    }
+  }
+
+  /* The storage hosts the manager has, offered by host permission editors. */
+  async #loadHosts() {
+    if (this.hosts || !this.entity.fields.some((f) => f.kind === 'host-perms')) return;
+    try {
+      this.hosts = (await api('GET', '/folders/_/hosts'))?.allowed ?? [];
+    } catch {
+      this.hosts = []; /* only suggestions: any name may be typed */
     }
   }
 
@@ -95,7 +112,7 @@ class EntityForm extends DialogElement {
 
   #choices(f) {
     const list = f.choicesFrom ? this.options[f.name] ?? [] : f.choices.map((c) => [c, c]);
-    return html`<option value="">${this.row ? '—' : f.required ? 'choose…' : 'default'}</option>
+    return html`<option value="">${f.none ?? (this.row ? '—' : f.required ? 'choose…' : 'default')}</option>
       ${list.map(([value, label]) => html`<option value=${value} ?selected=${this.values[f.name] === value}>${label}</option>`)}`;
   }
 
@@ -123,6 +140,23 @@ class EntityForm extends DialogElement {
           ></pairs-editor>
           ${hint}
         </fieldset>`;
+      case 'host-perms':
+        return html`<fieldset class="field" aria-describedby=${described}>
+          <legend>${f.label}</legend>
+          <host-perms-editor
+            .rows=${value}
+            .hosts=${this.hosts ?? []}
+            @rows-change=${(e) => this.#set(f.name, e.detail)}
+          ></host-perms-editor>
+          ${hint}
+        </fieldset>`;
+      case 'json':
+        return html`<div class="field json">
+          <label for=${id}>${f.label}</label>
+          <textarea id=${id} class="mono" rows="4" spellcheck="false" placeholder=${f.placeholder ?? nothing}
+            aria-describedby=${described} .value=${value} @input=${(e) => this.#set(f.name, e.target.value)}></textarea>
+          ${hint}
+        </div>`;
       case 'choice':
         return html`<div class="field">
           <label for=${id}>${f.label}</label>

@@ -5,7 +5,10 @@
  * once, and what more the entity offers (members or access lists, a
  * rescan followed live).  Create and edit open <entity-form>.  What the
  * manager refuses (a 403 for a role, a 409 for something in use) is shown
- * with the manager's own sentence; nothing is hidden by guessing roles. */
+ * with the manager's own sentence; nothing is hidden by guessing roles.
+ * A collection that offers nothing per row (the audit log) has no actions
+ * column; a filter of kind 'datetime' is chosen in local time and sent as
+ * ISO 8601 UTC. */
 import { html, nothing } from 'lit';
 import { api, query } from './api.js';
 import { cell } from './admin-cells.js';
@@ -127,7 +130,11 @@ class EntityList extends TesseraElement {
   #filter(e) {
     e.preventDefault();
     const form = new FormData(e.currentTarget);
-    this.#filters = Object.fromEntries([...form.entries()].filter(([, v]) => v !== ''));
+    const kinds = Object.fromEntries((this.entity.filters ?? []).map((f) => [f.param, f.kind]));
+    const value = (param, v) => (kinds[param] === 'datetime' ? new Date(v).toISOString() : v);
+    this.#filters = Object.fromEntries(
+      [...form.entries()].filter(([, v]) => v !== '').map(([param, v]) => [param, value(param, v)]),
+    );
     this.#offset = 0;
     this.#load();
   }
@@ -149,14 +156,22 @@ class EntityList extends TesseraElement {
                 <option value="">any</option>
                 ${f.choices.map((c, i) => html`<option value=${c}>${f.choiceLabels?.[i] ?? c}</option>`)}
               </select>`
-            : html`<input id="filter-${f.param}" name=${f.param} type="search" />`}
+            : html`<input id="filter-${f.param}" name=${f.param} type=${f.kind === 'datetime' ? 'datetime-local' : 'search'}
+                placeholder=${f.placeholder ?? nothing} />`}
         </div>`,
       )}
       <button type="submit">Filter</button>
     </form>`;
   }
 
+  /* Does a row offer anything (edit, lists, a task, delete)? */
+  get #hasActions() {
+    const e = this.entity;
+    return e.update !== false || e.remove !== false || Boolean(e.lists || e.task);
+  }
+
   #actions(row) {
+    if (!this.#hasActions) return nothing;
     const e = this.entity, name = rowLabel(e, row), busy = this.busy.has(row[e.key]);
     return html`<td data-label="Actions" class="actions-cell">
       <div class="row-actions">
@@ -204,7 +219,7 @@ class EntityList extends TesseraElement {
         <thead>
           <tr>
             ${this.entity.columns.map((c) => html`<th scope="col">${c.label}</th>`)}
-            <th scope="col"><span class="visually-hidden">Actions</span></th>
+            ${this.#hasActions ? html`<th scope="col"><span class="visually-hidden">Actions</span></th>` : nothing}
           </tr>
         </thead>
         <tbody>

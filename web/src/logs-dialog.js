@@ -1,14 +1,17 @@
 /* logs-dialog.js - <logs-dialog>: what a session's container printed (GET
  * /session/{name}/logs: the output so far of a running session, the end
- * kept of a finished one), in a modal with Refresh.  show(name) opens it. */
+ * kept of a finished one), in a modal with Refresh.  show(name, owner)
+ * opens it; owner is the access key of another owner's session (admins),
+ * sent as owner_access_key. */
 import { html } from 'lit';
-import { api } from './api.js';
+import { api, query } from './api.js';
 import { DialogElement } from './dialog-element.js';
 import { errorNotice } from './notices.js';
 
 class LogsDialog extends DialogElement {
   static properties = {
     name: { state: true },
+    owner: { state: true },
     logs: { state: true },
     error: { state: true },
     busy: { state: true },
@@ -17,13 +20,15 @@ class LogsDialog extends DialogElement {
   constructor() {
     super();
     this.name = '';
+    this.owner = null;
     this.logs = null;
     this.error = null;
     this.busy = false;
   }
 
-  async show(name) {
+  async show(name, owner = null) {
     this.name = name;
+    this.owner = owner;
     this.logs = this.error = null;
     this.#load();
     await this.openDialog('.close');
@@ -32,7 +37,8 @@ class LogsDialog extends DialogElement {
   async #load() {
     this.busy = true;
     try {
-      const answer = await api('GET', `/session/${encodeURIComponent(this.name)}/logs`);
+      const path = `/session/${encodeURIComponent(this.name)}/logs${query({ owner_access_key: this.owner })}`;
+      const answer = await api('GET', path);
       this.logs = answer?.result?.logs ?? '';
       this.error = null;
     } catch (err) {

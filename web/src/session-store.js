@@ -1,13 +1,19 @@
-/* session-store.js - the logged-in keypair's sessions, kept current by
- * the manager's session events rather than by polling.
+/* session-store.js - sessions kept current by the manager's session
+ * events rather than by polling.
  *
- * start(accessKey) lists GET /sessions?owner=<key> and opens
- * GET /events/session for the same owner.  An event sets the row's status
- * at once and asks for the list again (a burst of events makes one
- * request), so a row follows PENDING -> ... -> RUNNING -> TERMINATED live.
- * Why a PENDING session waits comes with session_waiting (the scheduler's
- * message, as statusData holds it; asked for with waiting=1).  After the stream reconnects the list is read again (events may have been
- * missed).  'change' follows every change of sessions, loaded, error, live. */
+ * sessionStore holds the logged-in keypair's own sessions: start(accessKey)
+ * lists GET /sessions?owner=<key> and opens GET /events/session for the
+ * same owner.  everyoneStore (admins, the sessions page's "Everyone") holds
+ * every session the caller may see: the list and the events without an
+ * owner, which the manager scopes by role (a domain admin's domain, all
+ * for a superadmin).  An event sets the row's status at once and asks for
+ * the list again (a burst of events makes one request), so a row follows
+ * PENDING -> ... -> RUNNING -> TERMINATED live.  Why a PENDING session
+ * waits comes with session_waiting (the scheduler's message, as statusData
+ * holds it; asked for with waiting=1).  After the stream reconnects the
+ * list is read again (events may have been missed).  'change' follows
+ * every change of sessions, loaded, error, live.  Rows of another owner
+ * are deleted with owner_access_key. */
 import { api, openEventStream, query } from './api.js';
 import { SESSION_EVENTS, isTerminal } from './session-status.js';
 
@@ -15,6 +21,7 @@ const LIST_LIMIT = 100;
 const COALESCE_MS = 100;
 
 class SessionStore extends EventTarget {
+  everyone; // no owner filter: every session the caller may see
   sessions = []; // newest first: the manager's session objects, plus fetchedAt (performance.now())
   loaded = false;
   error = null; // an ApiError of the last list, or null
@@ -25,11 +32,17 @@ class SessionStore extends EventTarget {
   #listing = null;
   #listAgain = false;
 
+  constructor({ everyone = false } = {}) {
+    super();
+    this.everyone = everyone;
+  }
+
   start(accessKey) {
     if (this.#owner === accessKey && this.#source) return;
     this.stop();
     this.#owner = accessKey;
-    const path = `/events/session${query({ sessionName: '*', ownerAccessKey: accessKey, waiting: 1 })}`;
+    const owner = this.everyone ? null : accessKey;
+    const path = `/events/session${query({ sessionName: '*', ownerAccessKey: owner, waiting: 1 })}`;
     this.#source = openEventStream(path, SESSION_EVENTS, (_name, data) => this.#onEvent(data));
     this.#source.addEventListener('open', () => {
       const reconnected = this.live === false && this.loaded;
@@ -68,7 +81,8 @@ class SessionStore extends EventTarget {
     if (!owner) return;
     this.#listing = (async () => {
       try {
-        const answer = await api('GET', `/sessions${query({ owner, limit: LIST_LIMIT })}`);
+        const filter = this.everyone ? null : owner;
+        const answer = await api('GET', `/sessions${query({ owner: filter, limit: LIST_LIMIT })}`);
         if (owner !== this.#owner) return;
         const now = performance.now();
         this.sessions = (answer?.items ?? []).map((s) => ({ ...s, fetchedAt: now }));
@@ -95,9 +109,10 @@ class SessionStore extends EventTarget {
     return answer;
   }
 
-  /* DELETE /session/{name}: a PENDING session is cancelled, others end. */
-  async destroy(name) {
-    await api('DELETE', `/session/${encodeURIComponent(name)}`);
+  /* DELETE /session/{name}: a PENDING session is cancelled, others end.
+   * owner: the owner's access key when it is not the caller's (admins). */
+  async destroy(name, owner = null) {
+    await api('DELETE', `/session/${encodeURIComponent(name)}${ownerQuery(owner)}`);
     this.#refreshSoon();
   }
 
@@ -133,4 +148,10 @@ class SessionStore extends EventTarget {
   }
 }
 
+/* '?owner_access_key=KEY' for a session of another owner, else ''. */
+function ownerQuery(owner) {
+  return query({ owner_access_key: owner || null });
+}
+
 export const sessionStore = new SessionStore();
+export const everyoneStore = new SessionStore({ everyone: true });

@@ -4,10 +4,16 @@
  * and, unless compact,
  * the actions: a link to the terminal of a RUNNING session
  * (#/terminal/<name>), a button per app its image serves (`apps`: "image"
- * -> [{name}], apps.js), an event 'open-app' with detail {name, app}, its
- * logs ('show-logs' {name}), and delete ('delete-session' {name}).  Each row carries data-session and
- * data-status.  Ages are redrawn every few seconds from the store's clock;
- * nothing is fetched for that. */
+ * -> [{name}], apps.js), an event 'open-app' with detail {name, app,
+ * owner}, its logs ('show-logs' {name, owner}), and delete
+ * ('delete-session' {name, owner}).  With `owners` (an admin's "Everyone")
+ * an Owner column shows each session's owner (email, else access key);
+ * `owner` in the events is the access key of a session that is not the
+ * caller's (`me`), null for the caller's own, and the terminal (whose page
+ * opens only the caller's sessions) is offered for the caller's own only.
+ * Each row carries data-session, data-owner and data-status.  Ages are
+ * redrawn every few seconds from the store's clock; nothing is fetched
+ * for that. */
 import { html } from 'lit';
 import { TesseraElement } from './element.js';
 import { formatConfig, formatDuration, formatUsage } from './format.js';
@@ -24,6 +30,8 @@ class SessionTable extends TesseraElement {
     caption: {},
     busy: { attribute: false },
     apps: { attribute: false },
+    owners: { type: Boolean },
+    me: {},
   };
 
   #ticker = null;
@@ -35,6 +43,8 @@ class SessionTable extends TesseraElement {
     this.caption = 'Sessions';
     this.busy = new Set();
     this.apps = new Map();
+    this.owners = false;
+    this.me = null;
   }
 
   connectedCallback() {
@@ -47,25 +57,26 @@ class SessionTable extends TesseraElement {
     clearInterval(this.#ticker);
   }
 
-  #openApp(session, app) {
-    this.dispatchEvent(
-      new CustomEvent('open-app', { detail: { name: session.sessionName, app: app.name }, bubbles: true }),
-    );
+  /* The owner's access key of another owner's session, else null. */
+  #ownerOf(session) {
+    return this.me && session.ownerAccessKey && session.ownerAccessKey !== this.me ? session.ownerAccessKey : null;
   }
 
-  #logs(session) {
-    this.dispatchEvent(new CustomEvent('show-logs', { detail: { name: session.sessionName }, bubbles: true }));
-  }
-
-  #delete(session) {
-    this.dispatchEvent(new CustomEvent('delete-session', { detail: { name: session.sessionName }, bubbles: true }));
+  #emit(type, session, more = {}) {
+    const detail = { name: session.sessionName, owner: this.#ownerOf(session), ...more };
+    this.dispatchEvent(new CustomEvent(type, { detail, bubbles: true }));
   }
 
   #row(s) {
     const reason = statusReason(s);
     const slots = Object.keys(s.occupiedSlots ?? {}).length ? s.occupiedSlots : s.requestedSlots;
-    return html`<tr data-session=${s.sessionName} data-status=${s.status}>
+    const other = this.#ownerOf(s);
+    const whose = other ? ` of ${s.userEmail ?? other}` : '';
+    return html`<tr data-session=${s.sessionName} data-owner=${s.userEmail ?? s.ownerAccessKey} data-status=${s.status}>
       <th scope="row" data-label="Name">${s.sessionName}</th>
+      ${this.owners
+        ? html`<td data-label="Owner" class=${s.userEmail ? '' : 'mono'}>${s.userEmail ?? s.ownerAccessKey}</td>`
+        : ''}
       <td data-label="Image" class="mono">${s.image}</td>
       <td data-label="Status">
         <span class="status status-${statusKind(s.status)}">${s.status}</span>
@@ -78,25 +89,27 @@ class SessionTable extends TesseraElement {
         ? ''
         : html`<td data-label="Actions" class="actions-cell"><span class="row-actions">
             ${s.status === 'RUNNING'
-              ? html`<a class="button small" href=${href('terminal', s.sessionName)}
-                  aria-label="Open a terminal in session ${s.sessionName}">Terminal</a>
+              ? html`${other
+                  ? ''
+                  : html`<a class="button small" href=${href('terminal', s.sessionName)}
+                      aria-label="Open a terminal in session ${s.sessionName}">Terminal</a>`}
                 ${(this.apps.get(s.image) ?? []).map(
-                  (app) => html`<button type="button" class="small" @click=${() => this.#openApp(s, app)}
-                    aria-label="Open ${app.name} of session ${s.sessionName} in a new tab">${app.name}</button>`,
+                  (app) => html`<button type="button" class="small" @click=${() => this.#emit('open-app', s, { app: app.name })}
+                    aria-label="Open ${app.name} of session ${s.sessionName}${whose} in a new tab">${app.name}</button>`,
                 )}`
               : ''}
             ${s.status === 'PENDING'
               ? ''
-              : html`<button type="button" class="small" @click=${() => this.#logs(s)}
-                  aria-label="Logs of session ${s.sessionName}">Logs</button>`}
+              : html`<button type="button" class="small" @click=${() => this.#emit('show-logs', s)}
+                  aria-label="Logs of session ${s.sessionName}${whose}">Logs</button>`}
             ${s.status === 'TERMINATING' || isTerminal(s.status)
               ? ''
               : html`<button
                   type="button"
                   class="danger small"
-                  ?disabled=${this.busy.has(s.sessionName)}
-                  aria-label="Delete session ${s.sessionName}"
-                  @click=${() => this.#delete(s)}
+                  ?disabled=${this.busy.has(s.sessionId)}
+                  aria-label="Delete session ${s.sessionName}${whose}"
+                  @click=${() => this.#emit('delete-session', s, { id: s.sessionId })}
                 >
                   Delete
                 </button>`}
@@ -110,6 +123,7 @@ class SessionTable extends TesseraElement {
       <thead>
         <tr>
           <th scope="col">Name</th>
+          ${this.owners ? html`<th scope="col">Owner</th>` : ''}
           <th scope="col">Image</th>
           <th scope="col">Status</th>
           <th scope="col">Configuration</th>
