@@ -17,12 +17,15 @@
 # too.  runc and docker: the wall time of the command, as in
 # bench/container-start.sh.  Not a test: nothing fails on timing.
 #
-# usage: bench/session-start.sh [-n N]   (N starts per runtime, default 30)
+# usage: bench/session-start.sh [-n N] [-r RUNTIME]
+#   N starts per runtime (default 30); RUNTIME the agent's (auto, runc,
+#   crun: tessera dev --agent-runtime; auto picks crun where it fits)
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 N=30
-while getopts n: o; do
-        case $o in n) N=$OPTARG ;; *) exit 2 ;; esac
+RT=auto
+while getopts n:r: o; do
+        case $o in n) N=$OPTARG ;; r) RT=$OPTARG ;; *) exit 2 ;; esac
 done
 [ "$(id -u)" -eq 0 ] || { echo "needs root" >&2; exit 1; }
 make -s -j2 all build/test-tool build/container-tool || exit 1
@@ -32,12 +35,12 @@ CG=tessera-bench-$$
 . bench/lib/dev.sh
 trap 'dev_cleanup; peers_cleanup; rm -rf "$T"' EXIT
 
-RT=$(build/tessera agent --print-config | sed -n 's/^runc = "\(.*\)"$/\1/p')
+[ "$RT" = auto ] && RT=$(build/tessera agent --print-config | sed -n 's/^runc = "\(.*\)"$/\1/p')
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores; the agent runs containers through $RT"
 peers_rootfs
 
 # ---- Tessera: POST /session -> RUNNING event ----
-dev_start || exit 1
+dev_start --agent-runtime "$RT" || exit 1
 sse_start
 : >"$T/s-tessera"
 : >"$T/phases"
