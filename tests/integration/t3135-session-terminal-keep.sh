@@ -35,8 +35,16 @@ test_expect_success 'a named terminal: a new shell, left with a variable, a job 
         { cat "$TMP/pty1.out"; false; }
 '
 
-test_expect_success 'its shell goes on without a socket' '
-        sleep 3 &&
+# cpu_ticks PID: user + system time of a process, in clock ticks
+cpu_ticks() {
+        sed 's/.*) //' "/proc/$1/stat" | awk "{ print \$12 + \$13 }"
+}
+
+test_expect_success 'its shell goes on without a socket, and the agent keeping it does not spin' '
+        P=$(agent_pid "$MANAGER_STATE/agent.conf") && test -n "$P" &&
+        T0=$(cpu_ticks "$P") && sleep 3 && T1=$(cpu_ticks "$P") &&
+        echo "# the agent used $((T1 - T0)) ticks in 3 s" &&
+        test $((T1 - T0)) -lt 100 &&
         ps_has "sleep 4242" || { cat "$TMP/ps.out"; false; }
 '
 
@@ -60,9 +68,13 @@ test_expect_success 'a second socket takes the terminal over; the first is close
         { cat "$TMP/first.out" "$TMP/second.out"; false; }
 '
 
-test_expect_success 'another id is another shell; exit ends a named shell, and its id then opens a new one' '
+test_expect_success 'another id is another shell (restart replaces it in place); exit ends a named shell, and its id then opens a new one' '
         pty "/stream/session/keep/pty?terminal=${ID}-other" expect-terminal:new \
-                "send:echo other-[\$X]\n" "expect:other-[]" close expect-close >"$TMP/pty3.out" &&
+                "send:Y=1; echo other-[\$X]\n" "expect:other-[]" \
+                "raw:{\"type\": \"restart\"}" "send:echo restarted-[\$Y]\n" "expect:restarted-[]" \
+                close expect-close >"$TMP/pty3.out" &&
+        pty "/stream/session/keep/pty?terminal=${ID}-other" expect-terminal:kept \
+                "send:echo still-[\$Y]\n" "expect:still-[]" close expect-close >>"$TMP/pty3.out" &&
         pty "/stream/session/keep/pty?terminal=$ID" expect-terminal:kept \
                 "send:exit\n" expect-close:1000 >"$TMP/pty4.out" &&
         grep -q "^# closed 1000 the shell ended" "$TMP/pty4.out" &&
