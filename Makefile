@@ -131,6 +131,17 @@ $(BUILD)/fuzz-replay/fuzz_fgpu_%: tests/fuzz/fuzz_fgpu_%.c $(call obj,tests/fuzz
 	@$(if $(Q),echo "  FUZZ    $@")
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -Isrc -o $@ $< $(call obj,tests/fuzz/replay.c) $(FGPU_UNIT_SRC) -lpthread -lm
 
+# The registry of kept terminals (src/agent/pty_keep.c) is shared by
+# threads: its unit test again, with ThreadSanitizer, which test_pty_keep
+# runs (a compiler that cannot leaves a stub that says why; it skips).
+PTY_KEEP_TSAN := $(BUILD)/tests/tsan/test_pty_keep
+$(PTY_KEEP_TSAN): tests/unit/test_pty_keep.c src/agent/pty_keep.c src/agent/pty_keep.h src/common/terminal_id.h \
+		tests/lib/test.c src/common/buf.c src/common/xalloc.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  TEST    $@ (tsan)")
+	$(Q)$(CC) -std=gnu17 $(WARN) -O1 -g -fsanitize=thread -DTEST_UNDER_TSAN -Isrc -o $@ $(filter %.c,$^) -lpthread \
+		2>$@.log || { echo "tsan build failed: $$(head -c 300 $@.log)" >$@; }
+
 # The monitor of each running container (src/monitor_main.c): from an
 # archive of the library objects, so that only what monitor_main() reaches
 # is linked, and only the shared libraries that needs (jansson, libc).
@@ -167,7 +178,8 @@ $(BUILD)/container-tool: tests/helper/container-tool.c $(LIB_OBJS)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -Isrc -o $@ $< $(LIB_OBJS) $(LIBS)
 
-tests: $(TESSERA) $(RUNNER) $(MONITOR) $(FGPU_LIB) $(FAKE_LIBS) $(WEB) $(UNIT_BINS) $(FUZZ_BINS) $(BUILD)/test-tool $(BUILD)/container-tool
+tests: $(TESSERA) $(RUNNER) $(MONITOR) $(FGPU_LIB) $(FAKE_LIBS) $(WEB) $(UNIT_BINS) $(FUZZ_BINS) $(BUILD)/test-tool $(BUILD)/container-tool \
+       $(PTY_KEEP_TSAN)
 
 .SECONDARY: $(call obj,$(TESTLIB_SRC) tests/fuzz/replay.c)
 

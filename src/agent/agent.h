@@ -58,11 +58,14 @@ struct agent_conf {
         char *address; /* what it tells the manager; NULL: found out */
         char *vfolder_hosts; /* "NAME=PATH,...": where folders are (vfolder_mount.c) */
         uint64_t image_disk_budget; /* bytes the image store may take; 0: no budget (image_budget_loop.c) */
+        int64_t terminal_keep;      /* usec a named terminal lives without a socket (pty_keep.h); 0: not kept */
+        uint64_t terminal_keep_max; /* detached named terminals per kernel */
 };
 
 extern const struct conf_opt agent_conf_opts[];
 
 struct gpu_stats;
+struct pty_keep;
 
 /* What the agent's parts share (agent_main.c owns it). */
 struct agent_ctx {
@@ -72,6 +75,7 @@ struct agent_ctx {
         const char *secret; /* the cluster secret, hex */
         const struct agent_devices *devices;
         struct gpu_stats *gpu_stats; /* NVML for whole GPUs' lastStat (gpu_stats.h); NULL: none */
+        struct pty_keep *terminals;  /* named terminals kept between sockets (pty_keep.h); NULL: none */
         /* wake the thread that sends events, or the one that reconciles */
         void (*wake_reporter)(struct agent_ctx *ctx);
         void (*wake_reconciler)(struct agent_ctx *ctx);

@@ -7,7 +7,9 @@
  *   GET  /v1/kernels/{id}/files?path=P   the file's bytes
  *   GET  /v1/kernels/{id}/list[?path=P]  {"entries": [...]}
  *   GET  /v1/kernels/{id}/logs           the output so far (text)
- *   GET  /v1/kernels/{id}/pty            a terminal (WebSocket, agent_pty.h)
+ *   GET  /v1/kernels/{id}/pty[?rows=R&cols=C&terminal=NAME]
+ *                                        a terminal (WebSocket, agent_pty.h); a named
+ *                                        one is kept between sockets (pty_keep.h)
  *   POST /v1/kernels/{id}/commit         {task_id, base, name, tag, labels, exclude}
  *                                        -> 202: a snapshot begins (commit.h)
  *   POST /v1/kernels/{id}/start-service  {name, port, argv, env, waitMs} -> the runner's
@@ -317,20 +319,34 @@ static unsigned dimension(struct MHD_Connection *conn, const char *key, unsigned
         return v && !*end && n >= 1 && n <= 1000 ? (unsigned)n : def;
 }
 
-static void do_pty(const struct runner_client *rc, struct MHD_Connection *conn, struct answer *a)
+/* A terminal; with ?terminal=ID a named one, kept between sockets
+ * (pty_keep.h): a new shell is opened here only if the kernel has none of
+ * that name, so that the runner's errors still answer the request. */
+static void do_pty(struct agent_http *h, const char *kernel, const struct runner_client *rc,
+                   struct MHD_Connection *conn, struct answer *a)
 {
         const char *upgrade = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Upgrade");
         const char *key = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Sec-WebSocket-Key");
+        const char *name = query(conn, "terminal");
         struct tess_error *err = NULL;
 
         if (!upgrade || strcasecmp(upgrade, "websocket") != 0 || !key)
                 return answer_error(a, EINVAL, "a terminal is a WebSocket: Upgrade and Sec-WebSocket-Key are missing");
+        if (name && !terminal_id_valid(name))
+                return answer_error(a, EINVAL, "terminal: a terminal id is 8-64 letters, digits, '_' or '-'");
         struct agent_pty *t = xcalloc(1, sizeof(*t));
         snprintf(t->socket_path, sizeof(t->socket_path), "%s", rc->socket_path);
         t->runner_pid = rc->runner_pid;
+        t->fd = -1;
         t->rows = dimension(conn, "rows", 24);
         t->cols = dimension(conn, "cols", 80);
-        if (agent_pty_open(t, &err) < 0) {
+        t->size_given = query(conn, "rows") && query(conn, "cols");
+        if (name && h->ctx->terminals) {
+                t->keep = h->ctx->terminals;
+                snprintf(t->kernel, sizeof(t->kernel), "%s", kernel);
+                snprintf(t->id, sizeof(t->id), "%s", name);
+        }
+        if ((!t->keep || !pty_keep_has(t->keep, t->kernel, t->id)) && agent_pty_open(t, &err) < 0) {
                 free(t);
                 return answer_err(a, err);
         }
@@ -499,7 +515,7 @@ static void handle(struct agent_http *h, struct MHD_Connection *conn, const char
         else if (streq(action, "files"))
                 do_download(&rc, conn, a);
         else if (streq(action, "pty"))
-                do_pty(&rc, conn, a);
+                do_pty(h, id, &rc, conn, a);
         else if (streq(action, "start-service"))
                 do_start_service(&rc, rq, a);
         else if (streq(action, "shutdown-service"))

@@ -39,6 +39,7 @@
 #include "image_budget_loop.h"
 #include "kernels.h"
 #include "netns.h"
+#include "pty_keep.h"
 
 #define SYNC_WAIT_MAX_SEC 30
 #define AGENT_BRIDGE_LOCK_DIR "/run/tessera/bridges"
@@ -371,6 +372,13 @@ static int agent_start(struct agent *a, struct tess_error **err)
                 r = kernels_open(&a->ctx, kernels_dir, &a->kernels, err);
         if (r >= 0)
                 commit_recover(&a->ctx);
+        if (r >= 0) {
+                struct pty_keep_conf kc = { .keep_usec = a->conf.terminal_keep,
+                                            .max_detached = (unsigned)a->conf.terminal_keep_max };
+                a->ctx.terminals = pty_keep_new(&kc);
+                if (!a->ctx.terminals)
+                        r = tess_err(err, errno, "starting the keeper of terminals: %s", strerror(errno));
+        }
         if (r >= 0)
                 r = agent_http_start(&a->ctx, a->secret, &a->http, err);
         if (r >= 0)
@@ -383,6 +391,7 @@ static void agent_release(struct agent *a)
         a->http = agent_http_stop(a->http);
         free(a->address);
         kernels_close(a->kernels);
+        a->ctx.terminals = pty_keep_free(a->ctx.terminals); /* after every socket and kernel thread */
         gpu_stats_close(a->ctx.gpu_stats);
         a->ctx.gpu_stats = NULL;
         a->ctx.images = image_store_close(a->ctx.images);

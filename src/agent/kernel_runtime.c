@@ -36,6 +36,7 @@
 #include "image.h"
 #include "image_from_manager.h"
 #include "kernel_runtime.h"
+#include "pty_keep.h"
 #include "registry.h"
 #include "vfolder_mount.h"
 
@@ -366,6 +367,7 @@ int kernel_runtime_stop(struct agent_ctx *ctx, const char *id, struct kernel_exi
         int r;
 
         *ret = (struct kernel_exit){ .code = -1 };
+        pty_keep_drop_kernel(ctx->terminals, id); /* its kept terminals go with it */
         r = container_destroy(&cfg, id, STOP_GRACE_USEC, err);
         if (r == -ENOENT) {
                 *err = tess_error_free(*err);
@@ -426,6 +428,7 @@ void kernel_runtime_remove(struct agent_ctx *ctx, const char *id)
         struct container_config cfg = kernel_runtime_config(ctx);
         struct tess_error *err = NULL;
 
+        pty_keep_drop_kernel(ctx->terminals, id);
         if (container_destroy(&cfg, id, STOP_GRACE_USEC, &err) < 0 && err->code != ENOENT)
                 log_warn("kernel %s: %s", id, err->msg);
         err = tess_error_free(err);

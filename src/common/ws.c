@@ -24,6 +24,8 @@ struct ws {
         ws_message_fn fn;
         void *data;
         bool failed;
+        uint16_t close_code; /* the peer's close frame: 0 before one came */
+        char close_reason[124];
 };
 
 static ssize_t on_recv(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, int flags UNUSED, void *user)
@@ -71,8 +73,18 @@ static void on_msg(wslay_event_context_ptr ctx, const struct wslay_event_on_msg_
 {
         struct ws *w = user;
 
+        if (arg->opcode == WSLAY_CONNECTION_CLOSE) { /* wslay answers it; we note why */
+                size_t n = arg->msg_length > 2 ? arg->msg_length - 2 : 0;
+                if (n >= sizeof(w->close_reason))
+                        n = sizeof(w->close_reason) - 1;
+                w->close_code = arg->status_code ? arg->status_code : WSLAY_CODE_NO_STATUS_RCVD;
+                if (n)
+                        memcpy(w->close_reason, arg->msg + 2, n);
+                w->close_reason[n] = '\0';
+                return;
+        }
         if (arg->opcode != WSLAY_TEXT_FRAME && arg->opcode != WSLAY_BINARY_FRAME)
-                return; /* ping, pong and close are wslay's */
+                return; /* ping and pong are wslay's */
         if (w->fn(w, arg->opcode, arg->msg, arg->msg_length, w->data) < 0) {
                 w->failed = true;
                 wslay_event_queue_close(ctx, 1011, NULL, 0);
@@ -126,6 +138,13 @@ int ws_send(struct ws *w, int opcode, const void *msg, size_t len)
 void ws_close(struct ws *w, uint16_t code, const char *reason)
 {
         wslay_event_queue_close(w->ctx, code, (const uint8_t *)reason, reason ? strlen(reason) : 0);
+}
+
+uint16_t ws_close_received(const struct ws *w, const char **ret_reason)
+{
+        if (ret_reason)
+                *ret_reason = w->close_reason;
+        return w->close_code;
 }
 
 short ws_poll_events(struct ws *w)

@@ -34,9 +34,15 @@ void ws_free(struct ws *w); /* does not close fd */
 int ws_send(struct ws *w, int opcode, const void *msg, size_t len);
 /* Start the closing handshake (code 1000: normal). */
 void ws_close(struct ws *w, uint16_t code, const char *reason);
+/* The status code of the peer's close frame (1005: one without a code), 0
+ * while none came (or the connection dropped without one); *ret_reason:
+ * its reason ("" if none), valid as long as w. */
+uint16_t ws_close_received(const struct ws *w, const char **ret_reason);
 /* POLLIN and/or POLLOUT to wait for; 0 when there is nothing left to do. */
 short ws_poll_events(struct ws *w);
-/* Read and write what poll said is possible; < 0: the connection failed. */
+/* Read and write what poll said is possible; < 0: the connection failed.
+ * ws_pump(w, 0) reads the prefix given to ws_new: call it once when ready
+ * for messages, since poll says nothing about bytes already read. */
 int ws_pump(struct ws *w, short revents);
 bool ws_done(struct ws *w);
 int ws_fd(const struct ws *w);

@@ -1,9 +1,17 @@
-/* api_stream_pty.c - GET /stream/session/{name}/pty[?rows=R&cols=C]: a
- * terminal in a running session, as a WebSocket in Backend.AI's terminal
+/* api_stream_pty.c - GET /stream/session/{name}/pty[?rows=R&cols=C&terminal=ID]:
+ * a terminal in a running session, as a WebSocket in Backend.AI's terminal
  * protocol (src/agent/agent_pty.c speaks it).  The manager relays the
  * messages between the client and a second WebSocket to the agent that
  * runs the session's main kernel, signed like every manager-to-agent
  * request (src/common/sign.h).
+ *
+ * terminal=ID (src/common/terminal_id.h; a malformed one is a 400) names
+ * a terminal the agent keeps between sockets: the same ID on the same
+ * session attaches to the same shell again.  Only who may open the
+ * session's terminal reaches it, and the agent looks IDs up per kernel.
+ * The agent's close code goes on to the client (1000: the shell ended;
+ * 4001: another socket took the terminal over); an agent that drops the
+ * connection without one closes the client's with 1011.
  *
  * One thread per terminal moves the bytes; the loop only answers the
  * upgrade, records the owner's activity (keystrokes and pings keep the
@@ -20,6 +28,7 @@
 #include "../common/log.h"
 #include "../common/loop.h"
 #include "../common/crypto.h"
+#include "../common/terminal_id.h"
 #include "../common/timeutil.h"
 #include "../common/ws.h"
 #include "agent_call.h"
@@ -37,6 +46,7 @@ struct relay {
         struct session_target t;
         char secret[160];
         unsigned rows, cols;
+        char terminal[TERMINAL_ID_MAX + 1]; /* "": a shell for this socket only */
         /* the client's side, once upgraded */
         int fd;
         struct buf extra;
@@ -86,7 +96,8 @@ static void on_note(struct loop *l UNUSED, int fd, uint32_t events UNUSED, void 
 
 static int open_agent(struct relay *r, struct buf *leftover, struct tess_error **err)
 {
-        _cleanup_free_ char *target = xasprintf("/v1/kernels/%s/pty?rows=%u&cols=%u", r->t.kernel, r->rows, r->cols);
+        _cleanup_free_ char *target = xasprintf("/v1/kernels/%s/pty?rows=%u&cols=%u%s%s", r->t.kernel, r->rows, r->cols,
+                                                r->terminal[0] ? "&terminal=" : "", r->terminal);
         struct agent_endpoint e = { .secret = r->secret, .agent_id = r->t.agent, .address = r->t.address };
 
         return agent_socket_open(&e, target, AGENT_SOCKET_WEBSOCKET, leftover, err);
@@ -130,12 +141,30 @@ static int forward(struct ws *w, int opcode, const uint8_t *msg, size_t len, voi
         return s->peer ? ws_send(s->peer, opcode, msg, len) : 0;
 }
 
+/* The agent closed first: the client hears its code and reason (1000 the
+ * shell ended, 1011 a failure, 4xxx the terminal's own, as 4001 taken
+ * over); a connection that dropped without a close frame is a failure. */
+static void close_as_agent(struct ws *client, struct ws *agent)
+{
+        const char *reason = NULL;
+        uint16_t code = ws_close_received(agent, &reason);
+
+        if (code == 0)
+                ws_close(client, 1011, "the connection to the agent was lost");
+        else if (code == 1000 || code == 1011 || (code >= 3000 && code <= 4999))
+                ws_close(client, code, reason);
+        else
+                ws_close(client, 1000, NULL);
+}
+
 /* Pump both WebSockets until one ends, then close the other (for at most
  * CLOSE_GRACE_MS). */
 static void relay_run(struct ws *client, struct ws *agent)
 {
         int64_t closing_since = 0;
 
+        ws_pump(client, 0); /* what came with either handshake */
+        ws_pump(agent, 0);
         while (!(ws_done(client) && ws_done(agent))) {
                 struct pollfd p[2] = { { .fd = ws_fd(client), .events = ws_poll_events(client) },
                                        { .fd = ws_fd(agent), .events = ws_poll_events(agent) } };
@@ -147,7 +176,10 @@ static void relay_run(struct ws *client, struct ws *agent)
                         ws_pump(agent, p[1].revents);
                 if (!closing_since && (ws_done(client) || ws_done(agent))) {
                         closing_since = monotonic_usec();
-                        ws_close(ws_done(client) ? agent : client, 1000, NULL);
+                        if (ws_done(client))
+                                ws_close(agent, 1000, NULL);
+                        else
+                                close_as_agent(client, agent);
                 }
                 if (closing_since && monotonic_usec() - closing_since > CLOSE_GRACE_MS * USEC_PER_MSEC)
                         break;
@@ -242,8 +274,13 @@ void api_stream_pty(struct api_ctx *c)
                 http_add_header(c->req, "Sec-WebSocket-Version", "13");
                 return api_problem(c, 426, "upgrade-required", "only WebSocket version 13 is spoken");
         }
+        const char *terminal = http_query(c->req, "terminal");
+        if (terminal && !terminal_id_valid(terminal))
+                return api_problem(c, 400, "invalid-api-params",
+                                   "terminal: a terminal id is 8-64 letters, digits, '_' or '-'");
         struct relay *r = xcalloc(1, sizeof(*r));
         r->m = c->m;
+        snprintf(r->terminal, sizeof(r->terminal), "%s", terminal ? terminal : "");
         r->fd = -1;
         r->extra = (struct buf)BUF_INIT;
         r->rows = dimension(c, "rows", 24);

@@ -9,9 +9,12 @@
  * The steps: the admin logs in and launches a busybox session; its
  * terminal opens from the session list, runs `echo hello` and shows
  * hello; Ctrl+] leaves it; it follows the window's size (stty size at
- * two widths); a page reload connects again to the same session; a
- * connection cut under it comes back by itself, the page saying so
- * meanwhile; a folder is made on the storage page; a file goes up with
+ * two widths); a page reload finds the same shell (a variable set and a
+ * job started before it are there, the job's output while away too); a
+ * connection cut under it comes back by itself to the same shell, the
+ * page saying so meanwhile, without showing anything twice; another tab
+ * has a shell of its own; after `exit`, "Open a new shell" gives a new
+ * one, which a reload finds again; a folder is made on the storage page; a file goes up with
  * the picker, cut off once in the middle and resumed (HEAD asks the
  * offset), another by drag and drop, a third stopped by a page reload
  * and resumed when chosen again; directories made, renamed and deleted;
@@ -161,17 +164,23 @@ const steps = [
     },
   ],
   [
-    'a page reload connects again to the same session',
+    'a page reload finds the same shell, with what it printed meanwhile',
     async (page) => {
+      await run(page, 'X=kept42; echo set-$X', /^set-kept42$/);
+      await run(page, '(sleep 2; echo away-$((40+2))) & echo started', /^started$/);
       await page.reload();
       await waitForTerminal(page);
-      await run(page, 'echo again-$((6*7))', /^again-42$/);
+      const said = await page.locator('.terminal-status').textContent();
+      if (!/the same shell/.test(said)) throw new Error(`after the reload the page says '${said}'`);
+      await run(page, 'echo got-$X', /^got-kept42$/);
+      await run(page, 'sleep 2; echo slept', /^slept$/);
+      if (!(await terminalLines(page)).some((l) => l.endsWith('away-42'))) throw new Error("the job's output is missing");
       const title = await page.title();
       if (!title.startsWith('webterm')) throw new Error(`the title is '${title}'`);
     },
   ],
   [
-    'a connection cut under the terminal comes back by itself, and the page says so',
+    'a connection cut under the terminal comes back by itself to the same shell, and the page says so',
     async (page) => {
       const sockets = [];
       await page.routeWebSocket(/\/stream\/session\/.*\/pty/, (ws) => {
@@ -180,14 +189,44 @@ const steps = [
       });
       await page.reload();
       await waitForTerminal(page);
+      await run(page, 'Y=cut7; echo before-cut-$Y', /^before-cut-cut7$/);
       await sockets.at(-1).close({ code: 4000, reason: 'cut by the test' });
       await waitForTerminal(page, 'waiting');
       const said = await page.locator('.terminal-status').textContent();
       console.log(`# while cut: ${said}`);
       if (!/Reconnecting in \d+ s/.test(said)) throw new Error(`the page says '${said}'`);
       await waitForTerminal(page);
-      await run(page, 'echo back-$((2+3))', /^back-5$/);
+      await run(page, 'echo back-$((2+3))-$X-$Y', /^back-5-kept42-cut7$/);
+      const lines = await terminalLines(page);
+      const shown = lines.filter((l) => l === 'before-cut-cut7').length;
+      if (shown !== 1) throw new Error(`before-cut-cut7 shows ${shown} times: ${lines.filter(Boolean).join(' | ')}`);
       await page.unrouteAll();
+    },
+  ],
+  [
+    'another tab has a shell of its own',
+    async (page) => {
+      const other = await page.context().newPage();
+      await other.goto(page.url());
+      await waitForTerminal(other);
+      await run(other, 'echo other-[$X]', /^other-\[\]$/);
+      await other.close();
+    },
+  ],
+  [
+    'after exit, a new shell, which a reload finds again',
+    async (page) => {
+      await page.locator('.terminal-frame').click();
+      await page.keyboard.type('exit');
+      await page.keyboard.press('Enter');
+      await waitForTerminal(page, 'ended');
+      await page.getByRole('status').filter({ hasText: 'The shell ended.' }).waitFor({ timeout: UI_TIMEOUT_MS });
+      await page.getByRole('button', { name: 'Open a new shell' }).click();
+      await waitForTerminal(page);
+      await run(page, 'Z=fresh1; echo new-[$X]-$Z', /^new-\[\]-fresh1$/);
+      await page.reload();
+      await waitForTerminal(page);
+      await run(page, 'echo again-$Z', /^again-fresh1$/);
     },
   ],
   [

@@ -1,5 +1,5 @@
 #!/bin/bash
-test_description='the web terminal and the storage pages in a real browser (tests/browser/terminal-storage.mjs): a busybox session'"'"'s terminal echoes, follows the window size, comes back after a reload and after a cut connection; a folder made, a file uploaded with the picker (cut off and resumed) and one dropped, directories, a download compared byte for byte, the trash; the folder mounted in a session that reads the file; an invitation accepted by a second user; screenshots at 1280x800 and 390x844'
+test_description='the web terminal and the storage pages in a real browser (tests/browser/terminal-storage.mjs): a busybox session'"'"'s terminal echoes, follows the window size, finds the same shell after a reload and after a cut connection (a variable, a job'"'"'s output, nothing shown twice), another tab has its own shell, a new shell after exit; a folder made, a file uploaded with the picker (cut off and resumed) and one dropped, directories, a download compared byte for byte, the trash; the folder mounted in a session that reads the file; an invitation accepted by a second user; screenshots at 1280x800 and 390x844'
 . "$(dirname "$0")/../lib/test-lib.sh"
 . "$(dirname "$0")/../lib/registry.sh"
 . "$(dirname "$0")/../lib/browser.sh"

@@ -7,12 +7,20 @@ usage: ws-pty.py URL [-H 'Name: value']... STEP...
 
 Steps, in order:
   send:TEXT           keystrokes (\\n and \\r escapes are expanded)
+  ctrl:C               Ctrl+C (any letter)
   resize:ROWS:COLS
   raw:TEXT            send TEXT as a text message as is
   expect:TEXT         wait (10 s) until the terminal output contains TEXT
   expect-error:TEXT   wait until an {"type": "error"} message contains TEXT
+  expect-terminal:KEPT  wait for a named terminal's {"type": "terminal"}
+                      message; KEPT: kept (an existing shell) or new
+  sleep:SECONDS       wait (answering pings)
   close               send a close frame
-  expect-close        wait until the server closes the connection
+  expect-close[:CODE] wait until the server closes the connection (with
+                      that close code)
+
+The server's close code and reason are printed as "# closed CODE REASON";
+a refused handshake prints its status line and body.
 
 Prints the terminal output seen; exit 0 if every step passed, else 1.
 """
@@ -44,8 +52,18 @@ class WS:
         head, self.buf = head.split(b"\r\n\r\n", 1)
         status = head.split(b"\r\n")[0].decode()
         if " 101 " not in status + " ":
-            raise SystemExit(f"handshake: {status}")
+            self.sock.settimeout(2)
+            try:
+                while len(self.buf) < 4096:
+                    chunk = self.sock.recv(4096)
+                    if not chunk:
+                        break
+                    self.buf += chunk
+            except OSError:
+                pass
+            raise SystemExit(f"handshake: {status} {self.buf[:300].decode(errors='replace')}")
         self.closed = False
+        self.close_code = None
 
     def send(self, opcode, payload):
         mask = os.urandom(4)
@@ -103,15 +121,17 @@ def main():
             steps.append(args[i])
             i += 1
     ws = WS(url, headers)
-    seen, errors = "", ""
+    seen, errors, terminal = "", "", None
 
-    def wait_for(pred, what):
-        nonlocal seen, errors
-        deadline = time.time() + 10
+    def wait_for(pred, what, seconds=10):
+        nonlocal seen, errors, terminal
+        deadline = time.time() + seconds
         while not pred():
             try:
                 op, data = ws.message(deadline)
             except (socket.timeout, TimeoutError):
+                if what == "time":
+                    return True
                 print(f"\n# timed out waiting for {what}; output so far: {seen!r} errors: {errors!r}")
                 return False
             except EOFError:
@@ -122,6 +142,9 @@ def main():
                 return False
             if op == 8:
                 ws.closed = True
+                code = struct.unpack("!H", data[:2])[0] if len(data) >= 2 else None
+                ws.close_code = code
+                print(f"\n# closed {code} {data[2:].decode(errors='replace')}")
                 if what == "close":
                     return True
                 print(f"\n# server closed waiting for {what}")
@@ -136,6 +159,9 @@ def main():
                 sys.stdout.flush()
             elif msg.get("type") == "error":
                 errors += msg.get("data", "") + "\n"
+            elif msg.get("type") == "terminal":
+                terminal = msg
+                print(f"# terminal {json.dumps(msg)}")
         return True
 
     for step in steps:
@@ -143,6 +169,8 @@ def main():
         if kind == "send":
             text = arg.replace("\\n", "\n").replace("\\r", "\r")
             ws.send(1, json.dumps({"type": "stdin", "chars": base64.b64encode(text.encode()).decode()}).encode())
+        elif kind == "ctrl":
+            ws.send(1, json.dumps({"type": "stdin", "chars": base64.b64encode(bytes([ord(arg.upper()) - 64])).decode()}).encode())
         elif kind == "resize":
             rows, cols = arg.split(":")
             ws.send(1, json.dumps({"type": "resize", "rows": int(rows), "cols": int(cols)}).encode())
@@ -154,10 +182,22 @@ def main():
         elif kind == "expect-error":
             if not wait_for(lambda: arg in errors, "error " + repr(arg)):
                 return 1
+        elif kind == "expect-terminal":
+            if not wait_for(lambda: terminal is not None, "the terminal message"):
+                return 1
+            if terminal.get("kept") is not (arg == "kept"):
+                print(f"# wanted a {arg} terminal, got {terminal}")
+                return 1
+        elif kind == "sleep":
+            if not ws.closed:
+                wait_for(lambda: False, "time", float(arg))
         elif kind == "close":
             ws.send(8, struct.pack("!H", 1000))
         elif kind == "expect-close":
-            if not wait_for(lambda: ws.closed, "close"):
+            if not ws.closed and not wait_for(lambda: ws.closed, "close"):
+                return 1
+            if arg and str(ws.close_code) != arg:
+                print(f"# closed with {ws.close_code}, not {arg}")
                 return 1
         else:
             raise SystemExit(f"unknown step {step}")

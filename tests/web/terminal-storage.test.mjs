@@ -1,6 +1,6 @@
 /* terminal-storage.test.mjs - web/src/pty-protocol.js, backoff.js and the
- * path and name rules of folders.js: the terminal's messages, the retry
- * delays, paths inside a folder. */
+ * path and name rules of folders.js: the terminal's messages and IDs, the
+ * retry delays, paths inside a folder. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { RETRY_MAX_MS, retryDelay } from '../../web/src/backoff.js';
@@ -18,12 +18,15 @@ import {
 } from '../../web/src/folders.js';
 import {
   PING_MESSAGE,
+  TERMINAL_TAKEN_CODE,
   base64ToBytes,
   bytesToBase64,
+  newTerminalId,
   parseMessage,
   ptyUrl,
   resizeMessage,
   stdinMessage,
+  terminalIdFor,
 } from '../../web/src/pty-protocol.js';
 
 test("the terminal's URL is on the page's origin, ws or wss, with its size", () => {
@@ -32,6 +35,35 @@ test("the terminal's URL is on the page's origin, ws or wss, with its size", () 
     'ws://127.0.0.1:8090/stream/session/my%20session/pty?rows=24&cols=80',
   );
   assert.equal(ptyUrl({ protocol: 'https:', host: 'gpu.lab' }, 's1', 0, 5000), 'wss://gpu.lab/stream/session/s1/pty?rows=1&cols=1000');
+});
+
+test('a kept terminal is named in the URL', () => {
+  assert.equal(
+    ptyUrl({ protocol: 'http:', host: 'h' }, 's1', 24, 80, 'Ab_-0123456789'),
+    'ws://h/stream/session/s1/pty?rows=24&cols=80&terminal=Ab_-0123456789',
+  );
+  assert.equal(TERMINAL_TAKEN_CODE, 4001);
+});
+
+test('terminal IDs: 22 characters the manager takes, one per tab and session, a fresh one on demand', () => {
+  const id = newTerminalId();
+  assert.match(id, /^[A-Za-z0-9_-]{22}$/);
+  assert.notEqual(newTerminalId(), id);
+  assert.equal(newTerminalId((b) => b.fill(0xff)), '_____________________w');
+  const store = new Map();
+  const storage = { getItem: (k) => store.get(k) ?? null, setItem: (k, v) => store.set(k, v) };
+  const a = terminalIdFor(storage, 'sess-a');
+  assert.equal(terminalIdFor(storage, 'sess-a'), a); /* a reload of the tab */
+  assert.equal(store.get('tessera.terminal.sess-a'), a);
+  const b = terminalIdFor(storage, 'sess-b');
+  assert.notEqual(b, a);
+  const fresh = terminalIdFor(storage, 'sess-a', { fresh: true });
+  assert.notEqual(fresh, a);
+  assert.equal(terminalIdFor(storage, 'sess-a'), fresh);
+  store.set('tessera.terminal.sess-c', 'bad id!');
+  assert.match(terminalIdFor(storage, 'sess-c'), /^[A-Za-z0-9_-]{22}$/);
+  const refusing = { getItem: () => { throw new Error('denied'); }, setItem: () => { throw new Error('denied'); } };
+  assert.match(terminalIdFor(refusing, 'sess-a'), /^[A-Za-z0-9_-]{22}$/);
 });
 
 test('keystrokes go as base64 of UTF-8; resize and ping as the agent reads them', () => {
@@ -51,6 +83,12 @@ test("the manager's messages: output as bytes, errors as text, the rest ignored"
   assert.equal(parseMessage('not json'), null);
   assert.equal(parseMessage('{"type":"out","data":"%%%"}'), null);
   assert.equal(parseMessage('{"type":"pong"}'), null);
+  assert.deepEqual(parseMessage('{"type":"terminal","id":"abcdefgh","kept":true}'), {
+    type: 'terminal',
+    id: 'abcdefgh',
+    kept: true,
+  });
+  assert.equal(parseMessage('{"type":"terminal","id":"abcdefgh"}').kept, false);
   const big = new Uint8Array(100_000).map((_, i) => i % 251);
   assert.deepEqual(base64ToBytes(bytesToBase64(big)), big);
 });

@@ -1,5 +1,5 @@
 /* pty-protocol.js - the terminal WebSocket of the manager,
- * GET /stream/session/{name}/pty?rows=R&cols=C (src/manager/
+ * GET /stream/session/{name}/pty?rows=R&cols=C&terminal=ID (src/manager/
  * api_stream_pty.c; the messages are those of src/agent/agent_pty.c),
  * without the socket itself (no DOM: tested by node --test).  Messages
  * are JSON text:
@@ -7,19 +7,59 @@
  *   to the manager    {"type": "stdin", "chars": BASE64}   keystrokes (UTF-8)
  *                     {"type": "resize", "rows": R, "cols": C}
  *                     {"type": "ping"}   keeps the session from the idle timeout
- *   from it           {"type": "out", "data": BASE64}      what the terminal shows
+ *   from it           {"type": "terminal", "id": ID, "kept": BOOL}  first: the
+ *                                        same shell as before (its scrollback
+ *                                        follows) or a new one
+ *                     {"type": "out", "data": BASE64}      what the terminal shows
  *                     {"type": "error", "data": MESSAGE}
  *
+ * The terminal ID names a shell the agent keeps between sockets (for
+ * terminal_keep, 15 min by default); a socket closed with
+ * TERMINAL_TAKEN_CODE lost its terminal to another socket with the same ID.
  * The browser's session cookie authenticates the socket; the manager
  * accepts it only from its own origin. */
 
 /* rows and cols the manager accepts (1-1000). */
 const clamp = (n) => Math.min(1000, Math.max(1, Math.round(n) || 1));
 
-/* The socket's URL on the page's own origin: ws:// for http://, wss:// for https://. */
-export function ptyUrl(location, session, rows, cols) {
+/* The socket's URL on the page's own origin: ws:// for http://, wss:// for
+ * https://; terminal: the ID of a kept shell, if any. */
+export function ptyUrl(location, session, rows, cols, terminal = '') {
   const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
-  return `${scheme}//${location.host}/stream/session/${encodeURIComponent(session)}/pty?rows=${clamp(rows)}&cols=${clamp(cols)}`;
+  const name = terminal ? `&terminal=${encodeURIComponent(terminal)}` : '';
+  return `${scheme}//${location.host}/stream/session/${encodeURIComponent(session)}/pty?rows=${clamp(rows)}&cols=${clamp(cols)}${name}`;
+}
+
+/* The close code of a socket whose terminal another socket (another tab
+ * with the same ID) took over. */
+export const TERMINAL_TAKEN_CODE = 4001;
+
+const TERMINAL_ID = /^[A-Za-z0-9_-]{8,64}$/;
+
+/* A new terminal ID: 16 random bytes as base64url (22 characters). */
+export function newTerminalId(random = (bytes) => crypto.getRandomValues(bytes)) {
+  return bytesToBase64(random(new Uint8Array(16))).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+/* The terminal ID of this tab for a session, kept in storage (the tab's
+ * sessionStorage: a reload finds the same shell, another tab makes its
+ * own); fresh: a new one in its place. */
+export function terminalIdFor(storage, session, { fresh = false, random } = {}) {
+  const key = `tessera.terminal.${session}`;
+  let id = null;
+  try {
+    id = fresh ? null : storage.getItem(key);
+  } catch {
+    /* storage refused: a shell for this page only */
+  }
+  if (id && TERMINAL_ID.test(id)) return id;
+  id = newTerminalId(random);
+  try {
+    storage.setItem(key, id);
+  } catch {
+    /* as above */
+  }
+  return id;
 }
 
 export function bytesToBase64(bytes) {
@@ -49,7 +89,8 @@ export const PING_MESSAGE = JSON.stringify({ type: 'ping' });
 
 /* A message from the manager: {type: 'out', bytes} (a Uint8Array: UTF-8
  * that may end inside a character; xterm.js joins it with what follows),
- * {type: 'error', message}, or null for anything else. */
+ * {type: 'error', message}, {type: 'terminal', id, kept}, or null for
+ * anything else. */
 export function parseMessage(text) {
   let m;
   try {
@@ -65,5 +106,6 @@ export function parseMessage(text) {
     }
   }
   if (m?.type === 'error') return { type: 'error', message: String(m.data ?? 'the terminal failed') };
+  if (m?.type === 'terminal') return { type: 'terminal', id: String(m.id ?? ''), kept: m.kept === true };
   return null;
 }

@@ -3,8 +3,11 @@
  *
  * The terminal fills the page and follows its size (the fit addon; new
  * rows and columns go to the manager).  The URL names the session, so a
- * page reload opens it again; a dropped connection comes back by itself
- * (a session the live list sees start again is tried at once), and the
+ * page reload opens it again, and the tab's terminal ID (pty-connection.js)
+ * finds the same shell: its scrollback is replayed into a cleared
+ * terminal.  A dropped connection comes back by itself, to the same shell
+ * (a session the live list sees start again is tried at once); a shell
+ * that was gone meanwhile is marked in the terminal as a new one.  The
  * line above the terminal says what happens (role=status, data-state).
  * Tab and Shift+Tab belong to the shell: Ctrl+] leaves the terminal.
  * Without a session in the URL the page lists the running ones.
@@ -23,6 +26,9 @@ const COUNTDOWN_MS = 1000;
 
 /* A line in the terminal itself between two shells, dimmed. */
 const NOTE = (text) => `\r\n\x1b[2m[${text}]\x1b[0m\r\n`;
+/* RIS, through xterm.js's write queue (after what is still queued): a
+ * cleared terminal and scrollback for a replay. */
+const RESET = '\x1bc';
 
 class TerminalPage extends TesseraElement {
   #session = router.route.arg;
@@ -31,7 +37,8 @@ class TerminalPage extends TesseraElement {
   #connection = null;
   #observer = null;
   #ticker = null;
-  #opened = 0;
+  #attached = 0;
+  #asked = false; /* the user asked for a new shell */
 
   constructor() {
     super();
@@ -68,6 +75,7 @@ class TerminalPage extends TesseraElement {
     const connection = new PtyConnection(this.#session, { rows: terminal.rows, cols: terminal.cols });
     terminal.onData((data) => connection.send(data));
     terminal.onResize(({ rows, cols }) => connection.resize(rows, cols));
+    connection.addEventListener('attached', (e) => this.#attachedTo(e.detail.kept));
     connection.addEventListener('output', (e) => terminal.write(e.detail));
     connection.addEventListener('change', () => this.#connectionChanged());
     this.#observer = new ResizeObserver(() => frame.offsetWidth && this.#fit.fit());
@@ -85,9 +93,17 @@ class TerminalPage extends TesseraElement {
     return false;
   }
 
+  /* A socket found its shell: the same one (its scrollback follows: the
+   * terminal starts over from it, nothing twice) or a new one. */
+  #attachedTo(kept) {
+    if (kept) this.#terminal.write(RESET);
+    else if (this.#attached > 0) this.#terminal.write(NOTE(this.#asked ? 'a new shell' : 'the shell was gone: a new shell'));
+    this.#attached++;
+    this.#asked = false;
+  }
+
   #connectionChanged() {
     const c = this.#connection;
-    if (c.state === 'open' && this.#opened++ > 0) this.#terminal.write(NOTE('connected again: a new shell'));
     if (c.state === 'ended') this.#terminal.write(NOTE(c.reason));
     this.requestUpdate();
   }
@@ -104,6 +120,12 @@ class TerminalPage extends TesseraElement {
     this.#terminal.focus();
   }
 
+  #newShell() {
+    this.#asked = true;
+    this.#connection.open({ fresh: true });
+    this.#terminal.focus();
+  }
+
   #status() {
     const c = this.#connection;
     if (!c) return '';
@@ -112,7 +134,7 @@ class TerminalPage extends TesseraElement {
       case 'connecting':
         return `Connecting to ${name}…`;
       case 'open':
-        return `Connected to ${name}.`;
+        return c.kept ? `Connected to ${name}: the same shell as before.` : `Connected to ${name}.`;
       case 'waiting': {
         const seconds = Math.max(0, Math.ceil((c.retryAt - Date.now()) / 1000));
         return `${c.reason} Reconnecting in ${seconds} s (failed ${c.failures} ${c.failures === 1 ? 'time' : 'times'}).`;
@@ -142,8 +164,11 @@ class TerminalPage extends TesseraElement {
         ${state === 'waiting'
           ? html`<button type="button" class="small" @click=${this.#reconnect}>Reconnect now</button>`
           : ''}
-        ${state === 'ended'
-          ? html`<button type="button" class="small" @click=${this.#reconnect}>Open a new shell</button>`
+        ${state === 'ended' && this.#connection.ended === 'taken'
+          ? html`<button type="button" class="small" @click=${this.#reconnect}>Take it back</button>`
+          : ''}
+        ${state === 'ended' && this.#connection.ended !== 'taken'
+          ? html`<button type="button" class="small" @click=${this.#newShell}>Open a new shell</button>`
           : ''}
         <a class="button small" href=${href('sessions')}>Sessions</a>
       </div>
