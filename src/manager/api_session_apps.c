@@ -118,6 +118,20 @@ static int session_facts(struct manager *m, const char *session, json_t **ret_la
         return 0;
 }
 
+/* POST body (consumed) to /v1/kernels/<kernel>/<op> on the session's
+ * agent; done answers the client. */
+static struct agent_call *post_to_kernel(struct api_ctx *c, const struct session_target *t, const char *op,
+                                         json_t *body, long timeout_s,
+                                         void (*done)(struct api_ctx *, struct agent_call *))
+{
+        _cleanup_free_ char *text = json_dumps(body, JSON_COMPACT);
+        _cleanup_free_ char *target = xasprintf("/v1/kernels/%s/%s", t->kernel, op);
+
+        json_decref(body);
+        return agent_call_one(c, t->agent, t->address, "POST", target, text, strlen(text), "application/json",
+                              timeout_s, done);
+}
+
 static void on_started(struct api_ctx *c, struct agent_call *call)
 {
         struct started *s = call->user;
@@ -269,11 +283,7 @@ void api_session_start_service(struct api_ctx *c)
                 started_free(s);
                 return api_fail(c, err);
         }
-        _cleanup_free_ char *text = json_dumps(fwd, JSON_COMPACT);
-        _cleanup_free_ char *target = xasprintf("/v1/kernels/%s/start-service", t.kernel);
-        json_decref(fwd);
-        struct agent_call *call = agent_call_one(c, t.agent, t.address, "POST", target, text, strlen(text),
-                                                 "application/json", START_TIMEOUT_S, on_started);
+        struct agent_call *call = post_to_kernel(c, &t, "start-service", fwd, START_TIMEOUT_S, on_started);
         if (!call)
                 return started_free(s);
         call->user = s;
@@ -348,12 +358,8 @@ void api_session_shutdown_service(struct api_ctx *c)
                 }
         }
         api_audit_target(c, "session %s app %s", t.session, app);
-        json_t *fwd = json_pack("{s:o}", "names", names);
-        _cleanup_free_ char *text = json_dumps(fwd, JSON_COMPACT);
-        _cleanup_free_ char *target = xasprintf("/v1/kernels/%s/shutdown-service", t.kernel);
-        json_decref(fwd);
-        struct agent_call *call = agent_call_one(c, t.agent, t.address, "POST", target, text, strlen(text),
-                                                 "application/json", STOP_TIMEOUT_S, on_stopped);
+        struct agent_call *call = post_to_kernel(c, &t, "shutdown-service", json_pack("{s:o}", "names", names),
+                                                 STOP_TIMEOUT_S, on_stopped);
         if (!call)
                 return;
         call->user = xstrdup(app);

@@ -42,15 +42,6 @@ upload() {
                 "$BACKEND_ENDPOINT/session/$1/upload") || true
 }
 
-# pty TARGET STEP...: tests/lib/ws-pty.py against the manager, signed as the caller
-pty() {
-        local target=$1 h=() l
-        shift
-        while IFS= read -r l; do h+=(-H "$l"); done < <("$BUILD/test-tool" sign GET "$target" \
-                "${BACKEND_ENDPOINT#http://}" "$BACKEND_ACCESS_KEY" "$BACKEND_SECRET_KEY")
-        timeout 60 python3 "$TEST_ROOT/tests/lib/ws-pty.py" "ws://${BACKEND_ENDPOINT#http://}$target" "${h[@]}" "$@"
-}
-
 # other_user: act as a second, ordinary user (created on first use)
 other_user() {
         if [ ! -s "$TMP/other.keys" ]; then

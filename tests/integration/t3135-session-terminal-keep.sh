@@ -7,15 +7,6 @@ test_with_containers
 
 ID=t3135-keep-0001
 
-# pty TARGET STEP...: tests/lib/ws-pty.py against the manager, signed as the caller
-pty() {
-        local target=$1 h=() l
-        shift
-        while IFS= read -r l; do h+=(-H "$l"); done < <("$BUILD/test-tool" sign GET "$target" \
-                "${BACKEND_ENDPOINT#http://}" "$BACKEND_ACCESS_KEY" "$BACKEND_SECRET_KEY")
-        timeout 60 python3 "$TEST_ROOT/tests/lib/ws-pty.py" "ws://${BACKEND_ENDPOINT#http://}$target" "${h[@]}" "$@"
-}
-
 # ps_has PATTERN: a process of the session's container matches (busybox ps)
 ps_has() {
         "$TESSERA" session exec keep ps >"$TMP/ps.out" 2>&1 && grep -q "$1" "$TMP/ps.out"

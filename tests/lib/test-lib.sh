@@ -520,7 +520,17 @@ gpus() {
         echo "[$out]"
 }
 
-# ---- real agents and their containers (runc) ----
+# pty TARGET STEP...: a terminal WebSocket (tests/lib/ws-pty.py) through the
+# manager, signed as the caller (BACKEND_*)
+pty() {
+        local target=$1 h=() l
+        shift
+        while IFS= read -r l; do h+=(-H "$l"); done < <("$BUILD/test-tool" sign GET "$target" \
+                "${BACKEND_ENDPOINT#http://}" "$BACKEND_ACCESS_KEY" "$BACKEND_SECRET_KEY")
+        timeout 60 python3 "$TEST_ROOT/tests/lib/ws-pty.py" "ws://${BACKEND_ENDPOINT#http://}$target" "${h[@]}" "$@"
+}
+
+# ---- real agents and their containers (crun or runc) ----
 #
 # The dev agent of start_manager (WITH_AGENT) has its configuration in
 # $MANAGER_STATE/agent.conf and its state in $MANAGER_STATE/agent; start_agent
