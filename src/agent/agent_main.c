@@ -32,13 +32,13 @@
 #include "agent_http.h"
 #include "cgroup_tune.h"
 #include "commit.h"
-#include "oci_runtime.h"
 #include "gpu_stats.h"
 #include "gpu_util.h"
 #include "image.h"
 #include "image_budget_loop.h"
 #include "kernels.h"
 #include "netns.h"
+#include "oci_runtime.h"
 #include "pty_keep.h"
 
 #define SYNC_WAIT_MAX_SEC 30
