@@ -36,13 +36,14 @@ static int split_fields(char *s, char **fields, int max)
         return n;
 }
 
-static bool has_option(const char *options, const char *name)
+/* Is word one of the words of list (separated by any of seps)? */
+static bool has_word(const char *list, const char *seps, const char *word)
 {
-        _cleanup_free_ char *copy = xstrdup(options);
+        _cleanup_free_ char *copy = xstrdup(list);
         char *save = NULL;
 
-        for (char *o = strtok_r(copy, ",", &save); o; o = strtok_r(NULL, ",", &save))
-                if (streq(o, name))
+        for (char *w = strtok_r(copy, seps, &save); w; w = strtok_r(NULL, seps, &save))
+                if (streq(w, word))
                         return true;
         return false;
 }
@@ -56,7 +57,7 @@ int cgroup_favordynmods_remount(const char *mountinfo_line, char **ret_target, u
 
         while (sep < n && !streq(f[sep], "-"))
                 sep++; /* past the optional fields */
-        if (n < 6 || sep + 3 >= n || !streq(f[sep + 1], "cgroup2") || has_option(f[sep + 3], "favordynmods"))
+        if (n < 6 || sep + 3 >= n || !streq(f[sep + 1], "cgroup2") || has_word(f[sep + 3], ",", "favordynmods"))
                 return 0;
         if (strchr(f[4], '\\'))
                 return 0; /* an escaped mount point (a space in it): not the host's cgroup mount */
@@ -82,13 +83,7 @@ int cgroup_favordynmods_remount(const char *mountinfo_line, char **ret_target, u
 
 bool cgroup_favordynmods_offered(const char *features)
 {
-        _cleanup_free_ char *copy = xstrdup(features);
-        char *save = NULL;
-
-        for (char *w = strtok_r(copy, " \n", &save); w; w = strtok_r(NULL, " \n", &save))
-                if (streq(w, "favordynmods"))
-                        return true;
-        return false;
+        return has_word(features, " \n", "favordynmods");
 }
 
 /* The first cgroup2 line of mountinfo, or NULL (caller frees). */
