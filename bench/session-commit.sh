@@ -7,10 +7,11 @@
 # copied into the container's root as root in it would install packages
 # (through its overlay mount, so they land in its upper dir), plus a few
 # deletions.  Each round:
-#   - Tessera: from POST /session/{name}/commit to the task's end read from
-#     GET /background-tasks/{id} (the agent snapshots the upper dir into a
-#     zstd layer and pushes it to the manager's registry, which registers
-#     the image; the agent unpacks it for itself afterwards): the user's wait;
+#   - Tessera: `tessera session commit NAME --tag T`, which POSTs
+#     /session/{name}/commit and follows the task's events to its end (the
+#     agent snapshots the upper dir into a zstd layer, uploading it to the
+#     manager's registry as it is written; the manager registers the image;
+#     the agent unpacks it for itself afterwards): the user's wait;
 #   - tar -cf: the upper dir into a file (synced), the bare snapshot;
 #   - tar -czf: the same through gzip (default level 6), a compressed layer
 #     as `docker commit`'s push makes.
@@ -77,13 +78,10 @@ for ((i = 1; i <= ROUNDS; i++)); do
         echo "$i" >"$C/bundle/rootfs/usr/local/round" # a new layer each round: no blob is reused
         sync
         t0=$(now)
-        task=$(api POST /session/bench/commit "{\"tag\": \"r$i\"}" | jq -r .task_id)
-        [ -n "$task" ] && [ "$task" != null ] || { echo "commit refused" >&2; exit 1; }
-        until st=$(api GET "/background-tasks/$task" | jq -r .status) && [ "$st" != ongoing ]; do
-                sleep 0.02
-        done
+        BACKEND_ENDPOINT=http://127.0.0.1:$PORT BACKEND_ACCESS_KEY=$AK BACKEND_SECRET_KEY=$SK \
+                "$TESSERA" session commit bench --tag "r$i" >"$T/commit.out" 2>&1 ||
+                { echo "commit failed: $(cat "$T/commit.out")" >&2; exit 1; }
         t1=$(now)
-        [ "$st" = done ] || { echo "commit $st: $(api GET "/background-tasks/$task" | jq -r .message)" >&2; exit 1; }
         elapsed "$t0" "$t1" >>"$T/commit.t"
         # the agent then unpacks the layer for itself: not the user's wait,
         # but not to be measured into the next round's tar either

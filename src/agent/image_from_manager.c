@@ -10,21 +10,22 @@
 #include "image_push.h"
 #include "registry.h"
 
-struct signer {
-        const char *id, *secret;
-};
+/* a streamed blob's chunks: smaller than a whole push's, so that less is
+ * left to send once the writer ends */
+#define STREAM_CHUNK ((int64_t)4 << 20)
 
 /* The agent's signature of a request, as api_agent.c checks it. */
 static int sign_request(void *data, const char *method, const char *path, const char *body_sha256,
                         char *ret_lines[REGISTRY_SIGN_LINES], struct tess_error **err)
 {
-        const struct signer *s = data;
+        const struct agent_ctx *ctx = data;
+        const char *id = ctx->conf->id;
         int64_t ts = now_usec() / USEC_PER_SEC;
         char sig[SIGN_HEX_MAX];
 
-        if (sign_agent_request_hashed(s->secret, method, path, ts, s->id, body_sha256, sig, err) < 0)
+        if (sign_agent_request_hashed(ctx->secret, method, path, ts, id, body_sha256, sig, err) < 0)
                 return -EIO;
-        ret_lines[0] = xasprintf("Authorization: TesseraAgent id=%s, signature=%s", s->id, sig);
+        ret_lines[0] = xasprintf("Authorization: TesseraAgent id=%s, signature=%s", id, sig);
         ret_lines[1] = xasprintf("X-Tessera-Agent-Time: %lld", (long long)ts);
         return 0;
 }
@@ -59,7 +60,6 @@ static int manager_host(const char *url, char **ret, bool *ret_https, struct tes
 int image_pull_from_manager(struct agent_ctx *ctx, const char *image, struct tess_error **err)
 {
         _cleanup_free_ char *host = NULL, *ref = NULL;
-        struct signer s = { .id = ctx->conf->id, .secret = ctx->secret };
         bool https = false;
         int r;
 
@@ -73,32 +73,56 @@ int image_pull_from_manager(struct agent_ctx *ctx, const char *image, struct tes
         r = registry_pull(
                 ctx->images, ref,
                 &(struct registry_opts){
-                        .insecure = https ? NULL : insecure, .tag_as = image, .sign = sign_get, .sign_data = &s },
+                        .insecure = https ? NULL : insecure, .tag_as = image, .sign = sign_get, .sign_data = ctx },
                 NULL, err);
         if (r == -ENOENT)
                 return tess_err_wrap(err, "image '%s' is neither on this agent nor imported into the manager", image);
         return r;
 }
 
+/* Push options and reference for `image` on the manager; the options
+ * point into *host and *insecure, which must outlive them. */
+static int push_setup(struct agent_ctx *ctx, const char *image, char **host,
+                      const char *insecure[2], char **ret_ref, struct image_push_opts *ret, struct tess_error **err)
+{
+        bool https = false;
+        int r = manager_host(ctx->conf->manager, host, &https, err);
+
+        if (r < 0)
+                return r;
+        insecure[0] = *host;
+        insecure[1] = NULL;
+        *ret_ref = xasprintf("%s/%s", *host, image);
+        *ret = (struct image_push_opts){ .insecure = https ? NULL : insecure, .sign = sign_request, .sign_data = ctx };
+        return 0;
+}
+
 int image_push_to_manager(struct agent_ctx *ctx, const char *image, const char *manifest,
                           void (*progress)(void *data, int64_t sent), void *data, struct tess_error **err)
 {
         _cleanup_free_ char *host = NULL, *ref = NULL;
-        struct signer s = { .id = ctx->conf->id, .secret = ctx->secret };
+        const char *insecure[2];
+        struct image_push_opts o;
         struct image_push_result res;
-        bool https = false;
-        int r = manager_host(ctx->conf->manager, &host, &https, err);
+        int r = push_setup(ctx, image, &host, insecure, &ref, &o, err);
 
         if (r < 0)
                 return r;
-        const char *insecure[] = { host, NULL };
-        ref = xasprintf("%s/%s", host, image);
-        return image_push(image_store_dir(ctx->images), ref,
-                          &(struct image_push_opts){ .manifest = manifest,
-                                                     .insecure = https ? NULL : insecure,
-                                                     .sign = sign_request,
-                                                     .sign_data = &s,
-                                                     .progress = progress,
-                                                     .progress_data = data },
-                          &res, err);
+        o.manifest = manifest;
+        o.progress = progress;
+        o.progress_data = data;
+        return image_push(image_store_dir(ctx->images), ref, &o, &res, err);
+}
+
+int image_push_stream_to_manager(struct agent_ctx *ctx, const char *image, const char *path,
+                                 struct image_push_stream **ret, struct tess_error **err)
+{
+        _cleanup_free_ char *host = NULL, *ref = NULL;
+        const char *insecure[2];
+        struct image_push_opts o;
+        int r = push_setup(ctx, image, &host, insecure, &ref, &o, err);
+        if (r < 0)
+                return r;
+        o.chunk = STREAM_CHUNK;
+        return image_push_stream_start(ref, &o, path, ret, err);
 }

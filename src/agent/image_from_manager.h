@@ -12,6 +12,7 @@
 #include "../common/error.h"
 
 struct agent_ctx;
+struct image_push_stream;
 
 /* Pull `image` ("name:tag", as the manager names it) into ctx->images,
  * tagged there as `image`.
@@ -23,5 +24,11 @@ int image_pull_from_manager(struct agent_ctx *ctx, const char *image, struct tes
  * bytes uploaded so far. */
 int image_push_to_manager(struct agent_ctx *ctx, const char *image, const char *manifest,
                           void (*progress)(void *data, int64_t sent), void *data, struct tess_error **err);
+
+/* Upload the blob being written to `path` to the manager's repository of
+ * `image` while it is written (image_push_stream_*, image_push.h), so that
+ * image_push_to_manager() of an image naming it finds it there. */
+int image_push_stream_to_manager(struct agent_ctx *ctx, const char *image, const char *path,
+                                 struct image_push_stream **ret, struct tess_error **err);
 
 #endif

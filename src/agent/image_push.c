@@ -7,6 +7,7 @@
 #include "../common/compat.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <strings.h>
 #include <sys/stat.h>
 
@@ -236,14 +237,57 @@ static ssize_t read_at(int fd, char *buf, size_t n, int64_t off)
         return (ssize_t)done;
 }
 
+/* Where a blob's bytes come from: a file that holds them all from the
+ * start, or one still being written, `size` growing until `complete`
+ * (then `digest` is the blob's).  The writer's side is image_push_stream. */
+struct source {
+        const char *path;
+        int fd; /* opened once there are bytes */
+        pthread_mutex_t lock;
+        pthread_cond_t grown;
+        int64_t size, awaited; /* awaited: what source_wait waits for */
+        bool complete, cancelled;
+        char digest[72];
+};
+
+static void source_init(struct source *s, const char *path)
+{
+        *s = (struct source){ .path = path, .fd = -1 };
+        pthread_mutex_init(&s->lock, NULL);
+        pthread_cond_init(&s->grown, NULL);
+}
+
+static void source_release(struct source *s)
+{
+        if (s->fd >= 0)
+                close(s->fd);
+        pthread_mutex_destroy(&s->lock);
+        pthread_cond_destroy(&s->grown);
+}
+
+/* Wait until the bytes from `off` fill a chunk of `max`, or the blob is
+ * complete.  RET the bytes there are from off, up to max (0: the end), or
+ * -ECANCELED when the writer gave up. */
+static int64_t source_wait(struct source *s, int64_t off, int64_t max)
+{
+        int64_t n;
+
+        pthread_mutex_lock(&s->lock);
+        s->awaited = off + max;
+        while (!s->complete && !s->cancelled && s->size - off < max)
+                pthread_cond_wait(&s->grown, &s->lock);
+        n = s->cancelled ? -ECANCELED : s->size - off < max ? s->size - off : max;
+        pthread_mutex_unlock(&s->lock);
+        return n;
+}
+
 /* One attempt at uploading the blob: POST for a location, a PATCH per
  * chunk, PUT with the digest.  *ret_transient: whether another may help. */
-static int upload_once(struct push *p, const char *digest, int fd, int64_t size, char *chunk, bool *ret_transient,
-                       struct tess_error **err)
+static int upload_once(struct push *p, struct source *src, char *chunk, bool *ret_transient, struct tess_error **err)
 {
         _cleanup_free_ char *post = xasprintf("%s/v2/%s/blobs/uploads/", p->c.base, p->c.repository), *url = NULL;
         struct answer a = { .location = BUF_INIT, .www_auth = BUF_INIT, .body = BUF_INIT };
-        int64_t off = 0, sent_before = p->sent;
+        int64_t off = 0, sent_before = p->sent, want;
         int r;
 
         *ret_transient = true;
@@ -252,11 +296,18 @@ static int upload_once(struct push *p, const char *digest, int fd, int64_t size,
                 r = status_error("starting an upload", &a, err);
         if (r == 0 && !a.location.len)
                 r = tess_err(err, EIO, "starting an upload: the registry gave no Location");
-        while (r == 0 && off < size) {
-                ssize_t n = read_at(fd, chunk, (size_t)(size - off < p->o->chunk ? size - off : p->o->chunk), off);
-                if (n <= 0) {
+        while (r == 0 && (want = source_wait(src, off, p->o->chunk)) != 0) {
+                if (want < 0) {
                         *ret_transient = false;
-                        r = tess_err(err, EIO, "reading blob %s: %s", digest, n < 0 ? strerror((int)-n) : "short");
+                        r = tess_err(err, ECANCELED, "the blob was never finished");
+                        break;
+                }
+                if (src->fd < 0)
+                        src->fd = open(src->path, O_RDONLY | O_CLOEXEC);
+                ssize_t n = src->fd < 0 ? -errno : read_at(src->fd, chunk, (size_t)want, off);
+                if (n < want) {
+                        *ret_transient = false;
+                        r = tess_err(err, EIO, "reading %s: %s", src->path, n < 0 ? strerror((int)-n) : "short");
                         break;
                 }
                 free(url);
@@ -280,9 +331,9 @@ static int upload_once(struct push *p, const char *digest, int fd, int64_t size,
         }
         if (r == 0) {
                 _cleanup_free_ char *loc = location_url(p, &a);
-                char *esc = curl_easy_escape(p->c.curl, digest, 0);
+                char *esc = curl_easy_escape(p->c.curl, src->digest, 0);
                 free(url);
-                url = xasprintf("%s%sdigest=%s", loc, strchr(loc, '?') ? "&" : "?", esc ? esc : digest);
+                url = xasprintf("%s%sdigest=%s", loc, strchr(loc, '?') ? "&" : "?", esc ? esc : src->digest);
                 curl_free(esc);
                 r = request(p, "PUT", url, NULL, &(struct body){ .mem = "" }, &a, err);
                 if (r == 0 && a.status != 201)
@@ -296,32 +347,51 @@ static int upload_once(struct push *p, const char *digest, int fd, int64_t size,
         return r;
 }
 
-static int upload_blob(struct push *p, const char *digest, struct tess_error **err)
+/* Upload src's blob, again from its start after a failure that another
+ * attempt may get past. */
+static int upload_blob(struct push *p, struct source *src, struct tess_error **err)
 {
-        _cleanup_free_ char *path = xasprintf("%s/blobs/sha256/%s", p->layout, digest + 7), *chunk = NULL;
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-        struct stat st;
+        _cleanup_free_ char *chunk = xmalloc((size_t)p->o->chunk);
         bool transient = false;
         int r;
 
-        if (fd < 0 || fstat(fd, &st) < 0)
-                return tess_err(err, errno, "%s: %s", path, strerror(errno));
-        if (p->o->verbose)
-                fprintf(stderr, "  %s: uploading %.1f MiB\n", digest, st.st_size / 1048576.0);
-        chunk = xmalloc((size_t)p->o->chunk);
         for (int attempt = 0;; attempt++) {
-                r = upload_once(p, digest, fd, st.st_size, chunk, &transient, err);
+                r = upload_once(p, src, chunk, &transient, err);
                 if (r == 0 || !transient || attempt >= p->o->retries)
                         break;
                 if (p->o->verbose)
-                        fprintf(stderr, "  %s: %s; again\n", digest, (*err)->msg);
+                        fprintf(stderr, "  %s: %s; again\n", src->path, (*err)->msg);
                 *err = tess_error_free(*err);
                 registry_backoff(&p->c, attempt);
         }
         if (r == 0) {
                 p->res.sent++;
-                p->res.bytes_sent += st.st_size;
+                p->res.bytes_sent += src->size;
         }
+        return r;
+}
+
+/* Upload the layout's blob `digest`. */
+static int upload_file(struct push *p, const char *digest, struct tess_error **err)
+{
+        _cleanup_free_ char *path = xasprintf("%s/blobs/sha256/%s", p->layout, digest + 7);
+        struct source src;
+        struct stat st;
+        int r;
+
+        source_init(&src, path);
+        src.fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (src.fd < 0 || fstat(src.fd, &st) < 0) {
+                r = tess_err(err, errno, "%s: %s", path, strerror(errno));
+        } else {
+                src.size = st.st_size;
+                src.complete = true;
+                snprintf(src.digest, sizeof(src.digest), "%s", digest);
+                if (p->o->verbose)
+                        fprintf(stderr, "  %s: uploading %.1f MiB\n", digest, st.st_size / 1048576.0);
+                r = upload_blob(p, &src, err);
+        }
+        source_release(&src);
         return r;
 }
 
@@ -341,7 +411,7 @@ static int push_blob(struct push *p, const char *digest, struct tess_error **err
                 if (p->o->verbose)
                         fprintf(stderr, "  %s: the registry has it\n", digest);
         } else if (r == 0) {
-                r = upload_blob(p, digest, err);
+                r = upload_file(p, digest, err);
         }
         answer_release(&a);
         if (r < 0)
@@ -426,38 +496,52 @@ static int push_manifest(struct push *p, const char *manifest, const char *tag_o
         return r;
 }
 
+/* The options' defaults filled in, `ref` parsed into ir and the client
+ * made for its registry. */
+static int push_open(struct push *p, struct image_push_opts *o, const char *ref, struct image_ref *ir,
+                     struct tess_error **err)
+{
+        int r;
+
+        if (!o->username && !o->password) {
+                o->username = getenv("TESSERA_REGISTRY_USER");
+                o->password = getenv("TESSERA_REGISTRY_PASSWORD");
+        }
+        if (o->chunk <= 0)
+                o->chunk = IMAGE_PUSH_CHUNK;
+        if (o->retries == 0)
+                o->retries = 3;
+        p->o = o;
+        r = image_ref_parse(ref, NULL, ir, err);
+        if (r < 0)
+                return tess_err_wrap(err, "pushing to '%s' (a reference needs its registry: HOST[:PORT]/NAME:TAG)",
+                                     ref);
+        r = registry_client_init(
+                &p->c, ir, &(struct registry_opts){ .insecure = o->insecure, .username = o->username, .password = o->password },
+                err);
+        if (r < 0)
+                image_ref_release(ir);
+        return r;
+}
+
 int image_push(const char *layout, const char *ref, const struct image_push_opts *opts, struct image_push_result *ret,
                struct tess_error **err)
 {
         struct image_push_opts o = opts ? *opts : (struct image_push_opts){ 0 };
         struct image_ref ir = { 0 };
-        struct push p = { .o = &o, .layout = layout };
+        struct push p = { .layout = layout };
         char *manifest = NULL;
         int r;
 
-        if (!o.username && !o.password) {
-                o.username = getenv("TESSERA_REGISTRY_USER");
-                o.password = getenv("TESSERA_REGISTRY_PASSWORD");
-        }
-        if (o.chunk <= 0)
-                o.chunk = IMAGE_PUSH_CHUNK;
-        if (o.retries == 0)
-                o.retries = 3;
-        r = image_ref_parse(ref, NULL, &ir, err);
+        r = push_open(&p, &o, ref, &ir, err);
         if (r < 0)
-                return tess_err_wrap(err, "pushing to '%s' (a reference needs its registry: HOST[:PORT]/NAME:TAG)",
-                                     ref);
+                return r;
         if (o.manifest && !digest_ok(o.manifest))
                 r = tess_err(err, EINVAL, "'%s' is not a manifest digest", o.manifest);
         else if (o.manifest)
                 manifest = xstrdup(o.manifest);
         else
                 r = pick_manifest(layout, &manifest, err);
-        if (r == 0)
-                r = registry_client_init(&p.c, &ir,
-                                         &(struct registry_opts){
-                                                 .insecure = o.insecure, .username = o.username, .password = o.password },
-                                         err);
         if (r == 0)
                 r = push_manifest(&p, manifest, ir.digest ? ir.digest : ir.tag, err);
         if (r == 0) {
@@ -470,4 +554,95 @@ int image_push(const char *layout, const char *ref, const struct image_push_opts
         if (r < 0)
                 return tess_err_wrap(err, "pushing %s to %s", layout, ref);
         return 0;
+}
+
+struct image_push_stream {
+        char *path;
+        struct image_push_opts o;
+        struct image_ref ir;
+        struct push p;
+        struct source src;
+        pthread_t thread;
+        int rc;
+        struct tess_error *err;
+};
+
+static void *stream_main(void *data)
+{
+        struct image_push_stream *s = data;
+
+        s->rc = upload_blob(&s->p, &s->src, &s->err);
+        return NULL;
+}
+
+static void stream_free(struct image_push_stream *s)
+{
+        source_release(&s->src);
+        registry_client_release(&s->p.c);
+        image_ref_release(&s->ir);
+        tess_error_free(s->err);
+        free(s->path);
+        free(s);
+}
+
+int image_push_stream_start(const char *ref, const struct image_push_opts *opts, const char *path,
+                            struct image_push_stream **ret, struct tess_error **err)
+{
+        struct image_push_stream *s = xcalloc(1, sizeof(*s));
+        int r;
+
+        s->o = opts ? *opts : (struct image_push_opts){ 0 };
+        s->o.progress = NULL; /* called from this upload's thread: not the caller's to hear */
+        s->o.verbose = false;
+        s->path = xstrdup(path);
+        source_init(&s->src, s->path);
+        r = push_open(&s->p, &s->o, ref, &s->ir, err);
+        if (r < 0) {
+                source_release(&s->src);
+                free(s->path);
+                free(s);
+                return r;
+        }
+        r = pthread_create(&s->thread, NULL, stream_main, s);
+        if (r != 0) {
+                stream_free(s);
+                return tess_err(err, r, "starting a thread: %s", strerror(r));
+        }
+        *ret = s;
+        return 0;
+}
+
+void image_push_stream_grow(struct image_push_stream *s, int64_t size)
+{
+        pthread_mutex_lock(&s->src.lock);
+        s->src.size = size;
+        if (size >= s->src.awaited)
+                pthread_cond_signal(&s->src.grown);
+        pthread_mutex_unlock(&s->src.lock);
+}
+
+int image_push_stream_finish(struct image_push_stream *s, const char *digest, int64_t size, struct tess_error **err)
+{
+        int r;
+
+        pthread_mutex_lock(&s->src.lock);
+        if (digest && digest_ok(digest)) {
+                s->src.size = size;
+                s->src.complete = true;
+                snprintf(s->src.digest, sizeof(s->src.digest), "%s", digest);
+        } else {
+                s->src.cancelled = true;
+        }
+        pthread_cond_signal(&s->src.grown);
+        pthread_mutex_unlock(&s->src.lock);
+        pthread_join(s->thread, NULL);
+        r = s->rc;
+        if (r < 0 && !s->src.cancelled) {
+                *err = TAKE_PTR(s->err);
+                r = tess_err_wrap(err, "uploading %s", s->path);
+        }
+        if (s->src.cancelled)
+                r = 0;
+        stream_free(s);
+        return r;
 }

@@ -15,7 +15,9 @@
  * or the Bearer token flow; a push asks for the scope the registry's
  * challenge names, "repository:<name>:pull,push"), or a `sign` hook that
  * adds headers to every request (the agent's signature for its manager).
- * Loopback registries and those in `insecure` are reached over http. */
+ * Loopback registries and those in `insecure` are reached over http.  A
+ * blob can also be uploaded while it is still being written (a session
+ * commit's new layer, image_push_stream_*). */
 #ifndef TESS_AGENT_IMAGE_PUSH_H
 #define TESS_AGENT_IMAGE_PUSH_H
 
@@ -57,5 +59,26 @@ struct image_push_result {
  * OUT ret - what was pushed */
 int image_push(const char *layout, const char *ref, const struct image_push_opts *o, struct image_push_result *ret,
                struct tess_error **err);
+
+/* A blob uploaded while it is being written to a file: a thread of its
+ * own POSTs for an upload at once, then PATCHes each chunk of `o->chunk`
+ * bytes as soon as the writer says the file holds it, and PUTs the digest
+ * when the writer says the blob is complete.  A later image_push() of an
+ * image naming the blob finds it there (HEAD) and sends nothing again; if
+ * the upload failed, it uploads the blob as any other.  `o->progress` is
+ * not called.
+ *
+ * image_push_stream_start: `path` is the file the blob is being written
+ *   to (it may not exist until grow is first called)
+ * image_push_stream_grow: the file now holds `size` bytes of the blob
+ * image_push_stream_finish: the blob is complete, `digest` over its `size`
+ *   bytes (NULL: the writer gave up; the upload stops, left unfinished);
+ *   waits for the upload's end and frees s.
+ *   RET 0 (uploaded, or given up), or negative errno: the upload failed */
+struct image_push_stream;
+int image_push_stream_start(const char *ref, const struct image_push_opts *o, const char *path,
+                            struct image_push_stream **ret, struct tess_error **err);
+void image_push_stream_grow(struct image_push_stream *s, int64_t size);
+int image_push_stream_finish(struct image_push_stream *s, const char *digest, int64_t size, struct tess_error **err);
 
 #endif

@@ -51,6 +51,8 @@ struct writer {
 /* Write n compressed bytes to the output, hashing them. */
 static int put_out(struct writer *w, const unsigned char *p, size_t n)
 {
+        if (n == 0)
+                return 0;
         EVP_DigestUpdate(w->gz_md, p, n);
         for (size_t off = 0; off < n;) {
                 ssize_t k = write(w->out_fd, p + off, n - off);
@@ -61,6 +63,8 @@ static int put_out(struct writer *w, const unsigned char *p, size_t n)
                 off += (size_t)k;
         }
         w->gz_size += (int64_t)n;
+        if (w->o->written)
+                w->o->written(w->o->written_data, w->gz_size);
         return 0;
 }
 
@@ -351,9 +355,10 @@ int layer_write_opts(const char *root, const char *out, const struct layer_write
                 ZSTD_CCtx_setParameter(w.zc, ZSTD_c_compressionLevel, o->level > 0 && o->level <= 19 ? o->level : 3);
                 ZSTD_CCtx_setParameter(w.zc, ZSTD_c_contentSizeFlag, 0);
                 ZSTD_CCtx_setParameter(w.zc, ZSTD_c_dictIDFlag, 0);
-                /* compress in a thread of its own while this one walks, reads and hashes
-                 * (the frame is the same; fails harmlessly where zstd has no threads) */
-                ZSTD_CCtx_setParameter(w.zc, ZSTD_c_nbWorkers, 1);
+                /* compress in threads of their own while this one walks, reads and
+                 * hashes (the frame is the same for any number of them; fails
+                 * harmlessly where zstd has no threads) */
+                ZSTD_CCtx_setParameter(w.zc, ZSTD_c_nbWorkers, o->zstd_threads > 1 ? o->zstd_threads : 1);
         }
         if (!w.tar_md || !w.gz_md || EVP_DigestInit_ex(w.tar_md, EVP_sha256(), NULL) != 1 ||
             EVP_DigestInit_ex(w.gz_md, EVP_sha256(), NULL) != 1 || (o->zstd && !w.zc) ||

@@ -38,6 +38,7 @@ struct layer_write_opts {
         int64_t mtime; /* every entry's mtime; < 0: each file's own */
         bool zstd;     /* zstd (application/vnd.oci.image.layer.v1.tar+zstd), not gzip */
         int level;     /* gzip 1..9 (0: 6), zstd 1..19 (0: 3) */
+        int zstd_threads; /* zstd's compressing threads (0: 1) */
         /* `root` is an overlayfs upper dir, maybe of a running container:
          * a whiteout (character device 0/0) becomes an empty ".wh.NAME"
          * file, an opaque directory (xattr trusted.overlay.opaque "y")
@@ -48,6 +49,10 @@ struct layer_write_opts {
         /* told the tar bytes written so far, about every 8 MiB; optional */
         void (*progress)(void *data, int64_t tar_bytes);
         void *progress_data;
+        /* told the bytes written to `out` so far, after each write (before
+         * the final fsync): a reader may follow the file; optional */
+        void (*written)(void *data, int64_t out_bytes);
+        void *written_data;
 };
 int layer_write_opts(const char *root, const char *out, const struct layer_write_opts *o, struct layer_info *ret,
                      struct tess_error **err);

@@ -14,13 +14,22 @@
  *                           [--default-registry R] [--arch A] REF STOREDIR
  *       pulls REF with the registry client into the image store at STOREDIR
  *       (image.h); prints "fetched DIGEST SIZE" per blob downloaded, then
- *       "pulled REF MANIFEST_DIGEST". */
+ *       "pulled REF MANIFEST_DIGEST".
+ *   test-tool push-stream [--cancel] [--user U --password P] REPO_REF SRC OUT CHUNK
+ *       uploads a blob to REPO_REF's repository while writing it: copies SRC
+ *       to the new file OUT in pieces of 100 KiB, 2 ms apart, telling an
+ *       image_push_stream (CHUNK bytes per PATCH) after each; then finishes
+ *       it with SRC's digest (or, with --cancel, gives up halfway) and
+ *       prints "streamed DIGEST SIZE" (or "cancelled"). */
 #include "common/compat.h"
 
 #include <curl/curl.h>
+#include <fcntl.h>
 
 #include "agent/image.h"
+#include "agent/image_push.h"
 #include "agent/registry.h"
+#include "common/crypto.h"
 #include "common/fs.h"
 #include "common/sign.h"
 #include "common/slots.h"
@@ -138,6 +147,68 @@ static int cmd_registry_pull(int argc, char **argv)
         return 0;
 }
 
+static int cmd_push_stream(int argc, char **argv)
+{
+        struct image_push_opts o = { 0 };
+        struct image_push_stream *s = NULL;
+        struct tess_error *err = NULL;
+        _cleanup_free_ char *data = NULL;
+        char digest[72], hex[65];
+        size_t len = 0, off = 0;
+        bool cancel = false;
+        int i, r, fd;
+
+        for (i = 1; i < argc && strncmp(argv[i], "--", 2) == 0; i++) {
+                if (streq(argv[i], "--cancel"))
+                        cancel = true;
+                else if (streq(argv[i], "--user") && i + 1 < argc)
+                        o.username = argv[++i];
+                else if (streq(argv[i], "--password") && i + 1 < argc)
+                        o.password = argv[++i];
+                else
+                        return 2;
+        }
+        if (argc - i != 4)
+                return 2;
+        o.chunk = atoll(argv[i + 3]);
+        if (fs_read_file(argv[i + 1], (size_t)1 << 30, &data, &len, &err) < 0)
+                goto fail;
+        sha256_hex(data, len, hex);
+        snprintf(digest, sizeof(digest), "sha256:%s", hex);
+        fd = open(argv[i + 2], O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd < 0) {
+                perror(argv[i + 2]);
+                return 1;
+        }
+        curl_global_init(CURL_GLOBAL_DEFAULT);
+        r = image_push_stream_start(argv[i], &o, argv[i + 2], &s, &err);
+        while (r == 0 && off < len && !(cancel && off >= len / 2)) {
+                size_t n = len - off < 100 * 1024 ? len - off : 100 * 1024;
+                if (write(fd, data + off, n) != (ssize_t)n) {
+                        perror("write");
+                        return 1;
+                }
+                off += n;
+                image_push_stream_grow(s, (int64_t)off);
+                usleep(2000);
+        }
+        close(fd);
+        if (r == 0)
+                r = image_push_stream_finish(s, cancel ? NULL : digest, (int64_t)len, &err);
+        curl_global_cleanup();
+        if (r < 0)
+                goto fail;
+        if (cancel)
+                printf("cancelled\n");
+        else
+                printf("streamed %s %zu\n", digest, len);
+        return 0;
+fail:
+        fprintf(stderr, "error: %s\n", err->msg);
+        tess_error_free(err);
+        return 1;
+}
+
 int main(int argc, char **argv)
 {
         int r = 2;
@@ -150,11 +221,14 @@ int main(int argc, char **argv)
                 r = cmd_agent_sign(argc - 1, argv + 1);
         else if (argc >= 2 && streq(argv[1], "registry-pull"))
                 r = cmd_registry_pull(argc - 1, argv + 1);
+        else if (argc >= 2 && streq(argv[1], "push-stream"))
+                r = cmd_push_stream(argc - 1, argv + 1);
         if (r == 2)
                 fputs("usage: test-tool sign METHOD PATH HOST AK SK [CONTENT_TYPE] | slot NAME VALUE\n"
                       "       test-tool agent-sign SECRET_FILE AGENT_ID METHOD PATH BODY\n"
                       "       test-tool registry-pull [--user U --password P] [--insecure HOST:PORT]...\n"
-                      "                               [--default-registry R] [--arch A] REF STOREDIR\n",
+                      "                               [--default-registry R] [--arch A] REF STOREDIR\n"
+                      "       test-tool push-stream [--cancel] [--user U --password P] REPO_REF SRC OUT CHUNK\n",
                       stderr);
         return r;
 }

@@ -52,6 +52,25 @@ test_expect_success 'tessera image push again sends nothing the registry has' '
         curl -sf "http://$REGISTRY/v2/python/tags/list" | grep -q "\"again\""
 '
 
+test_expect_success 'a blob uploaded while it is being written arrives whole, chunk by chunk' '
+        head -c 3000000 /dev/urandom >"$TMP/stream.src" &&
+        "$BUILD/test-tool" push-stream "$REGISTRY/stream:x" "$TMP/stream.src" "$TMP/stream.out" 262144 >"$TMP/stream.res" &&
+        d=$(sha256sum <"$TMP/stream.src" | cut -d" " -f1) &&
+        test "$(cat "$TMP/stream.res")" = "streamed sha256:$d 3000000" &&
+        cmp "$TMP/stream.src" "$TMP/stream.out" &&
+        curl -sf -o "$TMP/stream.got" "http://$REGISTRY/v2/stream/blobs/sha256:$d" &&
+        cmp "$TMP/stream.src" "$TMP/stream.got" &&
+        test "$(grep -c "PATCH /v2/stream/blobs/uploads/" "$REGISTRY_LOG")" -ge 11
+'
+
+test_expect_success 'a blob its writer gives up on is never finished in the registry' '
+        head -c 1000000 /dev/urandom >"$TMP/gone.src" &&
+        "$BUILD/test-tool" push-stream --cancel "$REGISTRY/stream:x" "$TMP/gone.src" "$TMP/gone.out" 65536 >"$TMP/gone.res" &&
+        test "$(cat "$TMP/gone.res")" = cancelled &&
+        d=$(sha256sum <"$TMP/gone.src" | cut -d" " -f1) &&
+        test "$(curl -s -o /dev/null -w "%{http_code}" -I "http://$REGISTRY/v2/stream/blobs/sha256:$d")" = 404
+'
+
 test_expect_success 'a push through the token flow asks for push access with the credentials' '
         registry_stop && registry_start --token pusher:secret &&
         test_must_fail "$TESSERA" image push "$PY" "$REGISTRY/python:3.11" 2>"$TMP/noauth.err" &&
