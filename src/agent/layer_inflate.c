@@ -2,8 +2,11 @@
  * thread of image_unpack.c).  What the blob is, its first bytes say (the
  * OCI layer media types: tar, tar+gzip, tar+zstd):
  *
- *   1f 8b          gzip, through ISA-L's isal_inflate (igzip), which parses
- *                  each member's header and checks its CRC-32 and size.
+ *   1f 8b          gzip: each member's header read here (its CRC-16 checked
+ *                  when it has one), its deflate data inflated by ISA-L's
+ *                  isal_inflate (igzip), which checks the CRC-32 and size
+ *                  after it.  (ISA-L 2.30 parses headers too, but refuses a
+ *                  valid header CRC when the header comes in two pieces.)
  *                  Members follow one another (gzip a b > ab; pigz): after
  *                  one ends, the next starts when the bytes that follow
  *                  begin with 1f 8b; anything else after a complete member
@@ -23,6 +26,7 @@
 
 #include <assert.h>
 #include <isa-l/igzip_lib.h>
+#include <zlib.h>
 #include <zstd.h>
 
 #include "layer_inflate.h"
@@ -50,6 +54,8 @@ struct layer_inflate {
         size_t pre_n, in_n;
         unsigned char *out;       /* OUT_SIZE: what gzip and zstd decompress into */
         struct inflate_state *gz; /* gzip */
+        bool gz_header;           /* a member's header comes next */
+        uLong gz_hcrc;            /* the CRC-32 of the header read so far */
         ZSTD_DStream *zs;         /* zstd */
         size_t zs_hint;           /* ZSTD_decompressStream's last answer: 0 between frames */
         bool zs_full;             /* its last call filled out: it may hold more */
@@ -176,6 +182,91 @@ static int gzip_fail(int code, struct tess_error **err)
         return tess_err(err, EBADMSG, "gzip stream: error %d", code);
 }
 
+/* n bytes of a member's header into dst (skipped when dst is NULL), or
+ * up to and with a NUL when n is 0 (a name, a comment); into the header's
+ * CRC all the same: 0, or negative. */
+static int header_bytes(struct layer_inflate *z, unsigned char *dst, size_t n, struct tess_error **err)
+{
+        bool string = n == 0;
+
+        for (;;) {
+                const unsigned char *p, *nul;
+                size_t k = pending(z, &p);
+                int r;
+
+                if (k == 0) {
+                        r = refill(z, err);
+                        if (r < 0)
+                                return r;
+                        if (r == 0)
+                                return tess_err(err, EBADMSG, "truncated gzip stream");
+                        continue;
+                }
+                if (string) {
+                        nul = memchr(p, '\0', k);
+                        k = nul ? (size_t)(nul - p) + 1 : k;
+                } else {
+                        k = k < n ? k : n;
+                }
+                z->gz_hcrc = crc32(z->gz_hcrc, p, (uInt)k);
+                if (dst) {
+                        memcpy(dst, p, k);
+                        dst += k;
+                }
+                consume(z, k);
+                if (string ? nul != NULL : (n -= k) == 0)
+                        return 0;
+        }
+}
+
+#define GZIP_FHCRC    0x02
+#define GZIP_FEXTRA   0x04
+#define GZIP_FNAME    0x08
+#define GZIP_FCOMMENT 0x10
+#define GZIP_RESERVED 0xe0
+
+/* A member's header (RFC 1952 2.3): then its deflate data for isal_inflate,
+ * which checks the trailer after it. */
+static int gzip_header(struct layer_inflate *z, struct tess_error **err)
+{
+        unsigned char h[10], x[2];
+        unsigned flags;
+        int r;
+
+        z->gz_hcrc = crc32(0, NULL, 0);
+        r = header_bytes(z, h, sizeof(h), err);
+        if (r < 0)
+                return r;
+        flags = h[3];
+        if (h[2] != 8)
+                return tess_err(err, EBADMSG, "gzip stream: unsupported compression method");
+        if (flags & GZIP_RESERVED)
+                return tess_err(err, EBADMSG, "gzip stream: invalid header");
+        if (flags & GZIP_FEXTRA) {
+                r = header_bytes(z, x, 2, err);
+                if (r >= 0 && (x[0] | x[1] << 8) > 0)
+                        r = header_bytes(z, NULL, x[0] | x[1] << 8, err);
+                if (r < 0)
+                        return r;
+        }
+        if ((flags & GZIP_FNAME) && (r = header_bytes(z, NULL, 0, err)) < 0)
+                return r;
+        if ((flags & GZIP_FCOMMENT) && (r = header_bytes(z, NULL, 0, err)) < 0)
+                return r;
+        if (flags & GZIP_FHCRC) {
+                unsigned want = z->gz_hcrc & 0xffff;
+                r = header_bytes(z, x, 2, err);
+                if (r < 0)
+                        return r;
+                if ((unsigned)(x[0] | x[1] << 8) != want)
+                        return tess_err(err, EBADMSG, "gzip stream: header checksum mismatch");
+        }
+        isal_inflate_reset(z->gz);
+        z->gz->crc_flag = ISAL_GZIP_NO_HDR_VER;
+        z->gz_header = false;
+        return 0;
+}
+
 static int gzip_read(struct layer_inflate *z, size_t *ret_n, struct tess_error **err)
 {
         struct inflate_state *s = z->gz;
@@ -185,7 +276,7 @@ static int gzip_read(struct layer_inflate *z, size_t *ret_n, struct tess_error *
                 const unsigned char *p;
                 size_t fed;
 
-                if (s->block_state == ISAL_BLOCK_FINISH) { /* a member ended: is another next? */
+                if (s->block_state == ISAL_BLOCK_FINISH && !z->gz_header) { /* is another member next? */
                         r = gather(z, 2, err);
                         if (r < 0)
                                 return r;
@@ -193,9 +284,10 @@ static int gzip_read(struct layer_inflate *z, size_t *ret_n, struct tess_error *
                                 z->done = true; /* what follows is ignored */
                                 return 0;
                         }
-                        isal_inflate_reset(s);
-                        s->crc_flag = ISAL_GZIP;
+                        z->gz_header = true;
                 }
+                if (z->gz_header && (r = gzip_header(z, err)) < 0)
+                        return r;
                 fed = pending(z, &p);
                 fed = fed < FEED_MAX ? fed : FEED_MAX;
                 s->next_in = (uint8_t *)p;
@@ -273,7 +365,7 @@ static int detect(struct layer_inflate *z, struct tess_error **err)
                 z->kind = KIND_GZIP;
                 z->gz = xcalloc(1, sizeof(*z->gz));
                 isal_inflate_init(z->gz);
-                z->gz->crc_flag = ISAL_GZIP;
+                z->gz_header = true;
         } else if (n == 4 && zstd_magic(z->pre)) {
                 z->kind = KIND_ZSTD;
                 z->zs = ZSTD_createDStream();

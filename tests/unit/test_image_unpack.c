@@ -408,14 +408,28 @@ static char *sample_tar(size_t *ret_len)
         return tarb_end(&t, ret_len);
 }
 
-/* One gzip member holding n bytes, appended to out (zlib, as gzip writes). */
-static void gzip_member(struct buf *out, const void *p, size_t n)
+/* One gzip member holding n bytes, appended to out (zlib, as gzip writes);
+ * full_header: with every optional field of the header (extra, name,
+ * comment, header CRC at FULL_HEADER_HCRC). */
+#define FULL_HEADER_HCRC (10 + 2 + 6 + 10 + 10)
+static void gzip_member(struct buf *out, const void *p, size_t n, bool full_header)
 {
+        static char extra[] = "AB\x02\x00xy", name[] = "layer.tar", comment[] = "a comment";
+        gz_header h = {
+                .os = 3,
+                .extra = (Bytef *)extra,
+                .extra_len = sizeof(extra) - 1,
+                .name = (Bytef *)name,
+                .comment = (Bytef *)comment,
+                .hcrc = 1,
+        };
         z_stream z = { 0 };
         char chunk[16384];
         int r;
 
         if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+                abort();
+        if (full_header && deflateSetHeader(&z, &h) != Z_OK)
                 abort();
         z.next_in = (Bytef *)p;
         z.avail_in = (uInt)n;
@@ -444,7 +458,8 @@ static void zstd_frame(struct buf *out, const void *p, size_t n)
 }
 
 /* The tar cut in pieces at `cuts` (ascending, within it), each piece
- * compressed on its own (gzip members or zstd frames), one after another. */
+ * compressed on its own (gzip members, every other with a full header, or
+ * zstd frames), one after another. */
 static char *pieces(int filter, const char *tar, size_t len, const size_t *cuts, size_t ncuts, size_t *ret_len)
 {
         struct buf out = BUF_INIT;
@@ -453,7 +468,7 @@ static char *pieces(int filter, const char *tar, size_t len, const size_t *cuts,
         for (size_t i = 0; i <= ncuts; i++) {
                 size_t to = i < ncuts ? cuts[i] : len;
                 if (filter == ARCHIVE_FILTER_GZIP)
-                        gzip_member(&out, tar + from, to - from);
+                        gzip_member(&out, tar + from, to - from, i % 2 == 1);
                 else
                         zstd_frame(&out, tar + from, to - from);
                 from = to;
@@ -549,10 +564,12 @@ static void test_unpack_gzip_truncated(void)
 static void test_unpack_gzip_corrupt(void)
 {
         _cleanup_free_ char *tar = NULL, *blob = NULL;
+        char want[IMAGE_DIGEST_SIZE];
         size_t tar_len, len;
 
         NEED_ROOT();
         tar = sample_tar(&tar_len);
+        digest_of(tar, tar_len, want);
         blob = pieces(ARCHIVE_FILTER_GZIP, tar, tar_len, NULL, 0, &len);
         blob[len - 8] ^= 0x55; /* the CRC-32 */
         check_refused(blob, len, "not a valid layer: gzip stream: checksum mismatch");
@@ -560,11 +577,20 @@ static void test_unpack_gzip_corrupt(void)
         blob[len - 3] ^= 0x01; /* the size */
         check_refused(blob, len, "not a valid layer: gzip stream: checksum mismatch");
         blob[len - 3] ^= 0x01;
+        blob[3] |= 0x80; /* a reserved flag */
+        check_refused(blob, len, "not a valid layer: gzip stream: invalid header");
+        blob[3] &= 0x7f;
         blob[2] = 7; /* not deflate */
         check_refused(blob, len, "not a valid layer: gzip stream: ");
         blob[2] = 8;
         memset(blob + 20, 0xff, 64); /* the data */
         check_refused(blob, len, "not a valid layer: gzip stream: ");
+        free(blob);
+
+        blob = pieces(ARCHIVE_FILTER_GZIP, tar, tar_len, (size_t[]){ 0 }, 1, &len); /* empty, then full_header */
+        check_unpacks_as_sample(blob, len, want);
+        blob[20 + FULL_HEADER_HCRC] ^= 0x01; /* (an empty member is 20 bytes) */
+        check_refused(blob, len, "not a valid layer: gzip stream: header checksum mismatch");
 }
 
 /* zstd: frames one after another (a skippable frame among them); a
