@@ -295,9 +295,14 @@ static int gzip_read(struct layer_inflate *z, size_t *ret_n, struct tess_error *
                 s->next_out = z->out;
                 s->avail_out = (uint32_t)OUT_SIZE;
                 r = isal_inflate(s);
-                consume(z, fed - s->avail_in);
                 if (r != ISAL_DECOMP_OK)
                         return gzip_fail(r, err);
+                /* (at a member's end it gives back what it read ahead, never
+                 * more than it was given in this call: tests feed it a byte
+                 * at a time) */
+                if (s->avail_in > fed)
+                        return tess_err(err, EBADMSG, "gzip stream: invalid deflate data");
+                consume(z, fed - s->avail_in);
                 if (s->avail_out < OUT_SIZE) {
                         *ret_n = OUT_SIZE - s->avail_out;
                         return 1;

@@ -17,6 +17,7 @@
 
 #include "../lib/test.h"
 #include "common/fs.h"
+#include "agent/layer_inflate.h"
 #include "image_fixtures.h"
 
 /* A scratch directory holding root/ (the layer) and outside/, which must
@@ -591,6 +592,12 @@ static void test_unpack_gzip_corrupt(void)
         check_unpacks_as_sample(blob, len, want);
         blob[20 + FULL_HEADER_HCRC] ^= 0x01; /* (an empty member is 20 bytes) */
         check_refused(blob, len, "not a valid layer: gzip stream: header checksum mismatch");
+
+        /* found by fuzz_layer_unpack (corpus gzip-bad-lookback): isal_inflate
+         * fails with its input counters off */
+        check_refused("\x1f\x8b\x08\x00\x61\x28\x8b\x08\xfd\xb5\x1a\x0e\x00\x00\x20\x61\x00\x35\x00\x00\x00"
+                      "\x00\x00\x01\x55\x48\x6d",
+                      27, "not a valid layer: gzip stream: invalid back-reference distance");
 }
 
 /* zstd: frames one after another (a skippable frame among them); a
@@ -644,6 +651,7 @@ static void test_unpack_uncompressed(void)
 struct feeder {
         const char *p;
         size_t len;
+        bool bytewise;         /* one byte per write */
         int fd;                /* a pipe's write end, or -1 */
         struct image_queue *q; /* or the queue */
 };
@@ -654,7 +662,7 @@ static void *feed(void *data)
         static const size_t steps[] = { 1, 2, 3, 5, 8, 13, 21, 100, 1000, 4096 };
 
         for (size_t done = 0, i = 0; done < f->len; i++) {
-                size_t n = steps[i % ARRAY_SIZE(steps)];
+                size_t n = f->bytewise ? 1 : steps[i % ARRAY_SIZE(steps)];
                 if (n > f->len - done)
                         n = f->len - done;
                 if (f->fd >= 0) {
@@ -674,12 +682,19 @@ static void *feed(void *data)
         return NULL;
 }
 
-/* Unpack blob from a pipe (fd) or a queue into a fresh sandbox; the error
- * code, and the diff_id. */
+/* Given as the policy, the default one, and a pipe is fed a byte at a time. */
+static const struct layer_policy bytewise_policy = {
+        .allow_setuid = true,
+        .max_bytes = IMAGE_LAYER_MAX_BYTES,
+        .max_entries = IMAGE_LAYER_MAX_ENTRIES,
+};
+
+/* Unpack blob from a pipe (fd) or a queue into sb; the error code, and the
+ * diff_id. */
 static int unpack_fed(const char *blob, size_t len, bool from_queue, const struct layer_policy *pol,
                       char diff_id[IMAGE_DIGEST_SIZE], struct sandbox *sb)
 {
-        struct feeder f = { .p = blob, .len = len, .fd = -1 };
+        struct feeder f = { .p = blob, .len = len, .fd = -1, .bytewise = pol == &bytewise_policy };
         struct image_queue q;
         struct tess_error *err = NULL;
         pthread_t thread;
@@ -751,6 +766,93 @@ static void test_unpack_entry_points(void)
                         sandbox_close(&sb);
                 }
         }
+        free(gz);
+        free(tar);
+
+        /* a small layer of several gzip members, through a pipe a byte at a
+         * time: members end in chunks of their own */
+        {
+                struct sandbox sb;
+                struct tarb t;
+                char diff_id[IMAGE_DIGEST_SIZE] = "";
+
+                tarb_begin(&t, ARCHIVE_FILTER_NONE);
+                add_sample_entries(&t);
+                tar = tarb_end(&t, &tar_len);
+                digest_of(tar, tar_len, want);
+                cuts[0] = 100;
+                cuts[1] = tar_len / 2;
+                gz = pieces(ARCHIVE_FILTER_GZIP, tar, tar_len, cuts, 2, &gz_len);
+                sandbox_open(&sb);
+                CHECK_INTEQ(unpack_fed(gz, gz_len, false, &bytewise_policy, diff_id, &sb), 0);
+                CHECK_STREQ(diff_id, want);
+                CHECK(exists_in(&sb, "usr/bin/tool2"));
+                sandbox_close(&sb);
+        }
+}
+
+/* ---- layer_inflate.c alone, fed a byte at a time ---- */
+
+struct bytewise {
+        const char *p;
+        size_t len, at;
+};
+
+static ssize_t read_bytewise(void *data, const void **ret_buf)
+{
+        struct bytewise *b = data;
+
+        if (b->at == b->len)
+                return 0;
+        *ret_buf = b->p + b->at++;
+        return 1;
+}
+
+/* What layer_inflate_read gives for blob, chunk by chunk: 0 and the bytes
+ * in *out, or the error code. */
+static int inflate_bytewise(const char *blob, size_t len, struct buf *out)
+{
+        struct bytewise b = { .p = blob, .len = len };
+        struct layer_inflate *z = layer_inflate_new(read_bytewise, &b);
+        struct tess_error *err = NULL;
+        const void *p;
+        size_t n;
+        int r;
+
+        buf_reset(out);
+        while ((r = layer_inflate_read(z, &p, &n, &err)) > 0)
+                buf_append(out, p, n);
+        if (r < 0)
+                printf("# refused: %s\n", err ? err->msg : "(no error)");
+        tess_error_free(err);
+        layer_inflate_free(z);
+        return -r;
+}
+
+static void test_inflate_bytewise(void)
+{
+        _cleanup_free_ char *tar = NULL, *gz = NULL, *zst = NULL;
+        struct buf out = BUF_INIT, padded = BUF_INIT;
+        size_t tar_len, gz_len, zst_len, cuts[3] = { 1, 100, 0 };
+
+        tar = sample_tar(&tar_len);
+        cuts[2] = tar_len / 2;
+        gz = pieces(ARCHIVE_FILTER_GZIP, tar, tar_len, cuts, 3, &gz_len);
+        zst = pieces(ARCHIVE_FILTER_ZSTD, tar, tar_len, cuts, 3, &zst_len);
+        CHECK_INTEQ(inflate_bytewise(gz, gz_len, &out), 0);
+        CHECK(out.len == tar_len && memcmp(out.data, tar, tar_len) == 0);
+        buf_append(&padded, gz, gz_len);
+        buf_append(&padded, "\0\0\0\0\0\0\0", 7);
+        CHECK_INTEQ(inflate_bytewise(padded.data, padded.len, &out), 0);
+        CHECK(out.len == tar_len && memcmp(out.data, tar, tar_len) == 0);
+        CHECK_INTEQ(inflate_bytewise(gz, gz_len - 1, &out), EBADMSG);
+        CHECK_INTEQ(inflate_bytewise(zst, zst_len, &out), 0);
+        CHECK(out.len == tar_len && memcmp(out.data, tar, tar_len) == 0);
+        CHECK_INTEQ(inflate_bytewise(zst, zst_len - 1, &out), EBADMSG);
+        CHECK_INTEQ(inflate_bytewise(tar, tar_len, &out), 0);
+        CHECK(out.len == tar_len && memcmp(out.data, tar, tar_len) == 0);
+        buf_release(&out);
+        buf_release(&padded);
 }
 
 /* ---- malicious layers ---- */
@@ -1002,6 +1104,7 @@ static const struct test tests[] = {
         TEST(test_unpack_zstd_frames),
         TEST(test_unpack_uncompressed),
         TEST(test_unpack_entry_points),
+        TEST(test_inflate_bytewise),
         TEST(test_refuses_dotdot),
         TEST(test_strips_absolute_paths),
         TEST(test_refuses_writing_through_symlinks),
