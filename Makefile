@@ -11,7 +11,7 @@
 BUILD    ?= build
 CC       ?= cc
 SANITIZE ?=
-PKGS     := libmicrohttpd jansson sqlite3 libpq openssl libcurl libarchive zlib libzstd
+PKGS     := libmicrohttpd jansson sqlite3 libpq openssl libcurl libarchive zlib libzstd libisal
 
 ifeq ($(V),1)
 Q :=

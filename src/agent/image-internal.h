@@ -11,6 +11,7 @@
  *   image_budget.c    the disk budget: measuring the store, untagging, gc
  *   image_path.c      file operations confined beneath a directory fd
  *   image_unpack.c    one layer tar -> a directory, safely (fuzzed)
+ *   layer_inflate.c   a layer blob decompressed: gzip (ISA-L), zstd or none
  *   image_queue.c     bytes handed from one thread to another (streamed unpacks)
  *   image_layer.c     unpacking a layer once per diff_id into layers/, also
  *                     while its blob downloads
@@ -187,7 +188,8 @@ int layer_unpack_fd(int rootfd, int blobfd, const struct layer_policy *pol, char
 int layer_unpack_mem(int rootfd, const void *p, size_t n, const struct layer_policy *pol,
                      char ret_diff_id[IMAGE_DIGEST_SIZE], struct tess_error **err);
 /* The same, from the bytes a producer thread writes to q, until it closes
- * it; on failure the queue is failed (the producer's writes return false). */
+ * it; then the queue is failed (the producer's writes return false): on
+ * failure, and after a gzip stream whose trailing bytes are ignored. */
 int layer_unpack_queue(int rootfd, struct image_queue *q, const struct layer_policy *pol,
                        char ret_diff_id[IMAGE_DIGEST_SIZE], struct tess_error **err);
 

@@ -8,8 +8,8 @@
 
 #include "image-internal.h"
 
-/* The layer media types the store unpacks (libarchive tells the
- * compression apart by itself). */
+/* The layer media types the store unpacks (layer_inflate.c tells the
+ * compression apart by the blob's first bytes). */
 static const char *const layer_media_types[] = {
         IMAGE_MEDIA_OCI_LAYER,
         IMAGE_MEDIA_OCI_LAYER "+gzip",

@@ -2,11 +2,13 @@
  * into a directory that overlayfs will use as a lower dir, safely: the
  * layer comes from someone else's image.
  *
- * Two libarchive readers are chained, each in a thread of its own: `raw`
- * decompresses the blob (the inflater thread), `tar` parses the bytes
- * `raw` yields, which are hashed on the way (the diff_id is the digest of
- * the uncompressed tar), counted (the size limit) and queued between them
- * (image_queue.c), so that decompressing and making files share two cores.
+ * Two threads: the inflater decompresses the blob (layer_inflate.c: gzip
+ * through ISA-L, zstd through libzstd, else the tar as it is), hashes the
+ * uncompressed bytes (the diff_id is the digest of the uncompressed tar),
+ * counts them (the size limit) and queues them (image_queue.c) to this
+ * thread, where libarchive's tar reader (the only format enabled, and no
+ * filter) parses them, so that decompressing and making files share two
+ * cores.  The blob comes from memory, an fd or a queue (a download).
  * Entries are made with *at() calls relative to directory fds opened by
  * layer_open_dir(), which never follows a symlink, so nothing is ever
  * written outside the root or through a link.  The rules (src/agent/README.md):
@@ -40,6 +42,7 @@
 #include <sys/xattr.h>
 
 #include "image-internal.h"
+#include "layer_inflate.h"
 
 #define WHITEOUT_PREFIX ".wh."
 #define WHITEOUT_META_PREFIX ".wh..wh."
@@ -51,26 +54,24 @@ struct unpack {
         int rootfd;
         uint64_t entries;
         struct archive *tar;      /* the tar read from `plain` */
-        struct image_queue plain; /* raw's bytes, from the inflater to the tar reader */
+        struct image_queue plain; /* the uncompressed bytes, from the inflater to the tar reader */
         bool broken;              /* the tar reader found them broken off: the inflater failed */
         /* the inflater thread's; read by the other once `broken` or joined */
-        struct archive *raw; /* the blob, decompressed */
-        EVP_MD_CTX *md;      /* over the uncompressed bytes: the diff_id */
+        struct layer_inflate *in; /* the blob, decompressed */
+        EVP_MD_CTX *md;           /* over the uncompressed bytes: the diff_id */
         uint64_t bytes;
         bool too_big;
+        struct tess_error *in_err; /* why the blob is not a valid stream */
 };
 
 /* The next block of uncompressed bytes, hashed and counted: 1, or 0 at the
- * end, or -1 on an error (too_big tells a limit from a corrupt stream). */
+ * end, or -1 on an error (too_big tells a limit from in_err). */
 static int pull(struct unpack *u, const void **ret_buf, size_t *ret_n)
 {
-        la_int64_t offset;
-        int r = archive_read_data_block(u->raw, ret_buf, ret_n, &offset);
+        int r = layer_inflate_read(u->in, ret_buf, ret_n, &u->in_err);
 
-        if (r == ARCHIVE_EOF)
-                return 0;
-        if (r < ARCHIVE_WARN)
-                return -1;
+        if (r <= 0)
+                return r < 0 ? -1 : 0;
         u->bytes += *ret_n;
         if (u->bytes > u->pol->max_bytes) {
                 u->too_big = true;
@@ -80,7 +81,7 @@ static int pull(struct unpack *u, const void **ret_buf, size_t *ret_n)
         return 1;
 }
 
-/* The inflater thread: raw's bytes, hashed and counted, into `plain`
+/* The inflater thread: the uncompressed bytes, hashed and counted, into `plain`
  * until the end, an error (the queue is closed as broken off), or the tar
  * reader's failure. */
 static void *inflate_main(void *data)
@@ -119,7 +120,12 @@ static int archive_fail(struct unpack *u, struct archive *a, struct tess_error *
                 if (u->too_big)
                         return tess_err(err, EFBIG, "the uncompressed layer is larger than %" PRIu64 " bytes",
                                         u->pol->max_bytes);
-                a = u->raw;
+                if (u->in_err && err) {
+                        *err = TAKE_PTR(u->in_err);
+                        return tess_err_wrap(err, "not a valid layer");
+                }
+                if (u->in_err)
+                        return -u->in_err->code;
         }
         why = archive_error_string(a);
         return tess_err(err, EBADMSG, "not a valid layer: %s", why ? why : "unknown error");
@@ -508,16 +514,15 @@ static void digest_final(EVP_MD_CTX *md, char ret[IMAGE_DIGEST_SIZE])
                 snprintf(ret + 7 + 2 * i, 3, "%02x", sum[i]);
 }
 
-static int unpack_archive(struct archive *raw, int rootfd, const struct layer_policy *pol,
-                          char ret_diff_id[IMAGE_DIGEST_SIZE], struct tess_error **err)
+/* Unpack the blob that `read` yields (layer_inflate.h) into rootfd. */
+static int unpack_blob(layer_read_fn *read, void *data, int rootfd, const struct layer_policy *pol,
+                       char ret_diff_id[IMAGE_DIGEST_SIZE], struct tess_error **err)
 {
-        struct unpack u = { .pol = pol, .rootfd = rootfd, .raw = raw };
-        struct archive_entry *e;
+        struct unpack u = { .pol = pol, .rootfd = rootfd };
         pthread_t inflater;
         int r;
 
-        if (archive_read_next_header(raw, &e) < ARCHIVE_WARN)
-                return tess_err(err, EBADMSG, "not a valid layer: %s", archive_error_string(raw));
+        u.in = layer_inflate_new(read, data);
         u.md = EVP_MD_CTX_new();
         u.tar = archive_read_new();
         if (!u.md || !u.tar || EVP_DigestInit_ex(u.md, EVP_sha256(), NULL) != 1)
@@ -542,69 +547,79 @@ out_free:
         image_queue_release(&u.plain);
         archive_read_free(u.tar);
         EVP_MD_CTX_free(u.md);
+        layer_inflate_free(u.in);
+        tess_error_free(u.in_err);
         return r;
 }
 
-/* The blob reader: gzip and zstd told apart by libarchive, and no other
- * filter (some would run external programs). */
-static struct archive *blob_reader(void)
-{
-        struct archive *a = archive_read_new();
+/* ---- where the blob comes from ---- */
 
-        if (!a)
-                abort();
-        archive_read_support_filter_gzip(a);
-        archive_read_support_filter_zstd(a);
-        archive_read_support_format_raw(a);
-        return a;
+struct mem_source {
+        const void *p;
+        size_t n;
+};
+
+static ssize_t read_mem(void *data, const void **ret_buf)
+{
+        struct mem_source *m = data;
+        size_t n = m->n < SSIZE_MAX ? m->n : SSIZE_MAX;
+
+        *ret_buf = m->p;
+        m->p = (const char *)m->p + n;
+        m->n -= n;
+        return (ssize_t)n;
 }
 
-/* Unpack from raw, which the caller opened (open_r: how that went); frees raw. */
-static int unpack_opened(struct archive *raw, int open_r, int rootfd, const struct layer_policy *pol,
-                         char ret_diff_id[IMAGE_DIGEST_SIZE], struct tess_error **err)
-{
-        int r;
+#define FD_CHUNK ((size_t)256 << 10)
 
-        if (open_r != ARCHIVE_OK)
-                r = tess_err(err, EBADMSG, "not a valid layer: %s", archive_error_string(raw));
-        else
-                r = unpack_archive(raw, rootfd, pol, ret_diff_id, err);
-        archive_read_free(raw);
-        return r;
+struct fd_source {
+        int fd;
+        char *buf; /* FD_CHUNK */
+};
+
+static ssize_t read_fd(void *data, const void **ret_buf)
+{
+        struct fd_source *f = data;
+        ssize_t n;
+
+        do
+                n = read(f->fd, f->buf, FD_CHUNK);
+        while (n < 0 && errno == EINTR);
+        *ret_buf = f->buf;
+        return n < 0 ? -errno : n;
+}
+
+static ssize_t read_queue(void *data, const void **ret_buf)
+{
+        ssize_t n = image_queue_read(data, ret_buf);
+
+        return n < 0 ? -ECANCELED : n; /* the download broke off */
 }
 
 int layer_unpack_fd(int rootfd, int blobfd, const struct layer_policy *pol, char ret_diff_id[IMAGE_DIGEST_SIZE],
                     struct tess_error **err)
 {
-        struct archive *raw = blob_reader();
+        _cleanup_free_ char *buf = xmalloc(FD_CHUNK);
+        struct fd_source f = { .fd = blobfd, .buf = buf };
 
-        return unpack_opened(raw, archive_read_open_fd(raw, blobfd, 1 << 16), rootfd, pol, ret_diff_id, err);
+        return unpack_blob(read_fd, &f, rootfd, pol, ret_diff_id, err);
 }
 
 int layer_unpack_mem(int rootfd, const void *p, size_t n, const struct layer_policy *pol,
                      char ret_diff_id[IMAGE_DIGEST_SIZE], struct tess_error **err)
 {
-        struct archive *raw = blob_reader();
+        struct mem_source m = { .p = p, .n = n };
 
-        return unpack_opened(raw, archive_read_open_memory(raw, p, n), rootfd, pol, ret_diff_id, err);
-}
-
-static la_ssize_t read_queue(struct archive *a, void *data, const void **ret_buf)
-{
-        ssize_t n = image_queue_read(data, ret_buf);
-
-        if (n < 0)
-                archive_set_error(a, EIO, "the layer's bytes broke off");
-        return n;
+        return unpack_blob(read_mem, &m, rootfd, pol, ret_diff_id, err);
 }
 
 int layer_unpack_queue(int rootfd, struct image_queue *q, const struct layer_policy *pol,
                        char ret_diff_id[IMAGE_DIGEST_SIZE], struct tess_error **err)
 {
-        struct archive *raw = blob_reader();
-        int r = unpack_opened(raw, archive_read_open(raw, q, NULL, read_queue, NULL), rootfd, pol, ret_diff_id, err);
+        int r = unpack_blob(read_queue, q, rootfd, pol, ret_diff_id, err);
 
-        if (r < 0)
-                image_queue_fail(q);
+        /* read no more: after a failure, or bytes after the end of a gzip
+         * stream, which are ignored (the producer's writes return false) */
+        image_queue_fail(q);
         return r;
 }

@@ -1,15 +1,23 @@
 /* test_image_unpack.c - unpacking layers (src/agent/image_unpack.c,
- * image_path.c): what a normal layer makes, overlay whiteouts, and every
- * malicious layer refused or neutralized as src/agent/README.md says.
- * Needs root (owners, mknod, trusted.* xattrs); skips otherwise. */
+ * layer_inflate.c, image_path.c): what a normal layer makes, compressed
+ * every way a registry serves it (gzip of one or more members, zstd of one
+ * or more frames, uncompressed) through each entry point, broken streams
+ * refused with the reason, overlay whiteouts, and every malicious layer
+ * refused or neutralized as src/agent/README.md says.  Needs root (owners,
+ * mknod, trusted.* xattrs); skips otherwise. */
 #include "common/compat.h"
 
 #include <linux/capability.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
+#include <zlib.h>
+#include <zstd.h>
 
 #include "../lib/test.h"
 #include "common/fs.h"
+#include "agent/layer_inflate.h"
 #include "image_fixtures.h"
 
 /* A scratch directory holding root/ (the layer) and outside/, which must
@@ -55,9 +63,10 @@ static const struct layer_policy default_policy = {
         .max_entries = IMAGE_LAYER_MAX_ENTRIES,
 };
 
-/* Unpack bytes into sb; the error code (0 on success). */
-static int unpack_bytes(struct sandbox *sb, const char *data, size_t len, const struct layer_policy *pol,
-                        char diff_id[IMAGE_DIGEST_SIZE])
+/* Unpack bytes into sb; the error code (0 on success), and its message in
+ * *ret_msg when asked (caller frees; NULL on success). */
+static int unpack_bytes_msg(struct sandbox *sb, const char *data, size_t len, const struct layer_policy *pol,
+                            char diff_id[IMAGE_DIGEST_SIZE], char **ret_msg)
 {
         struct tess_error *err = NULL;
         char ignored[IMAGE_DIGEST_SIZE];
@@ -68,8 +77,16 @@ static int unpack_bytes(struct sandbox *sb, const char *data, size_t len, const 
                 CHECK(err && err->code == -r);
                 printf("# refused: %s\n", err ? err->msg : "(no error)");
         }
+        if (ret_msg)
+                *ret_msg = r < 0 && err ? xstrdup(err->msg) : NULL;
         tess_error_free(err);
         return -r;
+}
+
+static int unpack_bytes(struct sandbox *sb, const char *data, size_t len, const struct layer_policy *pol,
+                        char diff_id[IMAGE_DIGEST_SIZE])
+{
+        return unpack_bytes_msg(sb, data, len, pol, diff_id, NULL);
 }
 
 static int unpack(struct sandbox *sb, struct tarb *t, const struct layer_policy *pol)
@@ -361,6 +378,483 @@ static void test_unpack_sparse_file(void)
         sandbox_close(&sb);
 }
 
+/* ---- compressed streams and entry points ---- */
+
+#define BIG_SIZE (300 * 1024) /* spans several of the inflater's output buffers */
+
+/* BIG_SIZE bytes of noise (caller frees). */
+static char *noise(void)
+{
+        char *big = xmalloc(BIG_SIZE);
+        uint32_t x = 12345;
+
+        for (size_t i = 0; i < BIG_SIZE; i++) {
+                x = x * 1103515245u + 12345u;
+                big[i] = (char)(x >> 24);
+        }
+        return big;
+}
+
+/* The sample entries and a big file of noise, as an uncompressed tar
+ * (caller frees). */
+static char *sample_tar(size_t *ret_len)
+{
+        struct tarb t;
+        char *big = noise();
+
+        tarb_begin(&t, ARCHIVE_FILTER_NONE);
+        add_sample_entries(&t);
+        tarb_add(&t, tarb_entry("big", AE_IFREG, 0644), big, BIG_SIZE);
+        free(big);
+        return tarb_end(&t, ret_len);
+}
+
+/* One gzip member holding n bytes, appended to out (zlib, as gzip writes);
+ * full_header: with every optional field of the header (extra, name,
+ * comment, header CRC at FULL_HEADER_HCRC). */
+#define FULL_HEADER_HCRC (10 + 2 + 6 + 10 + 10)
+static void gzip_member(struct buf *out, const void *p, size_t n, bool full_header)
+{
+        static char extra[] = "AB\x02\x00xy", name[] = "layer.tar", comment[] = "a comment";
+        gz_header h = {
+                .os = 3,
+                .extra = (Bytef *)extra,
+                .extra_len = sizeof(extra) - 1,
+                .name = (Bytef *)name,
+                .comment = (Bytef *)comment,
+                .hcrc = 1,
+        };
+        z_stream z = { 0 };
+        char chunk[16384];
+        int r;
+
+        if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+                abort();
+        if (full_header && deflateSetHeader(&z, &h) != Z_OK)
+                abort();
+        z.next_in = (Bytef *)p;
+        z.avail_in = (uInt)n;
+        do {
+                z.next_out = (Bytef *)chunk;
+                z.avail_out = sizeof(chunk);
+                r = deflate(&z, Z_FINISH);
+                buf_append(out, chunk, sizeof(chunk) - z.avail_out);
+        } while (r == Z_OK);
+        if (r != Z_STREAM_END)
+                abort();
+        deflateEnd(&z);
+}
+
+/* One zstd frame holding n bytes, appended to out. */
+static void zstd_frame(struct buf *out, const void *p, size_t n)
+{
+        size_t cap = ZSTD_compressBound(n), k;
+        char *dst = xmalloc(cap);
+
+        k = ZSTD_compress(dst, cap, p, n, 3);
+        if (ZSTD_isError(k))
+                abort();
+        buf_append(out, dst, k);
+        free(dst);
+}
+
+/* The tar cut in pieces at `cuts` (ascending, within it), each piece
+ * compressed on its own (gzip members, every other with a full header, or
+ * zstd frames), one after another. */
+static char *pieces(int filter, const char *tar, size_t len, const size_t *cuts, size_t ncuts, size_t *ret_len)
+{
+        struct buf out = BUF_INIT;
+        size_t from = 0;
+
+        for (size_t i = 0; i <= ncuts; i++) {
+                size_t to = i < ncuts ? cuts[i] : len;
+                if (filter == ARCHIVE_FILTER_GZIP)
+                        gzip_member(&out, tar + from, to - from, i % 2 == 1);
+                else
+                        zstd_frame(&out, tar + from, to - from);
+                from = to;
+        }
+        return buf_detach(&out, ret_len);
+}
+
+/* The layer in sb is the sample tar's: its files, and the diff_id of the tar. */
+static void check_sample_unpacked(const struct sandbox *sb, const char *diff_id, const char *want)
+{
+        _cleanup_free_ char *hostname = read_in(sb, "etc/hostname");
+        _cleanup_free_ char *big = NULL, *want_big = noise();
+        struct stat st;
+
+        CHECK_STREQ(diff_id, want);
+        CHECK_STREQ(hostname, "box\n");
+        CHECK(exists_in(sb, "usr/bin/tool2"));
+        CHECK(stat_in(sb, "big", &st) && st.st_size == BIG_SIZE);
+        big = read_in(sb, "big");
+        CHECK(big && memcmp(big, want_big, BIG_SIZE) == 0);
+}
+
+/* blob unpacks into a fresh sandbox as the sample tar whose diff_id is want. */
+static void check_unpacks_as_sample(const char *blob, size_t len, const char *want)
+{
+        struct sandbox sb;
+        char diff_id[IMAGE_DIGEST_SIZE] = "";
+
+        sandbox_open(&sb);
+        CHECK_INTEQ(unpack_bytes(&sb, blob, len, NULL, diff_id), 0);
+        check_sample_unpacked(&sb, diff_id, want);
+        sandbox_close(&sb);
+}
+
+/* blob is refused with EBADMSG and a message that has `what` in it. */
+static void check_refused(const char *blob, size_t len, const char *what)
+{
+        struct sandbox sb;
+        _cleanup_free_ char *msg = NULL;
+
+        sandbox_open(&sb);
+        CHECK_INTEQ(unpack_bytes_msg(&sb, blob, len, NULL, NULL, &msg), EBADMSG);
+        CHECK(msg && strstr(msg, what));
+        if (msg && !strstr(msg, what))
+                printf("# wanted '%s' in: %s\n", what, msg);
+        sandbox_close(&sb);
+}
+
+/* gzip -c a b > ab and pigz/docker's layers can hold several members; the
+ * diff_id covers what they all hold.  After the last member, what is not a
+ * gzip header (zero padding, or other bytes) is ignored, as libarchive,
+ * zlib's gzread and GNU gzip do. */
+static void test_unpack_gzip_members(void)
+{
+        _cleanup_free_ char *tar = NULL, *blob = NULL;
+        char want[IMAGE_DIGEST_SIZE];
+        struct buf padded = BUF_INIT;
+        size_t tar_len, len, cuts[3];
+
+        NEED_ROOT();
+        tar = sample_tar(&tar_len);
+        digest_of(tar, tar_len, want);
+        cuts[0] = 1000; /* inside an entry's header */
+        cuts[1] = 1000; /* an empty member */
+        cuts[2] = tar_len / 2;
+        blob = pieces(ARCHIVE_FILTER_GZIP, tar, tar_len, cuts, 3, &len);
+        check_unpacks_as_sample(blob, len, want);
+
+        buf_append(&padded, blob, len);
+        for (int i = 0; i < 1024; i++)
+                buf_append(&padded, "", 1);
+        check_unpacks_as_sample(padded.data, padded.len, want);
+        buf_append(&padded, "trailing bytes", 14);
+        check_unpacks_as_sample(padded.data, padded.len, want);
+        buf_release(&padded);
+}
+
+static void test_unpack_gzip_truncated(void)
+{
+        _cleanup_free_ char *tar = NULL, *blob = NULL;
+        size_t tar_len, len, cuts[1];
+
+        NEED_ROOT();
+        tar = sample_tar(&tar_len);
+        cuts[0] = tar_len / 3;
+        blob = pieces(ARCHIVE_FILTER_GZIP, tar, tar_len, cuts, 1, &len);
+        check_refused(blob, 2, "not a valid layer: truncated gzip stream");       /* the magic only */
+        check_refused(blob, 10, "not a valid layer: truncated gzip stream");      /* the header only */
+        check_refused(blob, len / 2, "not a valid layer: truncated gzip stream"); /* in the data */
+        check_refused(blob, len - 4, "not a valid layer: truncated gzip stream"); /* half the trailer */
+}
+
+static void test_unpack_gzip_corrupt(void)
+{
+        _cleanup_free_ char *tar = NULL, *blob = NULL;
+        char want[IMAGE_DIGEST_SIZE];
+        size_t tar_len, len;
+
+        NEED_ROOT();
+        tar = sample_tar(&tar_len);
+        digest_of(tar, tar_len, want);
+        blob = pieces(ARCHIVE_FILTER_GZIP, tar, tar_len, NULL, 0, &len);
+        blob[len - 8] ^= 0x55; /* the CRC-32 */
+        check_refused(blob, len, "not a valid layer: gzip stream: checksum mismatch");
+        blob[len - 8] ^= 0x55;
+        blob[len - 3] ^= 0x01; /* the size */
+        check_refused(blob, len, "not a valid layer: gzip stream: checksum mismatch");
+        blob[len - 3] ^= 0x01;
+        blob[3] |= 0x80; /* a reserved flag */
+        check_refused(blob, len, "not a valid layer: gzip stream: invalid header");
+        blob[3] &= 0x7f;
+        blob[2] = 7; /* not deflate */
+        check_refused(blob, len, "not a valid layer: gzip stream: ");
+        blob[2] = 8;
+        memset(blob + 20, 0xff, 64); /* the data */
+        check_refused(blob, len, "not a valid layer: gzip stream: ");
+        free(blob);
+
+        blob = pieces(ARCHIVE_FILTER_GZIP, tar, tar_len, (size_t[]){ 0 }, 1, &len); /* empty, then full_header */
+        check_unpacks_as_sample(blob, len, want);
+        blob[20 + FULL_HEADER_HCRC] ^= 0x01; /* (an empty member is 20 bytes) */
+        check_refused(blob, len, "not a valid layer: gzip stream: header checksum mismatch");
+
+        /* found by fuzz_layer_unpack (corpus gzip-bad-lookback): isal_inflate
+         * fails with its input counters off */
+        check_refused("\x1f\x8b\x08\x00\x61\x28\x8b\x08\xfd\xb5\x1a\x0e\x00\x00\x20\x61\x00\x35\x00\x00\x00"
+                      "\x00\x00\x01\x55\x48\x6d",
+                      27, "not a valid layer: gzip stream: invalid back-reference distance");
+}
+
+/* zstd: frames one after another (a skippable frame among them); a
+ * truncated or corrupt stream, or bytes after the last frame, refused. */
+static void test_unpack_zstd_frames(void)
+{
+        static const char skippable[] = "\x50\x2a\x4d\x18\x04\x00\x00\x00meta";
+        _cleanup_free_ char *tar = NULL, *blob = NULL;
+        struct buf b = BUF_INIT;
+        char want[IMAGE_DIGEST_SIZE];
+        size_t tar_len, len, cuts[2];
+
+        NEED_ROOT();
+        tar = sample_tar(&tar_len);
+        digest_of(tar, tar_len, want);
+        cuts[0] = 777;
+        cuts[1] = tar_len / 2;
+        blob = pieces(ARCHIVE_FILTER_ZSTD, tar, tar_len, cuts, 2, &len);
+        check_unpacks_as_sample(blob, len, want);
+        buf_append(&b, skippable, sizeof(skippable) - 1);
+        buf_append(&b, blob, len);
+        check_unpacks_as_sample(b.data, b.len, want);
+
+        check_refused(blob, len - 3, "not a valid layer: truncated zstd stream");
+        buf_reset(&b);
+        buf_append(&b, blob, len);
+        buf_append(&b, "\0\0\0\0\0\0\0\0", 8);
+        check_refused(b.data, b.len, "not a valid layer: zstd stream: ");
+        blob[4] |= 0x08; /* a reserved bit of the first frame's header */
+        check_refused(blob, len, "not a valid layer: zstd stream: ");
+        buf_release(&b);
+}
+
+/* OCI allows uncompressed layers: whatever is neither gzip nor zstd is read
+ * as a tar, and the diff_id is the blob's digest. */
+static void test_unpack_uncompressed(void)
+{
+        _cleanup_free_ char *tar = NULL;
+        char want[IMAGE_DIGEST_SIZE];
+        size_t tar_len;
+
+        NEED_ROOT();
+        tar = sample_tar(&tar_len);
+        digest_of(tar, tar_len, want);
+        check_unpacks_as_sample(tar, tar_len, want);
+        check_refused("\x1f", 1, "not a valid layer: "); /* too short for a tar */
+}
+
+/* ---- the other entry points: an fd (a pipe, in small pieces) and a queue */
+
+struct feeder {
+        const char *p;
+        size_t len;
+        bool bytewise;         /* one byte per write */
+        int fd;                /* a pipe's write end, or -1 */
+        struct image_queue *q; /* or the queue */
+};
+
+static void *feed(void *data)
+{
+        struct feeder *f = data;
+        static const size_t steps[] = { 1, 2, 3, 5, 8, 13, 21, 100, 1000, 4096 };
+
+        for (size_t done = 0, i = 0; done < f->len; i++) {
+                size_t n = f->bytewise ? 1 : steps[i % ARRAY_SIZE(steps)];
+                if (n > f->len - done)
+                        n = f->len - done;
+                if (f->fd >= 0) {
+                        ssize_t k = write(f->fd, f->p + done, n);
+                        if (k <= 0)
+                                break; /* the reader is gone */
+                        n = (size_t)k;
+                } else if (!image_queue_write(f->q, f->p + done, n)) {
+                        return NULL;
+                }
+                done += n;
+        }
+        if (f->fd >= 0)
+                close(f->fd);
+        else
+                image_queue_close(f->q, true);
+        return NULL;
+}
+
+/* Given as the policy, the default one, and a pipe is fed a byte at a time. */
+static const struct layer_policy bytewise_policy = {
+        .allow_setuid = true,
+        .max_bytes = IMAGE_LAYER_MAX_BYTES,
+        .max_entries = IMAGE_LAYER_MAX_ENTRIES,
+};
+
+/* Unpack blob from a pipe (fd) or a queue into sb; the error code, and the
+ * diff_id. */
+static int unpack_fed(const char *blob, size_t len, bool from_queue, const struct layer_policy *pol,
+                      char diff_id[IMAGE_DIGEST_SIZE], struct sandbox *sb)
+{
+        struct feeder f = { .p = blob, .len = len, .fd = -1, .bytewise = pol == &bytewise_policy };
+        struct image_queue q;
+        struct tess_error *err = NULL;
+        pthread_t thread;
+        int pipefd[2] = { -1, -1 }, r;
+
+        if (!pol)
+                pol = &default_policy;
+        if (from_queue) {
+                image_queue_init(&q);
+                f.q = &q;
+        } else {
+                if (pipe2(pipefd, O_CLOEXEC) < 0)
+                        abort();
+                f.fd = pipefd[1];
+        }
+        if (pthread_create(&thread, NULL, feed, &f) != 0)
+                abort();
+        if (from_queue)
+                r = layer_unpack_queue(sb->rootfd, &q, pol, diff_id, &err);
+        else
+                r = layer_unpack_fd(sb->rootfd, pipefd[0], pol, diff_id, &err);
+        if (!from_queue)
+                close(pipefd[0]); /* (a writer still writing gets EPIPE) */
+        pthread_join(thread, NULL);
+        if (from_queue)
+                image_queue_release(&q);
+        if (r < 0) {
+                CHECK(err && err->code == -r);
+                printf("# refused: %s\n", err ? err->msg : "(no error)");
+        }
+        tess_error_free(err);
+        return -r;
+}
+
+static void test_unpack_entry_points(void)
+{
+        _cleanup_free_ char *tar = NULL, *gz = NULL, *zst = NULL;
+        char want[IMAGE_DIGEST_SIZE];
+        size_t tar_len, gz_len, zst_len, cuts[2];
+
+        NEED_ROOT();
+        signal(SIGPIPE, SIG_IGN);
+        tar = sample_tar(&tar_len);
+        digest_of(tar, tar_len, want);
+        cuts[0] = 3;
+        cuts[1] = tar_len / 2;
+        gz = pieces(ARCHIVE_FILTER_GZIP, tar, tar_len, cuts, 2, &gz_len);
+        zst = pieces(ARCHIVE_FILTER_ZSTD, tar, tar_len, cuts, 2, &zst_len);
+        for (int from_queue = 0; from_queue <= 1; from_queue++) {
+                const struct {
+                        const char *blob;
+                        size_t len;
+                } blobs[] = { { tar, tar_len }, { gz, gz_len }, { zst, zst_len } };
+                for (size_t i = 0; i < ARRAY_SIZE(blobs); i++) {
+                        struct layer_policy small = default_policy;
+                        struct sandbox sb;
+                        char diff_id[IMAGE_DIGEST_SIZE] = "";
+
+                        sandbox_open(&sb);
+                        CHECK_INTEQ(unpack_fed(blobs[i].blob, blobs[i].len, from_queue, NULL, diff_id, &sb), 0);
+                        check_sample_unpacked(&sb, diff_id, want);
+                        sandbox_close(&sb);
+
+                        sandbox_open(&sb);
+                        CHECK_INTEQ(unpack_fed(blobs[i].blob, blobs[i].len / 2, from_queue, NULL, diff_id, &sb),
+                                    EBADMSG);
+                        small.max_bytes = BIG_SIZE / 2;
+                        CHECK_INTEQ(unpack_fed(blobs[i].blob, blobs[i].len, from_queue, &small, diff_id, &sb), EFBIG);
+                        sandbox_close(&sb);
+                }
+        }
+        free(gz);
+        free(tar);
+
+        /* a small layer of several gzip members, through a pipe a byte at a
+         * time: members end in chunks of their own */
+        {
+                struct sandbox sb;
+                struct tarb t;
+                char diff_id[IMAGE_DIGEST_SIZE] = "";
+
+                tarb_begin(&t, ARCHIVE_FILTER_NONE);
+                add_sample_entries(&t);
+                tar = tarb_end(&t, &tar_len);
+                digest_of(tar, tar_len, want);
+                cuts[0] = 100;
+                cuts[1] = tar_len / 2;
+                gz = pieces(ARCHIVE_FILTER_GZIP, tar, tar_len, cuts, 2, &gz_len);
+                sandbox_open(&sb);
+                CHECK_INTEQ(unpack_fed(gz, gz_len, false, &bytewise_policy, diff_id, &sb), 0);
+                CHECK_STREQ(diff_id, want);
+                CHECK(exists_in(&sb, "usr/bin/tool2"));
+                sandbox_close(&sb);
+        }
+}
+
+/* ---- layer_inflate.c alone, fed a byte at a time ---- */
+
+struct bytewise {
+        const char *p;
+        size_t len, at;
+};
+
+static ssize_t read_bytewise(void *data, const void **ret_buf)
+{
+        struct bytewise *b = data;
+
+        if (b->at == b->len)
+                return 0;
+        *ret_buf = b->p + b->at++;
+        return 1;
+}
+
+/* What layer_inflate_read gives for blob, chunk by chunk: 0 and the bytes
+ * in *out, or the error code. */
+static int inflate_bytewise(const char *blob, size_t len, struct buf *out)
+{
+        struct bytewise b = { .p = blob, .len = len };
+        struct layer_inflate *z = layer_inflate_new(read_bytewise, &b);
+        struct tess_error *err = NULL;
+        const void *p;
+        size_t n;
+        int r;
+
+        buf_reset(out);
+        while ((r = layer_inflate_read(z, &p, &n, &err)) > 0)
+                buf_append(out, p, n);
+        if (r < 0)
+                printf("# refused: %s\n", err ? err->msg : "(no error)");
+        tess_error_free(err);
+        layer_inflate_free(z);
+        return -r;
+}
+
+static void test_inflate_bytewise(void)
+{
+        _cleanup_free_ char *tar = NULL, *gz = NULL, *zst = NULL;
+        struct buf out = BUF_INIT, padded = BUF_INIT;
+        size_t tar_len, gz_len, zst_len, cuts[3] = { 1, 100, 0 };
+
+        tar = sample_tar(&tar_len);
+        cuts[2] = tar_len / 2;
+        gz = pieces(ARCHIVE_FILTER_GZIP, tar, tar_len, cuts, 3, &gz_len);
+        zst = pieces(ARCHIVE_FILTER_ZSTD, tar, tar_len, cuts, 3, &zst_len);
+        CHECK_INTEQ(inflate_bytewise(gz, gz_len, &out), 0);
+        CHECK(out.len == tar_len && memcmp(out.data, tar, tar_len) == 0);
+        buf_append(&padded, gz, gz_len);
+        buf_append(&padded, "\0\0\0\0\0\0\0", 7);
+        CHECK_INTEQ(inflate_bytewise(padded.data, padded.len, &out), 0);
+        CHECK(out.len == tar_len && memcmp(out.data, tar, tar_len) == 0);
+        CHECK_INTEQ(inflate_bytewise(gz, gz_len - 1, &out), EBADMSG);
+        CHECK_INTEQ(inflate_bytewise(zst, zst_len, &out), 0);
+        CHECK(out.len == tar_len && memcmp(out.data, tar, tar_len) == 0);
+        CHECK_INTEQ(inflate_bytewise(zst, zst_len - 1, &out), EBADMSG);
+        CHECK_INTEQ(inflate_bytewise(tar, tar_len, &out), 0);
+        CHECK(out.len == tar_len && memcmp(out.data, tar, tar_len) == 0);
+        buf_release(&out);
+        buf_release(&padded);
+}
+
 /* ---- malicious layers ---- */
 
 static void test_refuses_dotdot(void)
@@ -545,6 +1039,7 @@ static void test_setuid_and_xattrs(void)
 
 static void test_limits(void)
 {
+        static const int filters[] = { ARCHIVE_FILTER_NONE, ARCHIVE_FILTER_GZIP, ARCHIVE_FILTER_ZSTD };
         struct layer_policy small = default_policy;
         struct sandbox sb;
         struct tarb t;
@@ -554,9 +1049,16 @@ static void test_limits(void)
         memset(big, 'z', sizeof(big));
         sandbox_open(&sb);
         small.max_bytes = 8192;
-        tarb_begin(&t, ARCHIVE_FILTER_GZIP);
-        tarb_add(&t, tarb_entry("big", AE_IFREG, 0644), big, sizeof(big));
-        CHECK_INTEQ(unpack(&sb, &t, &small), EFBIG);
+        for (size_t i = 0; i < ARRAY_SIZE(filters); i++) {
+                _cleanup_free_ char *data = NULL, *msg = NULL;
+                size_t len;
+
+                tarb_begin(&t, filters[i]);
+                tarb_add(&t, tarb_entry("big", AE_IFREG, 0644), big, sizeof(big));
+                data = tarb_end(&t, &len);
+                CHECK_INTEQ(unpack_bytes_msg(&sb, data, len, &small, NULL, &msg), EFBIG);
+                CHECK_STREQ(msg, "the uncompressed layer is larger than 8192 bytes");
+        }
 
         small = default_policy;
         small.max_entries = 3;
@@ -596,6 +1098,13 @@ static const struct test tests[] = {
         TEST(test_unpack_replaces_entries),
         TEST(test_unpack_replaces_every_kind),
         TEST(test_unpack_sparse_file),
+        TEST(test_unpack_gzip_members),
+        TEST(test_unpack_gzip_truncated),
+        TEST(test_unpack_gzip_corrupt),
+        TEST(test_unpack_zstd_frames),
+        TEST(test_unpack_uncompressed),
+        TEST(test_unpack_entry_points),
+        TEST(test_inflate_bytewise),
         TEST(test_refuses_dotdot),
         TEST(test_strips_absolute_paths),
         TEST(test_refuses_writing_through_symlinks),
