@@ -11,7 +11,8 @@
  * filesystem but outside it, the id derived from folder, path, size and
  * user so that a new token for the same upload resumes it; the offset is
  * that file's size.  The file appears in the folder, renamed into place
- * after an fdatasync, only when complete. */
+ * after an fdatasync, only when complete; one left alone for
+ * vfolder_upload_keep is removed (vfolder_upload_sweep.c). */
 #include "../common/compat.h"
 
 #include <fcntl.h>
@@ -33,7 +34,6 @@
 #include "vfolder_token.h"
 
 #define TUS_VERSION "1.0.0"
-#define UPLOADS_DIR ".uploads"
 
 /* ---- tokens ---- */
 
@@ -183,7 +183,7 @@ static int upload_open(struct api_ctx *c, struct upload *u, struct tess_error **
         h = vf_hosts_find(&c->m->vfolder_hosts, u->f.host);
         if (!h || !u->f.path[0])
                 return tess_err(err, ENOENT, "folder '%s': its storage host is not on this manager", u->f.name);
-        dir = xasprintf("%s/" UPLOADS_DIR, h->path);
+        dir = xasprintf("%s/" VF_UPLOADS_DIR, h->path);
         if (mkdir(dir, 0700) < 0 && errno != EEXIST)
                 return tess_err(err, EIO, "%s: %s", dir, strerror(errno));
         u->updir = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

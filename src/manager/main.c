@@ -80,6 +80,8 @@ const struct conf_opt manager_conf_opts[] = {
                  "agents must list the same names"),
         CONF_OPT("vfolder_default_host", CONF_T_STR, MC, vfolder_default_host, "local", 0, 0, false,
                  "the host of folders created without one"),
+        CONF_OPT("vfolder_upload_keep", CONF_T_USEC, MC, vfolder_upload_keep, "7d", 0, 0, true,
+                 "a partial folder upload that has not grown this long is removed (0 = never)"),
         CONF_OPT("task_lease", CONF_T_USEC, MC, task_lease, "2m", 1000000, 0, true,
                  "a background task running in a manager that has not touched it this long is failed "
                  "(its manager is gone)"),
@@ -280,6 +282,7 @@ static int manager_run(struct manager *m, struct tess_error **err)
                 log_notice("app proxy listening on http://%s", m->conf.app_listen);
         }
         loop_add_timer(m->loop, 5 * USEC_PER_SEC, on_flush_timer, m);
+        vfolder_upload_sweep_start(m);
         m->scheduler = scheduler_start(m);
         m->agent_sync = agent_sync_new(m);
         if (m->dev && m->dev_agent.enabled && (r = dev_agent_start(m, err)) < 0)

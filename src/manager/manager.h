@@ -51,6 +51,7 @@ struct manager_conf {
         char *vfolder_default_host;
         char *web_dir;
         int64_t task_lease;
+        int64_t vfolder_upload_keep; /* partial uploads idle this long are removed (0: never) */
         int64_t app_token_ttl;  /* the app proxy (app_token.h) */
         int64_t app_cookie_ttl;
 };
@@ -105,6 +106,10 @@ int manager_bootstrap(struct manager *m, struct tess_error **err);
 /* Parse conf.vfolder_hosts (default local=state_dir/vfolders) and create
  * each host's directory (vfolder.c). */
 int vfolder_hosts_open(struct manager *m, struct tess_error **err);
+
+/* Remove partial folder uploads idle for conf.vfolder_upload_keep, now
+ * and from time to time (vfolder_upload_sweep.c). */
+void vfolder_upload_sweep_start(struct manager *m);
 
 /* Load or create the master key that seals keypair secrets (keys.c). */
 int manager_load_master_key(struct manager *m, struct tess_error **err);

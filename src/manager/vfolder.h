@@ -25,6 +25,10 @@
 struct api_ctx;
 struct manager;
 
+/* Under each host's path: the partial tus uploads, one file per upload
+ * named by its id (api_vfolder_transfer.c, vfolder_upload_sweep.c). */
+#define VF_UPLOADS_DIR ".uploads"
+
 enum vf_perm {
         VF_PERM_NONE,
         VF_PERM_RO,

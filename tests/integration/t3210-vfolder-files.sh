@@ -203,4 +203,25 @@ test_expect_success 'paths never leave the folder: .., absolute, symlinks plante
         printf abc >"$TMP/abc" && patch "$TMP/abc" 0 3 && test "$TUS" = 403 && test ! -e "$TMP/outdir/x"
 '
 
+test_expect_success 'a partial upload left alone past vfolder_upload_keep is removed; one still growing is kept' '
+        echo "vfolder_upload_keep = \"3s\"" >"$TMP/keep.conf" &&
+        restart_manager --config "$TMP/keep.conf" &&
+        head -c 1000000 /dev/urandom >"$TMP/part" &&
+        token u1 mine upload "{\"path\": \"left.bin\", \"size\": 1000000}" && LEFT=$TOKEN &&
+        tus POST -H "Upload-Length: 1000000" && test "$TUS" = 201 &&
+        patch "$TMP/part" 0 100000 && test "$TUS" = 204 &&
+        token u1 mine upload "{\"path\": \"live.bin\", \"size\": 1000000}" &&
+        tus POST -H "Upload-Length: 1000000" && test "$TUS" = 201 &&
+        test "$(find "$MANAGER_STATE/vfolders/.uploads" -type f -size 100000c | wc -l)" = 1 &&
+        for i in 1 2 3 4 5 6 7; do
+                patch "$TMP/part" $((i * 100000 - 100000)) 100000 && test "$TUS" = 204 || return 1
+                sleep 1
+        done &&
+        test "$(ls "$MANAGER_STATE/vfolders/.uploads" | wc -l)" = 1 &&
+        tus HEAD && test "$TUS" = 200 && test "$OFFSET" = 700000 &&
+        grep -q "removed a partial upload of 100000 bytes" "$MANAGER_LOG" &&
+        TOKEN=$LEFT && tus HEAD && test "$TUS" = 404 &&
+        tus POST -H "Upload-Length: 1000000" && test "$TUS" = 201 && test "$OFFSET" = 0
+'
+
 test_done
