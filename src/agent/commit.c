@@ -19,13 +19,13 @@
 #include "kernel_runtime.h"
 #include "layer_writer.h"
 
-#define EXCLUDE_MAX      256
-#define LABELS_MAX       64
-#define PROGRESS_USEC    (1 * USEC_PER_SEC)
+#define EXCLUDE_MAX          256
+#define LABELS_MAX           64
+#define PROGRESS_USEC        (1 * USEC_PER_SEC)
 #define COMPRESS_THREADS_MAX 8
-/* zstd at its fast default: a commit is waited for, and gzip -1 made 200
- * MB of installed files 7x slower than tar (bench/session-commit.sh) */
-#define MEDIA_OCI_ZSTD   IMAGE_MEDIA_OCI_LAYER "+zstd"
+/* zstd at level 1: a commit is waited for, and gzip -1 made 200 MB of
+ * installed files 7x slower than tar (bench/session-commit.sh) */
+#define MEDIA_OCI_ZSTD       IMAGE_MEDIA_OCI_LAYER "+zstd"
 
 static pthread_mutex_t running_lock = PTHREAD_MUTEX_INITIALIZER;
 
