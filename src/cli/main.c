@@ -116,7 +116,7 @@ static int parse_globals(int argc, char **argv, int *ret_exit)
 int cli_main(int argc, char **argv)
 {
         const struct command *c;
-        int r, i;
+        int r = CLI_EXIT_ERROR, i;
 
         i = parse_globals(argc, argv, &r);
         if (i < 0)
