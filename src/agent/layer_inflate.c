@@ -114,6 +114,21 @@ static size_t pending(const struct layer_inflate *z, const unsigned char **ret_p
         return z->in_n;
 }
 
+/* The input not consumed yet, as far as it is contiguous, reading the next
+ * chunk when there is none: its length (up to INT_MAX), 0 at the end, or
+ * negative. */
+static int available(struct layer_inflate *z, const unsigned char **ret_p, struct tess_error **err)
+{
+        for (;;) {
+                size_t k = pending(z, ret_p);
+                if (k > 0)
+                        return k > INT_MAX ? INT_MAX : (int)k;
+                int r = refill(z, err);
+                if (r <= 0)
+                        return r;
+        }
+}
+
 /* k bytes of what pending() gave are used. */
 static void consume(struct layer_inflate *z, size_t k)
 {
@@ -137,18 +152,14 @@ static int gather(struct layer_inflate *z, size_t want, struct tess_error **err)
         assert(want <= sizeof(got));
         while (n < want) {
                 const unsigned char *p;
-                size_t k = pending(z, &p);
-                int r;
+                int r = available(z, &p, err);
 
-                if (k == 0) {
-                        r = refill(z, err);
+                if (r <= 0) {
                         if (r < 0)
                                 return r;
-                        if (r == 0)
-                                break;
-                        continue;
+                        break;
                 }
-                k = k < want - n ? k : want - n;
+                size_t k = (size_t)r < want - n ? (size_t)r : want - n;
                 memcpy(got + n, p, k);
                 consume(z, k);
                 n += k;
@@ -191,17 +202,13 @@ static int header_bytes(struct layer_inflate *z, unsigned char *dst, size_t n, s
 
         for (;;) {
                 const unsigned char *p, *nul;
-                size_t k = pending(z, &p);
-                int r;
+                int r = available(z, &p, err);
 
-                if (k == 0) {
-                        r = refill(z, err);
-                        if (r < 0)
-                                return r;
-                        if (r == 0)
-                                return tess_err(err, EBADMSG, "truncated gzip stream");
-                        continue;
-                }
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        return tess_err(err, EBADMSG, "truncated gzip stream");
+                size_t k = (size_t)r;
                 if (string) {
                         nul = memchr(p, '\0', k);
                         k = nul ? (size_t)(nul - p) + 1 : k;
