@@ -636,13 +636,11 @@ int image_push_stream_finish(struct image_push_stream *s, const char *digest, in
         pthread_cond_signal(&s->src.grown);
         pthread_mutex_unlock(&s->src.lock);
         pthread_join(s->thread, NULL);
-        r = s->rc;
-        if (r < 0 && !s->src.cancelled) {
+        r = s->src.cancelled ? 0 : s->rc; /* given up: how the upload ended does not matter */
+        if (r < 0) {
                 *err = TAKE_PTR(s->err);
                 r = tess_err_wrap(err, "uploading %s", s->path);
         }
-        if (s->src.cancelled)
-                r = 0;
         stream_free(s);
         return r;
 }
