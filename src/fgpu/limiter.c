@@ -58,10 +58,10 @@ void fgpu_limiter_step(struct fgpu_region_device *dev, unsigned sm, int util, in
 static void maybe_step(struct fgpu_region *r, int d, unsigned sm, int64_t now, fgpu_util_fn util, void *udata)
 {
         struct fgpu_region_device *dev = &r->dev[d];
-        pid_t me = getpid();
 
         if (dev->step_ns && now - dev->step_ns < FGPU_STEP_NS)
                 return;
+        pid_t me = getpid(); /* a system call: only once a step is due */
         if (dev->controller != me && dev->controller != 0 && now - dev->controller_ns < FGPU_LEASE_NS)
                 return;
         dev->controller = me;

@@ -1,8 +1,9 @@
 /* test_fgpu_limiter.c - the fGPU SM limiter (src/fgpu/limiter.c) against a
  * virtual clock and a simulated GPU: a compute-bound launch loop, limited
  * to 25, 50 and 75 %, gets that share of the GPU's throughput within 2
- * points, with utilization feedback and open loop; an unlimited device is
- * never held back.
+ * points, with utilization feedback and open loop, also after a long
+ * spell of launches that leave the GPU idle; an unlimited device is never
+ * held back.
  *
  * The simulated GPU runs queued work at SPEED units per ns; a launch
  * blocks while MAX_QUEUE kernels wait (as CUDA's launch queue does); the
@@ -62,14 +63,18 @@ static int sim_util(void *data, int d UNUSED)
 }
 
 /* The share of the GPU a launch loop limited to sm percent gets, measured
- * over the second half of `seconds` of virtual time. */
-static double run_loop(unsigned sm, bool feedback, int seconds)
+ * over the second half of `seconds` of virtual time; with tiny_seconds,
+ * after 4 s of the same loop and then that long of launching one-thread
+ * kernels (which keep the GPU at 0 %). */
+static double run_loop_after(unsigned sm, bool feedback, int tiny_seconds, int seconds)
 {
         struct fgpu_region *r = calloc(1, sizeof(*r));
         struct sim s = { .now = 1000000, .feedback = feedback };
         struct fgpu_clock clk = { sim_now, sim_sleep, &s };
         pthread_mutexattr_t a;
-        int64_t end = s.now + (int64_t)seconds * 1000000000, half = s.now + (end - s.now) / 2;
+        int64_t tiny_from = s.now + (tiny_seconds ? 4000000000 : 0);
+        int64_t start = tiny_from + (int64_t)tiny_seconds * 1000000000;
+        int64_t end = start + (int64_t)seconds * 1000000000, half = start + (end - start) / 2;
         double done_at_half = -1;
 
         pthread_mutexattr_init(&a);
@@ -77,11 +82,12 @@ static double run_loop(unsigned sm, bool feedback, int seconds)
         pthread_mutex_init(&r->lock, &a);
         s.util_since = s.now;
         while (s.now < end) {
+                double work = s.now >= tiny_from && s.now < start ? 1 : KERNEL;
                 if (done_at_half < 0 && s.now >= half)
                         done_at_half = s.done;
-                fgpu_limiter_admit(r, 0, sm, KERNEL, &clk, sim_util, &s);
+                fgpu_limiter_admit(r, 0, sm, work, &clk, sim_util, &s);
                 run_gpu(&s, LAUNCH_NS);
-                s.queue += KERNEL;
+                s.queue += work;
                 while (s.queue > MAX_QUEUE * KERNEL) /* the launch queue is full: the call blocks */
                         run_gpu(&s, 10000);
         }
@@ -89,6 +95,11 @@ static double run_loop(unsigned sm, bool feedback, int seconds)
         pthread_mutex_destroy(&r->lock);
         free(r);
         return share * 100;
+}
+
+static double run_loop(unsigned sm, bool feedback, int seconds)
+{
+        return run_loop_after(sm, feedback, 0, seconds);
 }
 
 static void check_share(unsigned sm, bool feedback)
@@ -113,6 +124,16 @@ static void test_limits_open_loop(void)
         check_share(75, false);
 }
 
+/* While the GPU reads 0 % the closed loop keeps raising the rate (600
+ * steps here); when real work comes back the limit must hold at once,
+ * not after as many steps spent bringing the rate back down. */
+static void test_limit_holds_after_a_long_idle_spell(void)
+{
+        double got = run_loop_after(50, true, 60, 8);
+        if (fabs(got - 50) > 2)
+                test_fail(__FILE__, __LINE__, "after 60 s of tiny kernels the 50%% limit gave %.1f%%", got);
+}
+
 static void test_no_limit_is_not_held_back(void)
 {
         double got = run_loop(100, true, 4); /* 100 %: the limiter lets everything through */
@@ -131,6 +152,7 @@ int main(void)
         static const struct test tests[] = {
                 TEST(test_limits_with_utilization_feedback),
                 TEST(test_limits_open_loop),
+                TEST(test_limit_holds_after_a_long_idle_spell),
                 TEST(test_no_limit_is_not_held_back),
                 TEST(test_launch_cost),
                 { 0 },
