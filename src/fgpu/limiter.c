@@ -61,7 +61,7 @@ static void maybe_step(struct fgpu_region *r, int d, unsigned sm, int64_t now, f
 
         if (dev->step_ns && now - dev->step_ns < FGPU_STEP_NS)
                 return;
-        pid_t me = getpid(); /* a system call: only once a step is due */
+        pid_t me = fgpu_self_pid();
         if (dev->controller != me && dev->controller != 0 && now - dev->controller_ns < FGPU_LEASE_NS)
                 return;
         dev->controller = me;

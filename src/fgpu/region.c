@@ -15,6 +15,29 @@
 
 /* This process's slot: cached, and found again after a fork. */
 static __thread int slot_hint = -1;
+static pid_t self_pid; /* 0 until asked, and again in a forked child */
+
+static void forget_self_pid(void)
+{
+        __atomic_store_n(&self_pid, 0, __ATOMIC_RELAXED);
+}
+
+static void watch_forks(void)
+{
+        pthread_atfork(NULL, NULL, forget_self_pid);
+}
+
+pid_t fgpu_self_pid(void)
+{
+        static pthread_once_t once = PTHREAD_ONCE_INIT;
+        pthread_once(&once, watch_forks);
+        pid_t pid = __atomic_load_n(&self_pid, __ATOMIC_RELAXED);
+        if (pid == 0) {
+                pid = getpid();
+                __atomic_store_n(&self_pid, pid, __ATOMIC_RELAXED);
+        }
+        return pid;
+}
 
 uint64_t fgpu_proc_start(pid_t pid)
 {
@@ -215,7 +238,7 @@ void fgpu_region_unlock(struct fgpu_region *r)
 /* This process's slot, claimed if needed (lock held); -1 if the table is full. */
 static int my_slot(struct fgpu_region *r)
 {
-        pid_t pid = getpid();
+        pid_t pid = fgpu_self_pid();
         int free_slot = -1;
 
         if (slot_hint >= 0 && r->procs[slot_hint].pid == pid)

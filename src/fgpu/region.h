@@ -80,4 +80,8 @@ void fgpu_region_set_util(struct fgpu_region *r, int d, unsigned util);
 /* /proc/<pid>/stat's starttime, 0 if the process is gone. */
 uint64_t fgpu_proc_start(pid_t pid);
 
+/* getpid() without its system call on every charge and launch: cached,
+ * and forgotten in the child of a fork. */
+pid_t fgpu_self_pid(void);
+
 #endif
