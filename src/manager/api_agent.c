@@ -14,7 +14,8 @@
  * `devices` are the agent's GPUs, each worth `capacity` of its slot
  * (cuda.device: 1; cuda.shares: fgpu_per_gpu); the slot's total is their
  * sum.  `stats` (optional), {"<kernel id>": {...}}, is each running
- * kernel's usage, kept as its session's lastStat.
+ * kernel's usage, kept as its session's lastStat; its cumulative
+ * counters become the session's measured use (usage_measure.h).
  * `runtime` "none" marks an agent without containers (tests, load
  * generators): the manager itself finishes its sessions' terminations.
  * The resource group is taken at first contact; afterwards an
@@ -32,6 +33,7 @@
 #include "http.h"
 #include "manager.h"
 #include "scheduler.h"
+#include "usage_measure.h"
 
 int api_agent_auth(struct api_ctx *c, struct tess_error **err)
 {
@@ -63,31 +65,43 @@ int api_agent_auth(struct api_ctx *c, struct tess_error **err)
 }
 
 /* Each kernel's statistics become its session's lastStat (the last
- * reported kernel of a cluster session wins); only the agent's own
- * kernels are touched. */
-static void store_stats(struct manager *m, const struct agent_report *rep)
+ * reported kernel of a cluster session wins), and their counters its
+ * measured use (usage_measure.h); only the agent's own kernels are
+ * touched.  One transaction: a statement each would commit (and write the
+ * WAL) several times per kernel, seconds for an agent with hundreds; and
+ * the counters and the day's totals must change together.  On an error
+ * nothing is stored: the next heartbeat counts the increase since the last
+ * stored report. */
+static void store_stats(struct manager *m, const struct agent_report *rep, int64_t now)
 {
         struct tess_error *err = NULL;
-        const char *kernel;
+        const char *kernel = NULL;
         json_t *st;
-        /* one transaction: a statement each would commit (and write the
-         * WAL) once per kernel, seconds for an agent with hundreds */
-        bool tx = json_object_size(rep->stats) > 1 && db_begin(m->db, NULL) >= 0;
+        int r;
 
+        if (json_object_size(rep->stats) == 0)
+                return;
+        r = db_begin(m->db, &err);
         json_object_foreach((json_t *)rep->stats, kernel, st) {
                 _cleanup_free_ char *text = json_dumps(st, JSON_COMPACT | JSON_SORT_KEYS);
-                if (DBQ(m->db,
-                        "UPDATE sessions SET last_stat = ? WHERE id = (SELECT session_id FROM kernels"
-                        " WHERE id = ? AND agent_id = ?)",
-                        NULL, &err, DB_TEXT(text), DB_TEXT(kernel), DB_TEXT(rep->id)) < 0) {
-                        log_warn("agent %s: storing the statistics of %s: %s", rep->id, kernel, err->msg);
-                        err = tess_error_free(err);
-                }
+                if (r >= 0)
+                        r = DBQ(m->db,
+                                "UPDATE sessions SET last_stat = ? WHERE id = (SELECT session_id FROM kernels"
+                                " WHERE id = ? AND agent_id = ?)",
+                                NULL, &err, DB_TEXT(text), DB_TEXT(kernel), DB_TEXT(rep->id));
+                if (r >= 0)
+                        r = usage_measure_kernel(m, rep->id, kernel, st, now, &err);
+                if (r < 0)
+                        break;
         }
-        if (tx && db_commit(m->db, &err) < 0) {
-                log_warn("agent %s: storing statistics: %s", rep->id, err->msg);
-                tess_error_free(err);
+        if (r >= 0)
+                r = db_commit(m->db, &err);
+        else
                 db_rollback(m->db);
+        if (r < 0) {
+                log_warn("agent %s: storing the statistics of its kernels (at %s): %s", rep->id,
+                         kernel ? kernel : "the start", err ? err->msg : "?");
+                tess_error_free(err);
         }
 }
 
@@ -144,7 +158,7 @@ void api_agent_heartbeat(struct api_ctx *c)
                          slots_text);
                 scheduler_kick(c->m);
         }
-        store_stats(c->m, &rep);
+        store_stats(c->m, &rep, now);
         api_json(c, 200, json_pack("{s:s, s:s, s:I}", "id", rep.id, "status", "ALIVE", "heartbeat_interval",
                                    (json_int_t)(c->m->conf.agent_lost_timeout / USEC_PER_SEC / 6 + 1)));
         agent_report_release(&rep);

@@ -1,33 +1,41 @@
 /* api_usage.c - usage reports from usage_daily plus live sessions' open
- * intervals (usage.h):
+ * intervals (usage.h), allocation and measured use (usage_measure.h):
  *
  *   GET /resource/usage/period?start_date=&end_date=[&project_id=]
  *       Backend.AI's shape: a list with one object per project
  *       {domain_name, g_id, g_name, g_cpu_allocated, g_mem_allocated,
- *        g_gpu_allocated, g_used_seconds, g_slot_seconds, g_days[],
- *        c_infos[]}, each c_info one session that occupied resources in
- *       the period {id, session_id, name, domain_name, group_id,
- *       group_name, user_id, access_key, email, full_name, agent,
- *       scaling_group, cpu_allocated, mem_allocated, gpu_allocated,
- *       occupied_slots, image_id, image_name, created_at, terminated_at,
- *       status, status_info, cluster_mode, used_time, used_days,
- *       used_seconds, slot_seconds, days[]}.  Dates are YYYYMMDD (or
- *       YYYY-MM-DD), both inclusive, at most 100 days.  Tessera accounts
- *       allocation, not measurement: Backend.AI's measured fields
- *       (cpu_used, io_read, ...) are absent.
+ *        g_gpu_allocated, g_cpu_used, g_mem_used, g_io_read, g_io_write,
+ *        g_used_seconds, g_slot_seconds, g_days[], c_infos[]}, each c_info
+ *       one session that occupied resources in the period {id,
+ *       session_id, name, domain_name, group_id, group_name, user_id,
+ *       access_key, email, full_name, agent, scaling_group, cpu_allocated,
+ *       mem_allocated, gpu_allocated, occupied_slots, cpu_used, mem_used,
+ *       io_read, io_write, image_id, image_name, created_at,
+ *       terminated_at, status, status_info, cluster_mode, used_time,
+ *       used_days, used_seconds, slot_seconds, days[]}.  Dates are
+ *       YYYYMMDD (or YYYY-MM-DD), both inclusive, at most 100 days.
+ *       Measured fields, in Backend.AI's units, cover the period's days
+ *       (Backend.AI's are the session's whole life): cpu_used is msec of
+ *       CPU time, io_read and io_write bytes, mem_used the peak memory in
+ *       bytes (g_mem_used: the sum of the sessions' peaks, as Backend.AI
+ *       sums them).  Each days[] and g_days[] entry has them too.
  *   GET /resource/stats/user/month
  *       the caller's own usage on each of the last 30 days (today last):
  *       Backend.AI's time-binned shape with one bin per day {date (UNIX
  *       time of the day's midnight), num_sessions, cpu_allocated,
  *       mem_allocated, gpu_allocated (each {value, unit_hint}, allocation
- *       averaged over the day)}, plus the exact {day, seconds,
- *       slot_seconds}.
+ *       averaged over the day), io_read_bytes, io_write_bytes (bytes),
+ *       and Tessera's cpu_used (msec) and mem_used (peak bytes)}, plus the
+ *       exact {day, seconds, slot_seconds}.
  *   GET /admin/usage?start_date=&end_date=&group_by=user|project|domain
  *       per scope per day {start_date, end_date, group_by, items[{day,
  *       scope_id, scope_name, domain_name, sessions, seconds,
- *       slot_seconds}], totals[{scope_id, scope_name, domain_name,
- *       sessions, seconds, slot_seconds}]}; start_date defaults to 29 days
- *       before end_date, end_date to today.
+ *       slot_seconds, cpu_used_seconds, io_read_bytes, io_write_bytes,
+ *       mem_peak_bytes}], totals[{scope_id, scope_name, domain_name,
+ *       sessions, seconds, slot_seconds, cpu_used_seconds, io_read_bytes,
+ *       io_write_bytes, mem_peak_bytes}]}; start_date defaults to 29 days
+ *       before end_date, end_date to today.  mem_peak_bytes is the largest
+ *       memory one kernel of the scope reported.
  *
  * Who sees what: superadmins everything, admins and monitors their domain,
  * users only their own sessions. */
@@ -54,6 +62,7 @@ struct bucket {
         char *project_id;
         int64_t sessions, seconds;
         struct usage_amount amount;
+        struct usage_measured measured;
         const char *name; /* filled in before output */
 };
 
@@ -117,6 +126,7 @@ static int bucket_add(struct buckets *b, const char *scope, int32_t day, const s
         }
         b->v[i].sessions += sessions;
         b->v[i].seconds += p->seconds;
+        usage_measured_add(&b->v[i].measured, &p->measured);
         return usage_amount_add(&b->v[i].amount, &p->amount, err);
 }
 
@@ -129,6 +139,28 @@ static json_t *day_json(int32_t day)
 {
         char d[16];
         return json_string(usage_day_format(day, d, sizeof(d)));
+}
+
+/* Backend.AI's measured fields: cpu_used (msec), mem_used (bytes, the
+ * peak), io_read and io_write (bytes), each with `prefix` ("g_" for
+ * projects). */
+static void measured_fields(json_t *o, const char *prefix, const struct usage_measured *u)
+{
+        char key[32];
+
+        snprintf(key, sizeof(key), "%scpu_used", prefix);
+        json_object_set_new(o, key, json_real((double)u->cpu_used_usec / 1000.0));
+        snprintf(key, sizeof(key), "%smem_used", prefix);
+        json_object_set_new(o, key, json_integer(u->mem_peak_bytes));
+        snprintf(key, sizeof(key), "%sio_read", prefix);
+        json_object_set_new(o, key, json_integer(u->io_read_bytes));
+        snprintf(key, sizeof(key), "%sio_write", prefix);
+        json_object_set_new(o, key, json_integer(u->io_write_bytes));
+}
+
+static void measured_json(json_t *o, const struct usage_measured *u)
+{
+        measured_fields(o, "", u);
 }
 
 /* ---- parameters ---- */
@@ -281,6 +313,7 @@ static json_t *c_info_json(const struct bucket *k, const struct db_rows *meta, i
         json_object_set_new(o, "status", str_or_null(M("status")));
         json_object_set_new(o, "status_info", str_or_null(M("status_info")));
         json_object_set_new(o, "cluster_mode", str_or_null(M("cluster_mode")));
+        measured_json(o, &k->measured);
         json_object_set_new(o, "used_time", used_time_json(k->seconds));
         json_object_set_new(o, "used_days", json_integer(0));
         json_object_set_new(o, "used_seconds", json_integer(k->seconds));
@@ -347,6 +380,7 @@ static json_t *day_entry(const struct bucket *k, bool with_sessions)
                 json_object_set_new(o, "sessions", json_integer(k->sessions));
         json_object_set_new(o, "seconds", json_integer(k->seconds));
         json_object_set_new(o, "slot_seconds", usage_amount_to_json(&k->amount));
+        measured_json(o, &k->measured);
         return o;
 }
 
@@ -402,6 +436,8 @@ static json_t *build_period(struct period_acc *a, const struct db_rows *meta, co
                                       0.0, "g_sessions", (json_int_t)k->sessions, "g_used_seconds",
                                       (json_int_t)k->seconds, "g_slot_seconds", usage_amount_to_json(&k->amount),
                                       "g_days", "c_infos");
+                measured_fields(g, "g_", &k->measured);
+                json_object_set_new(g, "g_mem_used", json_integer(0)); /* the sum of its sessions' peaks */
                 strmap_put(&group_of, k->scope, i);
                 json_array_append_new(groups, g);
         }
@@ -427,6 +463,9 @@ static json_t *build_period(struct period_acc *a, const struct db_rows *meta, co
                 json_object_set_new(g, "g_mem_allocated",
                                     json_integer(json_integer_value(json_object_get(g, "g_mem_allocated")) +
                                                  json_integer_value(json_object_get(cinfos[i], "mem_allocated"))));
+                json_object_set_new(g, "g_mem_used",
+                                    json_integer(json_integer_value(json_object_get(g, "g_mem_used")) +
+                                                 json_integer_value(json_object_get(cinfos[i], "mem_used"))));
         }
         dorder = bucket_order(&a->sessions, false, cmp_bucket_scope_day, &sc, &nd);
         for (int i = 0; i < nd; i++) {
@@ -546,6 +585,11 @@ void api_usage_user_month(struct api_ctx *c)
                                          per_day),
                                "count"),
                         "seconds", (json_int_t)k->seconds, "slot_seconds", usage_amount_to_json(&k->amount));
+                json_object_set_new(o, "cpu_used",
+                                    hinted(json_real((double)k->measured.cpu_used_usec / 1000.0), "msec"));
+                json_object_set_new(o, "mem_used", hinted(json_integer(k->measured.mem_peak_bytes), "bytes"));
+                json_object_set_new(o, "io_read_bytes", hinted(json_integer(k->measured.io_read_bytes), "bytes"));
+                json_object_set_new(o, "io_write_bytes", hinted(json_integer(k->measured.io_write_bytes), "bytes"));
                 json_array_append_new(answer, o);
         }
         buckets_release(&days);
@@ -634,6 +678,10 @@ static json_t *scope_entry(const struct bucket *k, bool with_day)
         json_object_set_new(o, "sessions", json_integer(k->sessions));
         json_object_set_new(o, "seconds", json_integer(k->seconds));
         json_object_set_new(o, "slot_seconds", usage_amount_to_json(&k->amount));
+        json_object_set_new(o, "cpu_used_seconds", json_real((double)k->measured.cpu_used_usec / 1e6));
+        json_object_set_new(o, "io_read_bytes", json_integer(k->measured.io_read_bytes));
+        json_object_set_new(o, "io_write_bytes", json_integer(k->measured.io_write_bytes));
+        json_object_set_new(o, "mem_peak_bytes", json_integer(k->measured.mem_peak_bytes));
         return o;
 }
 

@@ -212,6 +212,16 @@ static const struct migration migrations[] = {
           " session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE, app TEXT NOT NULL,"
           " port BIGINT NOT NULL, user_id TEXT NOT NULL, created_at BIGINT NOT NULL, expires_at BIGINT NOT NULL);"
           "CREATE INDEX app_tokens_expires ON app_tokens(expires_at);" },
+        /* measured use (usage_measure.h): each kernel's last reported
+         * cumulative counters, each session-day's increases and peak */
+        { 9,
+          "ALTER TABLE kernels ADD COLUMN stat_cpu_used_usec BIGINT;"
+          "ALTER TABLE kernels ADD COLUMN stat_io_read_bytes BIGINT;"
+          "ALTER TABLE kernels ADD COLUMN stat_io_write_bytes BIGINT;"
+          "ALTER TABLE usage_daily ADD COLUMN cpu_used_usec BIGINT NOT NULL DEFAULT 0;"
+          "ALTER TABLE usage_daily ADD COLUMN io_read_bytes BIGINT NOT NULL DEFAULT 0;"
+          "ALTER TABLE usage_daily ADD COLUMN io_write_bytes BIGINT NOT NULL DEFAULT 0;"
+          "ALTER TABLE usage_daily ADD COLUMN mem_peak_bytes BIGINT NOT NULL DEFAULT 0;" },
 };
 
 int db_schema_version(struct db *db, struct tess_error **err)

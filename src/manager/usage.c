@@ -444,6 +444,15 @@ int usage_record(struct manager *m, const char *session_id, const char *user_id,
         return 0;
 }
 
+void usage_measured_add(struct usage_measured *a, const struct usage_measured *b)
+{
+        a->cpu_used_usec += b->cpu_used_usec;
+        a->io_read_bytes += b->io_read_bytes;
+        a->io_write_bytes += b->io_write_bytes;
+        if (b->mem_peak_bytes > a->mem_peak_bytes)
+                a->mem_peak_bytes = b->mem_peak_bytes;
+}
+
 void usage_filter_sql(const struct usage_filter *f, const char *alias, struct buf *sql, struct db_arg *args,
                        int *nargs)
 {
@@ -497,7 +506,8 @@ int usage_foreach(struct manager *m, const struct usage_filter *f, int64_t now, 
         buf_reset(&sql);
         nargs = 0;
         buf_puts(&sql, "SELECT d.day, d.session_id, d.user_id, d.project_id, d.domain_name, d.resource_group,"
-                       " d.seconds, d.slot_seconds FROM usage_daily d WHERE d.day >= ? AND d.day <= ?");
+                       " d.seconds, d.slot_seconds, d.cpu_used_usec, d.io_read_bytes, d.io_write_bytes,"
+                       " d.mem_peak_bytes FROM usage_daily d WHERE d.day >= ? AND d.day <= ?");
         args[nargs++] = DB_TEXT(first);
         args[nargs++] = DB_TEXT(last);
         usage_filter_sql(f, "d", &sql, args, &nargs);
@@ -518,6 +528,10 @@ int usage_foreach(struct manager *m, const struct usage_filter *f, int64_t now, 
                         .domain = db_get(rows, i, 4),
                         .resource_group = db_get(rows, i, 5),
                         .seconds = db_get_int(rows, i, "seconds"),
+                        .measured = { .cpu_used_usec = db_get_int(rows, i, "cpu_used_usec"),
+                                      .io_read_bytes = db_get_int(rows, i, "io_read_bytes"),
+                                      .io_write_bytes = db_get_int(rows, i, "io_write_bytes"),
+                                      .mem_peak_bytes = db_get_int(rows, i, "mem_peak_bytes") },
                         .counted = true,
                 };
                 r = usage_day_parse("day", db_get(rows, i, 0), &p.day, err);

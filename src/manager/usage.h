@@ -20,6 +20,9 @@
  * {"mem": "15461882265600"} byte-seconds, 0.5 fGPU for an hour are
  * {"cuda.shares": "1800"}.
  *
+ * Measured use (what the containers used, usage_measure.h) is kept in the
+ * same rows: CPU time, bytes read and written, peak memory.
+ *
  * Days are counted from 1970-01-01 (day 0), UTC, and written "YYYY-MM-DD". */
 #ifndef TESS_USAGE_H
 #define TESS_USAGE_H
@@ -137,12 +140,24 @@ struct usage_filter {
 void usage_filter_sql(const struct usage_filter *f, const char *alias, struct buf *sql, struct db_arg *args,
                       int *nargs);
 
+/* Measured use (usage_measure.h): sums, except the peak. */
+struct usage_measured {
+        int64_t cpu_used_usec;  /* CPU time */
+        int64_t io_read_bytes;  /* read from block devices */
+        int64_t io_write_bytes; /* written to block devices */
+        int64_t mem_peak_bytes; /* the largest memory one kernel reported */
+};
+
+/* a += b: the sums added, the larger peak kept. */
+void usage_measured_add(struct usage_measured *a, const struct usage_measured *b);
+
 /* One day of one session's usage.  Strings live for the callback only. */
 struct usage_piece {
         int32_t day;
         const char *session_id, *user_id, *project_id, *domain, *resource_group;
         int64_t seconds;
         struct usage_amount amount;
+        struct usage_measured measured; /* zero in open pieces */
         bool open; /* from a live session's still-open interval, up to now */
         /* count this piece as a session-day: false only for an open piece
          * on a day the session also has a recorded row (it was scheduled

@@ -1,5 +1,6 @@
 /* test_usage.c - usage accounting arithmetic: days, splitting intervals at
- * UTC midnights, exact slot-seconds and fair-share weights. */
+ * UTC midnights, exact slot-seconds and fair-share weights; measured use
+ * from cumulative counters (usage_measure.h). */
 #include "common/compat.h"
 
 #include <math.h>
@@ -9,6 +10,7 @@
 #include "manager/db.h"
 #include "manager/manager.h"
 #include "manager/usage.h"
+#include "manager/usage_measure.h"
 
 #define S USEC_PER_SEC
 #define DAY (USAGE_SEC_PER_DAY * S)
@@ -321,6 +323,12 @@ static int count_piece(const struct usage_piece *p, void *data, struct tess_erro
         return 0;
 }
 
+static int sum_measured(const struct usage_piece *p, void *data, struct tess_error **err UNUSED)
+{
+        usage_measured_add(data, &p->measured);
+        return 0;
+}
+
 static double fair_u1, fair_u2;
 static int fair_calls;
 
@@ -381,6 +389,149 @@ static void test_usage_foreach_and_fair_share(void)
         fixture_close(&f);
 }
 
+
+/* ---- measured use ---- */
+
+static void test_usage_counters_from_stat(void)
+{
+        struct usage_counters c;
+        json_t *st = json_loads("{\"cpu_used\": {\"current\": \"1234.5\", \"unit_hint\": \"msec\"},"
+                                " \"io_read\": {\"current\": \"4096\"}, \"io_write\": {\"current\": 512},"
+                                " \"mem\": {\"current\": \"1048576\", \"capacity\": \"268435456\"}}",
+                                0, NULL);
+
+        usage_counters_from_stat(st, &c);
+        CHECK_INTEQ(c.cpu_used_usec, 1234500);
+        CHECK_INTEQ(c.io_read, 4096);
+        CHECK_INTEQ(c.io_write, 512);
+        CHECK_INTEQ(c.mem, 1048576);
+        json_decref(st);
+
+        /* finer than usec is dropped; missing, negative and malformed are -1 */
+        st = json_loads("{\"cpu_used\": {\"current\": \"0.12345\"}, \"io_read\": {\"current\": \"-1\"},"
+                        " \"io_write\": {\"current\": \"1e3\"}}",
+                        0, NULL);
+        usage_counters_from_stat(st, &c);
+        CHECK_INTEQ(c.cpu_used_usec, 123);
+        CHECK_INTEQ(c.io_read, -1);
+        CHECK_INTEQ(c.io_write, -1);
+        CHECK_INTEQ(c.mem, -1);
+        json_decref(st);
+        st = json_loads("{\"cpu_used\": {\"current\": \"99999999999999999999\"}, \"mem\": 5}", 0, NULL);
+        usage_counters_from_stat(st, &c);
+        CHECK_INTEQ(c.cpu_used_usec, -1); /* beyond int64 */
+        CHECK_INTEQ(c.mem, -1);
+        json_decref(st);
+        usage_counters_from_stat(NULL, &c);
+        CHECK_INTEQ(c.cpu_used_usec, -1);
+}
+
+static void test_usage_counter_increase(void)
+{
+        CHECK_INTEQ(usage_counter_increase(-1, 500), 500); /* first report: all since the start */
+        CHECK_INTEQ(usage_counter_increase(500, 800), 300);
+        CHECK_INTEQ(usage_counter_increase(800, 800), 0); /* repeated */
+        CHECK_INTEQ(usage_counter_increase(800, 100), 100); /* started over */
+        CHECK_INTEQ(usage_counter_increase(800, -1), 0);    /* not reported */
+        CHECK_INTEQ(usage_counter_increase(-1, -1), 0);
+}
+
+static void add_kernel(struct db_fixture *f, const char *id, const char *session, const char *agent)
+{
+        int r = DBQ(f->m.db,
+                    "INSERT INTO kernels (id, session_id, agent_id, image, status, created_at)"
+                    " VALUES (?, ?, ?, 'img', 'RUNNING', 0)",
+                    NULL, NULL, DB_TEXT(id), DB_TEXT(session), DB_TEXT(agent));
+        CHECK(r == 1);
+}
+
+static void measure(struct db_fixture *f, const char *agent, const char *kernel, const char *stat, int64_t now)
+{
+        json_t *st = json_loads(stat, 0, NULL);
+        struct tess_error *err = NULL;
+
+        CHECK(st != NULL);
+        CHECK(db_begin(f->m.db, NULL) == 0);
+        CHECK(usage_measure_kernel(&f->m, agent, kernel, st, now, &err) == 0);
+        CHECK(db_commit(f->m.db, NULL) == 0);
+        if (err)
+                test_fail(__FILE__, __LINE__, "%s", err->msg);
+        tess_error_free(err);
+        json_decref(st);
+}
+
+#define STAT(cpu, rd, wr, mem)                                                                          \
+        "{\"cpu_used\": {\"current\": \"" cpu "\"}, \"io_read\": {\"current\": \"" rd "\"},"  \
+        " \"io_write\": {\"current\": \"" wr "\"}, \"mem\": {\"current\": \"" mem "\"}}"
+
+/* The measured columns of session s1's row of `day`. */
+static void check_day(struct db_fixture *f, const char *day, int64_t cpu, int64_t rd, int64_t wr, int64_t mem)
+{
+        _cleanup_rows_ struct db_rows *rows = NULL;
+
+        CHECK(DBQ(f->m.db,
+                  "SELECT cpu_used_usec, io_read_bytes, io_write_bytes, mem_peak_bytes, seconds FROM usage_daily"
+                  " WHERE day = ? AND session_id = 's1'",
+                  &rows, NULL, DB_TEXT(day)) >= 0);
+        CHECK_INTEQ(rows->nrows, 1);
+        if (rows->nrows != 1)
+                return;
+        CHECK_INTEQ(db_get_int(rows, 0, "cpu_used_usec"), cpu);
+        CHECK_INTEQ(db_get_int(rows, 0, "io_read_bytes"), rd);
+        CHECK_INTEQ(db_get_int(rows, 0, "io_write_bytes"), wr);
+        CHECK_INTEQ(db_get_int(rows, 0, "mem_peak_bytes"), mem);
+}
+
+static void test_usage_measure_kernel(void)
+{
+        struct db_fixture f;
+        struct pieces c = { 0 };
+
+        if (!fixture_open(&f))
+                return;
+        add_session(&f, "s1", "u1", "RUNNING", D0, "{\"cpu\": \"2\"}");
+        add_kernel(&f, "k1", "s1", "a1");
+        add_kernel(&f, "k2", "s1", "a1"); /* a cluster session's second kernel */
+
+        measure(&f, "a1", "k1", STAT("1000.5", "100", "10", "4096"), D0 + S);
+        check_day(&f, "2025-07-22", 1000500, 100, 10, 4096);
+        /* the same report again adds nothing */
+        measure(&f, "a1", "k1", STAT("1000.5", "100", "10", "4096"), D0 + 2 * S);
+        check_day(&f, "2025-07-22", 1000500, 100, 10, 4096);
+        /* increases; memory keeps its peak */
+        measure(&f, "a1", "k1", STAT("3000.5", "150", "10", "1024"), D0 + 3 * S);
+        check_day(&f, "2025-07-22", 3000500, 150, 10, 4096);
+        /* the other kernel adds its own; another agent's report is ignored */
+        measure(&f, "a1", "k2", STAT("500", "0", "0", "8192"), D0 + 3 * S);
+        measure(&f, "a2", "k1", STAT("999999", "999", "999", "999999"), D0 + 3 * S);
+        measure(&f, "a1", "nope", STAT("999999", "999", "999", "999999"), D0 + 3 * S);
+        check_day(&f, "2025-07-22", 3500500, 150, 10, 8192);
+        /* the container started over: its new value counts whole, on the next day */
+        measure(&f, "a1", "k1", STAT("200", "50", "5", "2048"), D0 + DAY + S);
+        check_day(&f, "2025-07-23", 200000, 50, 5, 2048);
+        check_day(&f, "2025-07-22", 3500500, 150, 10, 8192);
+        /* a report without io counters keeps the last ones */
+        measure(&f, "a1", "k1", "{\"cpu_used\": {\"current\": \"300\"}}", D0 + DAY + 2 * S);
+        measure(&f, "a1", "k1", STAT("300", "60", "5", "0"), D0 + DAY + 3 * S);
+        check_day(&f, "2025-07-23", 300000, 60, 5, 2048);
+
+        /* reports read them back, recorded occupancy too */
+        CHECK(usage_record(&f.m, "s1", "u1", "p1", "default", NULL, "{\"cpu\": \"2\"}", D0, D0 + 10 * S, NULL) ==
+              0);
+        check_day(&f, "2025-07-22", 3500500, 150, 10, 8192);
+        struct usage_measured sum = { 0 };
+        struct usage_filter all = { .first_day = 20291, .last_day = 20292 };
+        CHECK(usage_foreach(&f.m, &all, D0 + DAY + 10 * S, count_piece, &c, NULL) == 0);
+        CHECK_INTEQ(c.n, 4); /* two recorded days, the open interval's two days */
+        CHECK_INTEQ(c.seconds, 10 + USAGE_SEC_PER_DAY + 10);
+        CHECK(usage_foreach(&f.m, &all, D0 + DAY + 10 * S, sum_measured, &sum, NULL) == 0);
+        CHECK_INTEQ(sum.cpu_used_usec, 3800500);
+        CHECK_INTEQ(sum.io_read_bytes, 210);
+        CHECK_INTEQ(sum.io_write_bytes, 15);
+        CHECK_INTEQ(sum.mem_peak_bytes, 8192);
+        fixture_close(&f);
+}
+
 static const struct test tests[] = {
         TEST(test_usage_days),
         TEST(test_usage_day_parse_errors),
@@ -392,6 +543,9 @@ static const struct test tests[] = {
         TEST(test_usage_weights),
         TEST(test_usage_record_adds_per_day),
         TEST(test_usage_foreach_and_fair_share),
+        TEST(test_usage_counters_from_stat),
+        TEST(test_usage_counter_increase),
+        TEST(test_usage_measure_kernel),
         {},
 };
 
