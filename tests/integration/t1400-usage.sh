@@ -1,5 +1,5 @@
 #!/bin/bash
-test_description='usage accounting: slot-seconds of occupancy per session and day, the usage routes, scopes, tessera admin usage'
+test_description='usage accounting: slot-seconds of occupancy per session and day, measured use from the agents'"'"' statistics (a repeated heartbeat adds nothing, a restart repeats nothing), the usage routes, scopes, tessera admin usage'
 . "$(dirname "$0")/../lib/test-lib.sh"
 
 TT=$BUILD/test-tool
@@ -82,6 +82,23 @@ exact() {
                 (.slot_seconds["cuda.shares"] | tonumber) == 0.5 * $s and
                 ([.days[].seconds] | add) == $s' >/dev/null ||
                 { echo "not exact: $1"; return 1; }
+}
+
+# kstat CPU_MSEC IO_READ IO_WRITE MEM: one kernel's statistics as agents send them
+kstat() {
+        echo "{\"cpu_used\": {\"current\": \"$1\", \"unit_hint\": \"msec\"}, \"cpu_util\": {\"current\": \"0.0\", \"capacity\": \"100.0\", \"unit_hint\": \"percent\"}, \"mem\": {\"current\": \"$4\", \"capacity\": \"1073741824\", \"unit_hint\": \"bytes\"}, \"io_read\": {\"current\": \"$2\", \"unit_hint\": \"bytes\"}, \"io_write\": {\"current\": \"$3\", \"unit_hint\": \"bytes\"}}"
+}
+
+# beat AGENT KERNEL CPU_MSEC IO_READ IO_WRITE MEM: a heartbeat of agent
+# AGENT (registered as a1 is) with statistics for KERNEL
+beat() {
+        agent_post "$1" /agent/heartbeat "{\"id\": \"$1\", \"available_slots\": {\"cpu\": 8, \"mem\": \"32g\"}, \"devices\": $(gpus 1 2), \"resource_group\": \"default\", \"runtime\": \"none\", \"stats\": {\"$2\": $(kstat "$3" "$4" "$5" "$6")}}"
+        [ "$AGENT_STATUS" = 200 ] || { echo "heartbeat of $1: $AGENT_STATUS $(cat "$TMP/agent-out")"; return 1; }
+}
+
+# measured ROLE NAME: the measured fields of session NAME's c_info
+measured() {
+        c_info "$1" "$2" | jq -c "{cpu_used, mem_used, io_read, io_write}"
 }
 
 cat >"$TMP/manager.conf" <<EOF
@@ -180,6 +197,50 @@ test_expect_success 'scopes: users see only themselves, admins their domain, sup
         jq -e "[.[].c_infos[]] | length == 2" "$TMP/out"
 '
 
+test_expect_success 'heartbeats with statistics: the increase of the counters is measured use' '
+        agent_post a1 /agent/sync "{\"id\": \"a1\"}" && test "$AGENT_STATUS" = 200 &&
+        K2=$(jq -r ".kernels[] | select(.session_name == \"u2-sess\") | .id" "$TMP/agent-out") &&
+        test -n "$K2" && echo "$K2" >"$TMP/k2" &&
+        test "$(measured user2 u2-sess)" = "{\"cpu_used\":0,\"mem_used\":0,\"io_read\":0,\"io_write\":0}" &&
+        beat a1 "$K2" 1500.5 4096 1024 1048576 &&
+        test "$(measured user2 u2-sess)" = "{\"cpu_used\":1500.5,\"mem_used\":1048576,\"io_read\":4096,\"io_write\":1024}" &&
+        OUT=$TMP/info call user2 GET /session/u2-sess &&
+        jq -e ".lastStat.cpu_used.current == \"1500.5\"" "$TMP/info"
+'
+
+test_expect_success 'the same heartbeat again adds nothing; counters that go down start over' '
+        K2=$(cat "$TMP/k2") &&
+        beat a1 "$K2" 1500.5 4096 1024 1048576 &&
+        test "$(measured user2 u2-sess)" = "{\"cpu_used\":1500.5,\"mem_used\":1048576,\"io_read\":4096,\"io_write\":1024}" &&
+        beat a1 "$K2" 4000 8192 1024 4096 &&
+        test "$(measured user2 u2-sess)" = "{\"cpu_used\":4000,\"mem_used\":1048576,\"io_read\":8192,\"io_write\":1024}" &&
+        beat a1 "$K2" 1000 0 0 4096 &&
+        test "$(measured user2 u2-sess)" = "{\"cpu_used\":5000,\"mem_used\":1048576,\"io_read\":8192,\"io_write\":1024}"
+'
+
+test_expect_success 'another agent cannot report a kernel that is not its own' '
+        K2=$(cat "$TMP/k2") &&
+        agent_register a2 "{\"cpu\": 1, \"mem\": \"1g\"}" &&
+        beat a2 "$K2" 999999 999999 999999 999999 &&
+        test "$(measured user2 u2-sess)" = "{\"cpu_used\":5000,\"mem_used\":1048576,\"io_read\":8192,\"io_write\":1024}"
+'
+
+test_expect_success 'measured use in every report: project totals, days, user bins, admin totals' '
+        call user2 GET "/resource/usage/period?$(period)" &&
+        jq -e ".[0].g_cpu_used == 5000 and .[0].g_io_read == 8192 and .[0].g_io_write == 1024 and
+                .[0].g_mem_used == 1048576 and ([.[0].g_days[].cpu_used] | add) == 5000 and
+                ([.[0].c_infos[0].days[].io_read] | add) == 8192" "$TMP/out" &&
+        call user2 GET /resource/stats/user/month && test "$CODE" = 200 &&
+        jq -e "([.[].cpu_used.value] | add) == 5000 and .[29].cpu_used.unit_hint == \"msec\" and
+                ([.[].io_read_bytes.value] | add) == 8192 and ([.[].io_write_bytes.value] | add) == 1024 and
+                .[29].io_read_bytes.unit_hint == \"bytes\" and ([.[].mem_used.value] | max) == 1048576" "$TMP/out" &&
+        call superadmin GET "/admin/usage?$(period)&group_by=user" &&
+        jq -e ".totals[] | select(.scope_name == \"user2@usage.test\") | .cpu_used_seconds == 5 and
+                .io_read_bytes == 8192 and .io_write_bytes == 1024 and .mem_peak_bytes == 1048576" "$TMP/out" &&
+        jq -e "[.items[] | select(.scope_name == \"user2@usage.test\") | .cpu_used_seconds] | add == 5" "$TMP/out" &&
+        jq -e ".totals[] | select(.scope_name == \"user1@usage.test\") | .cpu_used_seconds == 0" "$TMP/out"
+'
+
 test_expect_success 'a closed interval is recorded and stops growing' '
         call user1 DELETE /session/u1-sess && test "$CODE" = 200 &&
         wait_status user1 u1-sess TERMINATED &&
@@ -197,6 +258,14 @@ test_expect_success 'the records survive a restart' '
         restart_manager --config "$TMP/manager.conf" &&
         after=$(c_info user1 u1-sess | jq -c "{used_seconds, slot_seconds, days}") &&
         test "$before" = "$after"
+'
+
+test_expect_success 'after a restart the last counters are remembered: a repeated heartbeat adds nothing' '
+        K2=$(cat "$TMP/k2") &&
+        beat a1 "$K2" 1000 0 0 4096 &&
+        test "$(measured user2 u2-sess)" = "{\"cpu_used\":5000,\"mem_used\":1048576,\"io_read\":8192,\"io_write\":1024}" &&
+        beat a1 "$K2" 1250.25 100 0 4096 &&
+        test "$(measured user2 u2-sess)" = "{\"cpu_used\":5250.25,\"mem_used\":1048576,\"io_read\":8292,\"io_write\":1024}"
 '
 
 test_expect_success 'stats/user/month: the caller, per day' '
