@@ -79,6 +79,28 @@ test_expect_success 'the agent reports its usage, shown as the session'"'"'s las
                 and (.lastStat.cpu_util.capacity | tonumber) == 100" "$TMP/info"
 '
 
+# inter1's c_info from /resource/usage/period (yesterday to today, UTC)
+inter1_usage() {
+        OUT=$TMP/usage api GET "/resource/usage/period?start_date=$(date -u -d yesterday +%Y%m%d)&end_date=$(date -u +%Y%m%d)" &&
+                jq -c "[.[].c_infos[] | select(.name == \"inter1\")] | .[0]" "$TMP/usage"
+}
+
+test_expect_success 'measured use: 4 s of a busy loop in the container are about 4 s of CPU time, within wall time x cores' '
+        K=$(kernel_id inter1) &&
+        before=$(inter1_usage | jq .cpu_used) &&
+        { runc --root "$RUNC_ROOT" exec "$K" timeout 4 sh -c "while :; do :; done"; test $? = 143; } &&
+        for _ in $(seq 1 150); do
+                e=$(inter1_usage)
+                echo "$e" | jq -e ".cpu_used - $before >= 2000" >/dev/null && break
+                sleep 0.1
+        done &&
+        echo "$e" | jq -c "{cpu_used, mem_used, io_read, io_write, used_seconds, cpu_allocated}" &&
+        echo "$e" | jq -e ".cpu_used - $before >= 2000 and
+                .cpu_used <= (.used_seconds + 1) * 1000 * .cpu_allocated and .mem_used > 0" &&
+        OUT=$TMP/admin api GET "/admin/usage?group_by=domain" &&
+        jq -e "[.totals[].cpu_used_seconds] | add >= 2" "$TMP/admin"
+'
+
 test_expect_success 'destroying it stops the container and ends the session' '
         K=$(kernel_id inter1) &&
         api DELETE /session/inter1 && test "$CODE" = 200 &&
