@@ -28,7 +28,7 @@
  * the agent's slots and
  * GPU as bars and its schedulable switch; busybox hidden from users and
  * shown again; an image alias; a registry rescan followed to its result;
- * the statistics charts of the superadmin's usage and per user; a domain
+ * the statistics charts of the superadmin's usage (CPU time measured) and per user; a domain
  * admin refused a policy and the registries with the manager's reasons,
  * who sees the plain user's sessions under Everyone; a plain user without
  * admin pages nor the Mine / Everyone choice, whose deleted session is
@@ -129,7 +129,7 @@ async function todays(page, metric) {
 async function chartDrawn(page) {
   await page.locator('usage-chart canvas').first().waitFor({ timeout: UI_TIMEOUT_MS });
   const charts = await page.locator('usage-chart canvas').count();
-  if (charts !== 4) throw new Error(`${charts} charts, not 4`);
+  if (charts !== 6) throw new Error(`${charts} charts, not 6`);
 }
 
 /* The sessions page's Mine / Everyone choice. */
@@ -507,8 +507,13 @@ const steps = [
       await navigate(page, 'Statistics', 'Statistics');
       await chartDrawn(page);
       const [cpu] = await todays(page, 'cpu');
+      const [cpuUsed] = await todays(page, 'cpuUsed');
       const [sessions] = await todays(page, 'sessions');
       if (!(cpu > 0) || !(sessions >= 1)) throw new Error(`today: ${cpu} core-hours, ${sessions} sessions`);
+      /* adminrun kept its core busy: measured, and no more than it held */
+      if (!(cpuUsed > 0) || !(cpuUsed <= cpu)) throw new Error(`today: ${cpuUsed} of ${cpu} core-hours used`);
+      const totals = await page.getByLabel('Totals over the period').textContent();
+      if (!/core-hours used/.test(totals)) throw new Error(`the totals: ${totals}`);
       await screenshots(page, 'statistics');
       await page.getByLabel('Scope', { exact: true }).selectOption('user');
       await page.getByRole('button', { name: 'Show' }).click();

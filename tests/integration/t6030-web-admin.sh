@@ -1,5 +1,5 @@
 #!/bin/bash
-test_description='the web UI'"'"'s admin and statistics pages in a real browser (tests/browser/web-admin.mjs): as the superadmin, everyone'"'"'s sessions (a plain user'"'"'s running one: its owner, logs and delete), users, keypair policies, projects with members, keypairs (the secret once), edits and deletes, a domain with its storage host permissions, resource group access and scheduler options, a resource preset, the audit log, the agent of --mock-gpus 1 --fgpu-per-gpu 2 with its slots and GPU, busybox hidden and shown, an image alias, a registry rescan followed live; a domain admin refused with the manager'"'"'s reason; statistics charts after short sessions, per user for the admin, their own for a plain user who has no admin pages; no console errors; screenshots at 1280x800 and 390x844'
+test_description='the web UI'"'"'s admin and statistics pages in a real browser (tests/browser/web-admin.mjs): as the superadmin, everyone'"'"'s sessions (a plain user'"'"'s running one: its owner, logs and delete), users, keypair policies, projects with members, keypairs (the secret once), edits and deletes, a domain with its storage host permissions, resource group access and scheduler options, a resource preset, the audit log, the agent of --mock-gpus 1 --fgpu-per-gpu 2 with its slots and GPU, busybox hidden and shown, an image alias, a registry rescan followed live; a domain admin refused with the manager'"'"'s reason; statistics charts after short sessions (one busy: its measured CPU time), per user for the admin, their own for a plain user who has no admin pages; no console errors; screenshots at 1280x800 and 390x844'
 . "$(dirname "$0")/../lib/test-lib.sh"
 . "$(dirname "$0")/../lib/registry.sh"
 . "$(dirname "$0")/../lib/browser.sh"
@@ -18,11 +18,12 @@ test_expect_success 'a manager with an agent of one mock GPU (2 fGPU) and busybo
 '
 
 test_expect_success 'short sessions ran, for the admin and for the plain user' '
-        create_session adminrun batch "sleep 3" &&
+        create_session adminrun batch "timeout 7 yes >/dev/null; exit 0" &&
         BACKEND_ACCESS_KEY=$USER_KEY BACKEND_SECRET_KEY=$USER_SECRET create_session userrun batch "sleep 3" &&
         for s in adminrun userrun; do
                 wait_status $s TERMINATED && test "$(field $s result)" = SUCCESS || return 1
-        done
+        done &&
+        api GET /resource/stats/user/month && jq -e "[.[].cpu_used.value] | add > 0" "$TMP/out"
 '
 
 # for the admin to find under Everyone, read and delete

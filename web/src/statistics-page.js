@@ -1,6 +1,6 @@
 /* statistics-page.js - <statistics-page>: usage over time as charts with
- * tables (usage-chart.js): CPU core-hours, memory GiB-hours, GPU-hours and
- * sessions per day.  Everyone sees their own last 30 days (GET
+ * tables (usage-chart.js): CPU core-hours allocated and used (measured),
+ * memory GiB-hours, GPU-hours, GiB of disk I/O and sessions per day.  Everyone sees their own last 30 days (GET
  * /resource/stats/user/month); admins, superadmins and monitors may widen
  * the scope to every user, project or domain they oversee over chosen
  * dates (GET /admin/usage?start_date=&end_date=&group_by=), a series for
@@ -97,7 +97,7 @@ class StatisticsPage extends TesseraElement {
     return html`<p class="counts" aria-label="Totals over the period">
       ${METRICS.map((m) => {
         const sum = series.reduce((n, s) => n + s.values[m.id].reduce((a, b) => a + b, 0), 0);
-        return html`<span><strong>${formatAmount(sum)}</strong> ${m.unit}</span>`;
+        return html`<span><strong>${formatAmount(sum)}</strong> ${m.total ?? m.unit}</span>`;
       })}
     </p>`;
   }
