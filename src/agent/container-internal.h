@@ -51,6 +51,8 @@ struct container_exit {
         bool oom_killed;
         bool monitor_lost; /* the monitor died first: the code is unknown */
         int64_t finished_at;
+        bool has_usage;    /* the counters below were read as it ended */
+        uint64_t cpu_ns, mem, io_read, io_write;
 };
 
 int container_exit_write(const char *dir, const struct container_exit *ex, struct tess_error **err);

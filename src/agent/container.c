@@ -463,6 +463,11 @@ static void fill_state(const char *dir, const struct container_record *rec, stru
                 st->signal = ex.signal;
                 st->oom_killed = ex.oom_killed;
                 st->finished_at = ex.finished_at;
+                st->has_usage = ex.has_usage;
+                st->cpu_ns = ex.cpu_ns;
+                st->mem = ex.mem;
+                st->io_read = ex.io_read;
+                st->io_write = ex.io_write;
                 return;
         }
         if (monitor_alive(dir, &st->monitor_pid)) {

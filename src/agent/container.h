@@ -114,6 +114,8 @@ struct container_state {
         bool oom_killed;     /* EXITED: the memory cgroup's OOM killer fired */
         int64_t created_at;  /* usec since the epoch */
         int64_t finished_at; /* EXITED: usec since the epoch */
+        bool has_usage;      /* EXITED: its monitor read its final counters */
+        uint64_t cpu_ns, mem, io_read, io_write; /* EXITED: those counters */
         char ip[16];         /* its address on the bridge, "" when none */
 };
 

@@ -166,11 +166,22 @@ void container_runc_argv(const struct container_record *rec, const char *log, co
 
 int container_exit_write(const char *dir, const struct container_exit *ex, struct tess_error **err)
 {
-        return write_json(dir, CT_EXIT,
-                          json_pack("{s:i, s:i, s:b, s:b, s:I}", "exit_code", ex->exit_code, "signal", ex->signal,
-                                    "oom_killed", ex->oom_killed, "monitor_lost", ex->monitor_lost, "finished_at",
-                                    (json_int_t)ex->finished_at),
-                          err);
+        json_t *o = json_pack("{s:i, s:i, s:b, s:b, s:I}", "exit_code", ex->exit_code, "signal", ex->signal,
+                              "oom_killed", ex->oom_killed, "monitor_lost", ex->monitor_lost, "finished_at",
+                              (json_int_t)ex->finished_at);
+
+        if (ex->has_usage) /* counters fit int64 for centuries */
+                json_object_set_new(o, "usage",
+                                    json_pack("{s:I, s:I, s:I, s:I}", "cpu_ns", (json_int_t)ex->cpu_ns, "mem",
+                                              (json_int_t)ex->mem, "io_read", (json_int_t)ex->io_read, "io_write",
+                                              (json_int_t)ex->io_write));
+        return write_json(dir, CT_EXIT, o, err);
+}
+
+static uint64_t usage_of(const json_t *usage, const char *name)
+{
+        json_int_t v = json_integer_value(json_object_get(usage, name));
+        return v > 0 ? (uint64_t)v : 0;
 }
 
 int container_exit_read(const char *dir, struct container_exit *ret, struct tess_error **err)
@@ -188,6 +199,14 @@ int container_exit_read(const char *dir, struct container_exit *ret, struct tess
                 .monitor_lost = json_is_true(json_object_get(o, "monitor_lost")),
                 .finished_at = json_integer_value(json_object_get(o, "finished_at")),
         };
+        const json_t *usage = json_object_get(o, "usage");
+        if (json_is_object(usage)) {
+                ret->has_usage = true;
+                ret->cpu_ns = usage_of(usage, "cpu_ns");
+                ret->mem = usage_of(usage, "mem");
+                ret->io_read = usage_of(usage, "io_read");
+                ret->io_write = usage_of(usage, "io_write");
+        }
         json_decref(o);
         return 0;
 }

@@ -352,12 +352,36 @@ char *kernel_runtime_log(struct agent_ctx *ctx, const char *id, size_t max)
         return buf_detach(&out, NULL);
 }
 
+/* The container's counters into ret (measured), if its cgroup can still
+ * be read. */
+static void final_usage(const struct container_config *cfg, const char *id, struct kernel_exit *ret)
+{
+        struct container_stats cs;
+
+        if (container_stats(cfg, id, &cs, NULL) < 0)
+                return;
+        ret->measured = true;
+        ret->cpu_ns = cs.cpu_usage_ns;
+        ret->mem = cs.mem_usage_bytes;
+        ret->io_read = cs.io_read_bytes;
+        ret->io_write = cs.io_write_bytes;
+}
+
 static void exit_of(struct agent_ctx *ctx, const char *id, const struct container_state *st,
                     struct kernel_exit *ret)
 {
+        struct container_config cfg = kernel_runtime_config(ctx);
+
         ret->code = st->exit_code;
         ret->oom = st->oom_killed;
         ret->log = kernel_runtime_log(ctx, id, KERNEL_LOG_TAIL);
+        ret->measured = st->has_usage; /* its monitor read them before runc deleted its cgroup */
+        ret->cpu_ns = st->cpu_ns;
+        ret->mem = st->mem;
+        ret->io_read = st->io_read;
+        ret->io_write = st->io_write;
+        if (!ret->measured)
+                final_usage(&cfg, id, ret);
 }
 
 int kernel_runtime_stop(struct agent_ctx *ctx, const char *id, struct kernel_exit *ret, struct tess_error **err)
@@ -368,6 +392,8 @@ int kernel_runtime_stop(struct agent_ctx *ctx, const char *id, struct kernel_exi
 
         *ret = (struct kernel_exit){ .code = -1 };
         pty_keep_drop_kernel(ctx->terminals, id); /* its kept terminals go with it */
+        struct kernel_exit before = { .code = -1 };
+        final_usage(&cfg, id, &before); /* in case its cgroup goes with it */
         r = container_destroy(&cfg, id, STOP_GRACE_USEC, err);
         if (r == -ENOENT) {
                 *err = tess_error_free(*err);
@@ -377,6 +403,13 @@ int kernel_runtime_stop(struct agent_ctx *ctx, const char *id, struct kernel_exi
                 return r;
         if (container_state(&cfg, id, &st, NULL) >= 0 && st.status == CONTAINER_EXITED)
                 exit_of(ctx, id, &st, ret);
+        if (!ret->measured && before.measured) {
+                ret->measured = true;
+                ret->cpu_ns = before.cpu_ns;
+                ret->mem = before.mem;
+                ret->io_read = before.io_read;
+                ret->io_write = before.io_write;
+        }
         return 0;
 }
 

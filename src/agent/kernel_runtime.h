@@ -19,6 +19,11 @@ struct kernel_exit {
         int code;  /* -1: never ran or unknown */
         bool oom;  /* the memory limit's OOM killer fired */
         char *log; /* the end of its output, valid UTF-8 (owned; may be NULL) */
+        /* its final usage counters, read as it ended, for the manager's
+         * measured use (src/manager/usage_measure.h): since its last
+         * heartbeat it may have used more */
+        bool measured;
+        uint64_t cpu_ns, mem, io_read, io_write;
 };
 
 /* Where this agent's containers live (its state_dir, runc, bridge). */

@@ -158,11 +158,36 @@ static void report_kind(struct kernels *ks, const struct kernel *k, const char *
         report(ks, k, json_pack("{s:s}", "kind", kind));
 }
 
+static json_t *stat_item(const char *current, const char *capacity, const char *unit)
+{
+        return json_pack("{s:s, s:s?, s:s}", "current", current, "capacity", capacity, "unit_hint", unit);
+}
+
+static char *u64_text(uint64_t v)
+{
+        return xasprintf("%llu", (unsigned long long)v);
+}
+
+/* The counters of a kernel as it ended, in lastStat's shape, cpu_used
+ * written as kernel_stat() writes it: the same counter never reads lower
+ * than in a heartbeat (which the manager would take for a restart). */
+static json_t *exit_stat(const struct kernel_exit *x)
+{
+        _cleanup_free_ char *used_ms = xasprintf("%.1f", (double)x->cpu_ns / 1e6);
+        _cleanup_free_ char *mem = u64_text(x->mem), *ior = u64_text(x->io_read), *iow = u64_text(x->io_write);
+
+        return json_pack("{s:o, s:o, s:o, s:o}", "cpu_used", stat_item(used_ms, NULL, "msec"), "mem",
+                         stat_item(mem, NULL, "bytes"), "io_read", stat_item(ior, NULL, "bytes"), "io_write",
+                         stat_item(iow, NULL, "bytes"));
+}
+
 static void report_exit(struct kernels *ks, const struct kernel *k, struct kernel_exit *x)
 {
         json_t *ev = json_pack("{s:s, s:I, s:b}", "kind", "exited", "exit_code", (json_int_t)x->code, "oom", x->oom);
         if (x->log)
                 json_object_set_new(ev, "log", json_string(x->log));
+        if (x->measured)
+                json_object_set_new(ev, "stat", exit_stat(x));
         report(ks, k, ev);
         free(x->log);
         x->log = NULL;
@@ -406,7 +431,7 @@ void kernels_check(struct kernels *ks)
         }
         for (int i = 0; i < ks->n; i++) {
                 struct kernel *k = ks->k[i];
-                struct kernel_exit x;
+                struct kernel_exit x = { .code = -1 };
                 if (k->busy || k->phase != PHASE_RUNNING || !kernel_runtime_exited(ks->ctx, k->id, &x))
                         continue;
                 log_info("kernel %s: exited with %d%s", k->id, x.code, x.oom ? " (out of memory)" : "");
@@ -415,16 +440,6 @@ void kernels_check(struct kernels *ks)
                 save(ks, k);
         }
         pthread_mutex_unlock(&ks->lock);
-}
-
-static json_t *stat_item(const char *current, const char *capacity, const char *unit)
-{
-        return json_pack("{s:s, s:s?, s:s}", "current", current, "capacity", capacity, "unit_hint", unit);
-}
-
-static char *u64_text(uint64_t v)
-{
-        return xasprintf("%llu", (unsigned long long)v);
 }
 
 /* What kernels_stats() needs of one running kernel, copied under the lock:

@@ -22,6 +22,7 @@
 #include "../common/timeutil.h"
 #include "cgroup_stats.h"
 #include "container-internal.h"
+#include "container.h"
 #include "monitor.h"
 #include "proc.h"
 
@@ -208,6 +209,15 @@ static void finish(const struct monitor *m, int wstatus)
                 err = tess_error_free(err);
         }
         ex.oom_killed = ooms > 0;
+        /* and its last counters: what it used since the agent last looked */
+        struct container_stats cs;
+        if (cgroup_stats_read(m->rec.cgroup_root, mode, m->rec.cgroup_path, &cs, NULL) >= 0) {
+                ex.has_usage = true;
+                ex.cpu_ns = cs.cpu_usage_ns;
+                ex.mem = cs.mem_usage_bytes;
+                ex.io_read = cs.io_read_bytes;
+                ex.io_write = cs.io_write_bytes;
+        }
         if (container_exit_write(m->dir, &ex, &err) < 0) {
                 log_error("id=%s %s", m->rec.id, err->msg);
                 err = tess_error_free(err);

@@ -3,7 +3,7 @@
  *
  *   {"id": "node-1", "events": [{"seq": 7, "kernel": "<uuid>", "kind":
  *     "running", "container_id": "..."}, {"seq": 8, ..., "kind": "exited",
- *     "exit_code": 0, "oom": false}, ...]}
+ *     "exit_code": 0, "oom": false, "stat": {"cpu_used": {"current": "812.5"}, ...}}, ...]}
  *   -> {"acked": 8}
  *
  * An agent keeps each event on disk until the manager acknowledges its
@@ -30,7 +30,10 @@
  *                                  FAILURE from its code (task-finished /
  *                                  task-failed), interactive
  *                                  self-terminated; killed by the memory
- *                                  limit: ERROR (oom-killed)
+ *                                  limit: ERROR (oom-killed).  Its
+ *                                  final counters (`stat`, lastStat's
+ *                                  shape) are measured use
+ *                                  (usage_measure.h), as a heartbeat's
  *   failed                         could not be created: ERROR
  *                                  (creation-failed), the agent's message
  *                                  in status_data.error
@@ -48,6 +51,7 @@
 #include "manager.h"
 #include "session.h"
 #include "session_commit.h"
+#include "usage_measure.h"
 
 /* The way up to RUNNING; PULLING only when the agent pulls. */
 static const enum session_status chain[] = {
@@ -247,6 +251,24 @@ static int on_ended(struct manager *m, const struct agent_event *ev, const char 
         return end_session(m, session, SESSION_RUNNING, SESSION_TERMINATED, reason, err);
 }
 
+/* An exited kernel's final counters: what it used since its last
+ * heartbeat.  Their own transaction; applied again they add nothing. */
+static int measure_final(struct manager *m, const char *agent, const struct agent_event *ev,
+                         struct tess_error **err)
+{
+        int r;
+
+        if (!ev->stat)
+                return 0;
+        r = db_begin(m->db, err);
+        if (r >= 0)
+                r = usage_measure_kernel(m, agent, ev->kernel, ev->stat, now_usec(), err);
+        if (r >= 0)
+                return db_commit(m->db, err);
+        db_rollback(m->db);
+        return r;
+}
+
 static int apply(struct manager *m, const char *agent, const struct agent_event *ev, struct tess_error **err)
 {
         _cleanup_rows_ struct db_rows *k = NULL;
@@ -269,6 +291,8 @@ static int apply(struct manager *m, const char *agent, const struct agent_event 
         case AGENT_EV_CREATING: return advance(m, session, SESSION_CREATING, err);
         case AGENT_EV_RUNNING: return on_running(m, ev, session, err);
         case AGENT_EV_EXITED:
+                r = measure_final(m, agent, ev, err);
+                return r < 0 ? r : on_ended(m, ev, session, streq(db_getn(k, 0, "cluster_role"), "main"), err);
         case AGENT_EV_FAILED: return on_ended(m, ev, session, streq(db_getn(k, 0, "cluster_role"), "main"), err);
         default: return 0;
         }

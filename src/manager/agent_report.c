@@ -225,6 +225,9 @@ int agent_event_parse(const json_t *ev, struct agent_event *ret, struct tess_err
                 r = api_get_int(ev, NAMES("current"), 0, INT64_MAX, &ret->current, err);
         if (r >= 0)
                 r = api_get_int(ev, NAMES("total"), 0, INT64_MAX, &ret->total, err);
+        ret->stat = json_object_get(ev, "stat");
+        if (r >= 0 && ret->stat && !json_is_object(ret->stat))
+                r = tess_err(err, EINVAL, "stat must be an object of the kernel's statistics");
         ret->image = json_object_get(ev, "image");
         if (r >= 0 && ret->image)
                 r = image_parse(ret->image, err);

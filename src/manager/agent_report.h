@@ -51,6 +51,7 @@ struct agent_event {
         int64_t exit_code;
         bool oom;
         const json_t *image; /* running: {"digest", "size", "labels"} of its image, or NULL */
+        const json_t *stat;  /* exited: its final counters in lastStat's shape, or NULL */
         const char *task;    /* commit events: the background task */
         int64_t current, total;
 };

@@ -101,9 +101,9 @@ const struct route api_routes[] = {
         { "POST", "/resource/check-presets", api_resource_check_presets, ROUTE_READ,
           "Limits, usage and remaining resources; which presets fit", "resource" },
         { "GET", "/resource/usage/period", api_usage_period, ROUTE_READ,
-          "Usage per project and session over days (start_date, end_date, project_id)", "resource" },
+          "Usage per project and session over days, allocated and measured (start_date, end_date, project_id)", "resource" },
         { "GET", "/resource/stats/user/month", api_usage_user_month, ROUTE_READ,
-          "The caller's usage on each of the last 30 days", "resource" },
+          "The caller's usage on each of the last 30 days, allocated and measured", "resource" },
         { "GET", "/admin/image-blobs/{digest}", api_image_blob_show, ROUTE_SUPERADMIN | ROUTE_READ,
           "Image import: whether a blob is in the manager, or where its upload resumes", "admin" },
         { "PATCH", "/admin/image-blobs/{digest}", api_image_blob_append, ROUTE_SUPERADMIN | ROUTE_UPLOAD,
@@ -121,7 +121,7 @@ const struct route api_routes[] = {
         { "PUT", "/v2/{path}", api_registry_push, ROUTE_AGENT | ROUTE_UPLOAD | ROUTE_TAIL,
           "Agents: finish a blob upload, or put a manifest", "agent" },
         { "GET", "/admin/usage", api_usage_admin, ROUTE_ADMIN | ROUTE_READ,
-          "Usage per user, project or domain per day (start_date, end_date, group_by)", "admin" },
+          "Usage per user, project or domain per day, allocated and measured (start_date, end_date, group_by)", "admin" },
         {},
 };
 

@@ -304,4 +304,16 @@ test_expect_success CLI 'tessera admin usage prints hours per day and scope' '
         BACKEND_ACCESS_KEY=${AK[user1]} BACKEND_SECRET_KEY=${SK[user1]} test_expect_code 1 "$TESSERA" admin usage
 '
 
+test_expect_success 'the final counters of an exited kernel are measured once, however often the event comes' '
+        K2=$(cat "$TMP/k2") &&
+        ev="{\"id\": \"a1\", \"events\": [{\"seq\": 1, \"kernel\": \"$K2\", \"kind\": \"exited\", \"exit_code\": 0, \"stat\": $(kstat 1400.25 100 2048 4096)}]}" &&
+        agent_post a1 /agent/events "$ev" && test "$AGENT_STATUS" = 200 &&
+        wait_status user2 u2-sess TERMINATED &&
+        test "$(measured user2 u2-sess)" = "{\"cpu_used\":5400.25,\"mem_used\":1048576,\"io_read\":8292,\"io_write\":3072}" &&
+        agent_post a1 /agent/events "$ev" && test "$AGENT_STATUS" = 200 &&
+        test "$(measured user2 u2-sess)" = "{\"cpu_used\":5400.25,\"mem_used\":1048576,\"io_read\":8292,\"io_write\":3072}" &&
+        agent_post a1 /agent/events "{\"id\": \"a1\", \"events\": [{\"seq\": 2, \"kernel\": \"$K2\", \"kind\": \"exited\", \"stat\": 5}]}" &&
+        test "$AGENT_STATUS" = 400 && grep -q "stat must be an object" "$TMP/agent-out"
+'
+
 test_done

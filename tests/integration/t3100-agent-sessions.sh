@@ -121,6 +121,15 @@ test_expect_success 'batch sessions end by themselves with the result of their c
         test "$(field batch-bad result)" = FAILURE && test "$(field batch-bad statusInfo)" = task-failed
 '
 
+test_expect_success 'a batch session busy for 3 s, shorter than a heartbeat interval, is measured to its end' '
+        create_session busy3 batch "timeout 3 yes >/dev/null; exit 0" &&
+        wait_status busy3 TERMINATED && test "$(field busy3 result)" = SUCCESS &&
+        OUT=$TMP/usage api GET "/resource/usage/period?start_date=$(date -u -d yesterday +%Y%m%d)&end_date=$(date -u +%Y%m%d)" &&
+        e=$(jq -c "[.[].c_infos[] | select(.name == \"busy3\")] | .[0] | {cpu_used, used_seconds, cpu_allocated}" "$TMP/usage") &&
+        echo "$e" &&
+        echo "$e" | jq -e ".cpu_used >= 1500 and .cpu_used <= (.used_seconds + 1) * 1000 * .cpu_allocated"
+'
+
 test_expect_success 'the output of a finished session stays readable through the API' '
         create_session talker batch "echo first line; echo second line >&2; exit 0" &&
         wait_status talker TERMINATED &&
