@@ -5,7 +5,8 @@
  * --detach` as a child subreaper, so the container's init becomes its
  * child; it copies the container's stdout and stderr into the log,
  * reaps the init, records how it ended in exit.json (the memory cgroup's
- * OOM count is read before runc deletes the cgroup), runs `runc delete`
+ * OOM count and the last usage counters are read before runc deletes the
+ * cgroup), runs `runc delete`
  * and tears down the rootfs and network.  Its own diagnostics go to
  * monitor.log.  It ignores SIGTERM, SIGINT and SIGHUP: only the
  * container's end ends it.

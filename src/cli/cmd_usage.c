@@ -3,7 +3,9 @@
  *
  * The server answers slot-seconds as exact decimal strings; the table
  * shows them as core-hours, GiB-hours, GPU-hours and fGPU-hours with two
- * decimals, one row per day and scope, then one "total" row per scope. */
+ * decimals, then the measured use (docs/design/usage.md): core-hours of
+ * CPU time used and GiB read and written; one row per day and scope, then
+ * one "total" row per scope. */
 #include "../common/compat.h"
 
 #include "../common/buf.h"
@@ -28,6 +30,8 @@ static const struct column usage_columns[] = {
         { "MEM-GIB-HOURS", "mem", COL_TEXT },
         { "GPU-HOURS", "gpu", COL_TEXT },
         { "FGPU-HOURS", "fgpu", COL_TEXT },
+        { "CPU-USED-HOURS", "cpu_used", COL_TEXT },
+        { "IO-GIB", "io", COL_TEXT },
         {},
 };
 
@@ -41,16 +45,28 @@ static json_t *hours(const json_t *slot_seconds, const char *slot, double diviso
         return json_string(tmp);
 }
 
+/* The sum of a few numbers of item / divisor, with two decimals. */
+static json_t *measured(const json_t *item, const char *a, const char *b, double divisor)
+{
+        double v = json_number_value(json_object_get(item, a)) + (b ? json_number_value(json_object_get(item, b)) : 0);
+        char tmp[64];
+
+        snprintf(tmp, sizeof(tmp), "%.2f", v / divisor);
+        return json_string(tmp);
+}
+
 static json_t *usage_row(const json_t *item, const char *day)
 {
         const json_t *ss = json_object_get(item, "slot_seconds");
         const char *name = json_string_value(json_object_get(item, "scope_name"));
 
-        return json_pack("{s:s, s:s, s:O?, s:o, s:o, s:o, s:o}", "day", day, "scope",
+        return json_pack("{s:s, s:s, s:O?, s:o, s:o, s:o, s:o, s:o, s:o}", "day", day, "scope",
                          name ? name : json_string_value(json_object_get(item, "scope_id")), "sessions",
                          json_object_get(item, "sessions"), "cpu", hours(ss, "cpu", 3600.0), "mem",
                          hours(ss, "mem", 3600.0 * 1024 * 1024 * 1024), "gpu", hours(ss, "cuda.device", 3600.0),
-                         "fgpu", hours(ss, "cuda.shares", 3600.0));
+                         "fgpu", hours(ss, "cuda.shares", 3600.0), "cpu_used",
+                         measured(item, "cpu_used_seconds", NULL, 3600.0), "io",
+                         measured(item, "io_read_bytes", "io_write_bytes", 1024.0 * 1024 * 1024));
 }
 
 static void print_usage(const json_t *answer, const void *arg UNUSED)

@@ -15,11 +15,18 @@
  * heartbeat that is not stored is counted by the next one.  The day's peak
  * memory is the largest mem one kernel reported (mem_peak_bytes).
  *
+ * A kernel's `exited` event (agent_events.c) carries its last counters,
+ * which its monitor read before runc deleted its cgroup: they are
+ * accounted the same way, so what it used after its last heartbeat counts
+ * too.  Where they are missing (an agent of an older version, a monitor
+ * that died, a runtime without containers) that last interval is lost.
+ *
  * A counter lower than the last one means the container started over: its
  * whole value is new.  The first report counts the whole value (the
- * counters start at zero with the container).  What a kernel uses after
- * its last heartbeat, at most one heartbeat interval before it ends, is
- * not counted: only heartbeats carry statistics. */
+ * counters start at zero with the container).  This relies on the
+ * reports of one kernel arriving in order (an older report after a newer
+ * one would count as a start over), which they do: its agent sends its
+ * heartbeats and events one request after another. */
 #ifndef TESS_USAGE_MEASURE_H
 #define TESS_USAGE_MEASURE_H
 

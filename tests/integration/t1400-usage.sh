@@ -292,7 +292,8 @@ test_expect_success '/admin/usage rolls up per user, project and domain' '
 
 test_expect_success CLI 'tessera admin usage prints hours per day and scope' '
         "$TESSERA" admin usage --from "$(date -u -d yesterday +%F)" --to "$(date -u +%F)" >"$TMP/cli.out" &&
-        head -n 1 "$TMP/cli.out" | grep -qE "^DAY +SCOPE +SESSIONS +CPU-HOURS +MEM-GIB-HOURS +GPU-HOURS +FGPU-HOURS" &&
+        head -n 1 "$TMP/cli.out" | grep -qE "^DAY +SCOPE +SESSIONS +CPU-HOURS +MEM-GIB-HOURS +GPU-HOURS +FGPU-HOURS +CPU-USED-HOURS +IO-GIB$" &&
+        grep -qE "^total +user2@usage.test +1 +[0-9.]+ +[0-9.]+ +0.00 +[0-9.]+ +0.00 +0.00$" "$TMP/cli.out" &&
         grep -qE "^20[0-9-]+ +user1@usage.test +1 +[0-9]+\.[0-9]{2} " "$TMP/cli.out" &&
         grep -qE "^total +user2@usage.test +1 " "$TMP/cli.out" &&
         "$TESSERA" admin usage --by project >"$TMP/cli.out" && grep -qE "^total +default +2 " "$TMP/cli.out" &&
