@@ -75,7 +75,7 @@ int api_agent_auth(struct api_ctx *c, struct tess_error **err)
 static void store_stats(struct manager *m, const struct agent_report *rep, int64_t now)
 {
         struct tess_error *err = NULL;
-        const char *kernel = NULL;
+        const char *kernel, *failed = NULL;
         json_t *st;
         int r;
 
@@ -83,24 +83,26 @@ static void store_stats(struct manager *m, const struct agent_report *rep, int64
                 return;
         r = db_begin(m->db, &err);
         json_object_foreach((json_t *)rep->stats, kernel, st) {
-                _cleanup_free_ char *text = json_dumps(st, JSON_COMPACT | JSON_SORT_KEYS);
-                if (r >= 0)
-                        r = DBQ(m->db,
-                                "UPDATE sessions SET last_stat = ? WHERE id = (SELECT session_id FROM kernels"
-                                " WHERE id = ? AND agent_id = ?)",
-                                NULL, &err, DB_TEXT(text), DB_TEXT(kernel), DB_TEXT(rep->id));
+                _cleanup_free_ char *text = NULL;
+                if (r < 0)
+                        break;
+                text = json_dumps(st, JSON_COMPACT | JSON_SORT_KEYS);
+                r = DBQ(m->db,
+                        "UPDATE sessions SET last_stat = ? WHERE id = (SELECT session_id FROM kernels"
+                        " WHERE id = ? AND agent_id = ?)",
+                        NULL, &err, DB_TEXT(text), DB_TEXT(kernel), DB_TEXT(rep->id));
                 if (r >= 0)
                         r = usage_measure_kernel(m, rep->id, kernel, st, now, &err);
                 if (r < 0)
-                        break;
+                        failed = kernel;
         }
         if (r >= 0)
                 r = db_commit(m->db, &err);
         else
                 db_rollback(m->db);
         if (r < 0) {
-                log_warn("agent %s: storing the statistics of its kernels (at %s): %s", rep->id,
-                         kernel ? kernel : "the start", err ? err->msg : "?");
+                log_warn("agent %s: storing the statistics of its kernels%s%s: %s", rep->id,
+                         failed ? ", at kernel " : "", failed ? failed : "", err ? err->msg : "?");
                 tess_error_free(err);
         }
 }
