@@ -91,11 +91,11 @@ static void store_stats(struct manager *m, const struct agent_report *rep, int64
                         "UPDATE sessions SET last_stat = ? WHERE id = (SELECT session_id FROM kernels"
                         " WHERE id = ? AND agent_id = ?)",
                         NULL, &err, DB_TEXT(text), DB_TEXT(kernel), DB_TEXT(rep->id));
-                if (r >= 0)
-                        r = usage_measure_kernel(m, rep->id, kernel, st, now, &err);
                 if (r < 0)
                         failed = kernel;
         }
+        if (r >= 0)
+                r = usage_measure_agent(m, rep->id, rep->stats, now, &err);
         if (r >= 0)
                 r = db_commit(m->db, &err);
         else

@@ -60,9 +60,17 @@ int64_t usage_counter_increase(int64_t prev, int64_t cur);
 /* Account one kernel's statistics, reported by agent `agent_id` at `now`
  * (usec): the increases since the kernel's last report go to its
  * session's day, the counters become the kernel's last report.  Nothing
- * happens for a kernel that is not the agent's.  Call inside an open
- * transaction. */
+ * happens for a kernel that is not the agent's.  A kernel that used
+ * nothing new writes nothing.  Call inside an open transaction. */
 int usage_measure_kernel(struct manager *m, const char *agent_id, const char *kernel_id, const json_t *stat,
                          int64_t now, struct tess_error **err);
+
+/* The same for every kernel of a heartbeat's `stats` ({"<kernel id>":
+ * stat}), reading what it needs of them in one query; only kernels of
+ * the agent whose sessions hold resources (USAGE_OCCUPYING_STATUSES)
+ * count: what a kernel reports after its session ended comes with its
+ * exited event. */
+int usage_measure_agent(struct manager *m, const char *agent_id, const json_t *stats, int64_t now,
+                        struct tess_error **err);
 
 #endif

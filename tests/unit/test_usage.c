@@ -532,6 +532,44 @@ static void test_usage_measure_kernel(void)
         fixture_close(&f);
 }
 
+static void test_usage_measure_agent(void)
+{
+        struct db_fixture f;
+        struct tess_error *err = NULL;
+        json_t *stats = json_pack("{s:o, s:o, s:o, s:o}", "k1", json_loads(STAT("1000", "10", "0", "4096"), 0, NULL),
+                                  "k2", json_loads(STAT("500", "0", "0", "8192"), 0, NULL), "k3",
+                                  json_loads(STAT("99999", "0", "0", "99999"), 0, NULL), "k4",
+                                  json_loads(STAT("99999", "0", "0", "99999"), 0, NULL));
+
+        if (!fixture_open(&f))
+                return;
+        add_session(&f, "s1", "u1", "RUNNING", D0, "{\"cpu\": \"2\"}");
+        add_session(&f, "s2", "u1", "TERMINATED", D0, "{\"cpu\": \"2\"}");
+        add_kernel(&f, "k1", "s1", "a1");
+        add_kernel(&f, "k2", "s1", "a1");
+        add_kernel(&f, "k3", "s2", "a1");
+        CHECK(DBQ(f.m.db, "UPDATE kernels SET status = 'TERMINATED' WHERE id = 'k3'", NULL, NULL) == 1);
+        add_kernel(&f, "k4", "s1", "a2"); /* another agent's */
+
+        CHECK(db_begin(f.m.db, NULL) == 0);
+        CHECK(usage_measure_agent(&f.m, "a1", stats, D0 + S, &err) == 0);
+        CHECK(db_commit(f.m.db, NULL) == 0);
+        /* k1 and k2 of s1; k3's session ended (its exited event counts it), k4 is a2's */
+        check_day(&f, "2025-07-22", 1500000, 10, 0, 8192);
+        _cleanup_rows_ struct db_rows *rows = NULL;
+        CHECK(DBQ(f.m.db, "SELECT count(*) AS n FROM usage_daily", &rows, NULL) >= 0);
+        CHECK_INTEQ(db_get_int(rows, 0, "n"), 1);
+        /* again: nothing new */
+        CHECK(db_begin(f.m.db, NULL) == 0);
+        CHECK(usage_measure_agent(&f.m, "a1", stats, D0 + 2 * S, &err) == 0);
+        CHECK(db_commit(f.m.db, NULL) == 0);
+        check_day(&f, "2025-07-22", 1500000, 10, 0, 8192);
+        CHECK(err == NULL);
+        tess_error_free(err);
+        json_decref(stats);
+        fixture_close(&f);
+}
+
 static const struct test tests[] = {
         TEST(test_usage_days),
         TEST(test_usage_day_parse_errors),
@@ -546,6 +584,7 @@ static const struct test tests[] = {
         TEST(test_usage_counters_from_stat),
         TEST(test_usage_counter_increase),
         TEST(test_usage_measure_kernel),
+        TEST(test_usage_measure_agent),
         {},
 };
 
