@@ -79,12 +79,16 @@ static void admit(double cost)
         fgpu_limiter_admit(fgpu.region, d, fgpu.config.sm[d], cost, &real_clock, nvml_util, NULL);
 }
 
-#define LAUNCH(fn, ...)                              \
-        do {                                         \
-                admit(cost);                         \
-                if (!real_##fn)                      \
-                        return CUDA_ERROR_NOT_FOUND; \
-                return real_##fn(__VA_ARGS__);       \
+/* A closed configuration (bad config, no region) limits nothing, so it
+ * admits nothing. */
+#define LAUNCH(fn, ...)                                  \
+        do {                                             \
+                admit(cost);                             \
+                if (fgpu.config.closed)                  \
+                        return CUDA_ERROR_NOT_PERMITTED; \
+                if (!real_##fn)                          \
+                        return CUDA_ERROR_NOT_FOUND;     \
+                return real_##fn(__VA_ARGS__);           \
         } while (0)
 
 FGPU_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,

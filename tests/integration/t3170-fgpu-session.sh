@@ -39,6 +39,14 @@ test_expect_success 'inside, 1 GiB allocates and 9 GiB is out of memory (CUDA_ER
         test "$(value alloc_9)" = 2
 '
 
+test_expect_success 'a user cannot lift the limit: without LD_PRELOAD, naming another config, region or limit, still 8 GiB' '
+        "$TESSERA" session exec half "env -u LD_PRELOAD TESSERA_FGPU_CONFIG=/nonexistent TESSERA_FGPU_REGION=/tmp/mine CUDA_DEVICE_MEMORY_LIMIT=16g python3 fgpu-probe.py 9; if test -e /tmp/mine; then echo region_moved; fi" >"$TMP/probe" &&
+        test "$(value cuda_total)" = $((8 * GIB)) &&
+        test "$(value nvml_total)" = $((8 * GIB)) &&
+        test "$(value alloc_9)" = 2 &&
+        ! grep -q region_moved "$TMP/probe"
+'
+
 test_expect_success 'the session'"'"'s lastStat shows the 8 GiB limit' '
         for _ in $(seq 1 150); do
                 OUT=$TMP/info api GET /session/half
