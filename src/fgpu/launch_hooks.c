@@ -41,7 +41,10 @@ static void clock_sleep(void *data UNUSED, int64_t ns)
 static const struct fgpu_clock real_clock = { clock_now, clock_sleep, NULL };
 
 /* NVML's utilization of device d (the container's view: its devices in
- * order), or -1. */
+ * order), or -1: the device's busy share (all its users) over NVML's last
+ * sample period, 1/6 s to 1 s by product.  The limiter's controller asks
+ * once per FGPU_SPAN_NS, so each answer is a new measurement of time at
+ * its current rate (limiter.h). */
 static int nvml_util(void *data UNUSED, int d)
 {
         static nvmlReturn_t (*init)(void), (*handle)(unsigned, nvmlDevice_t *),

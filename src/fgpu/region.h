@@ -46,6 +46,7 @@ struct fgpu_region_device {
         int32_t controller; /* pid running the control steps */
         uint32_t pad2;
         int64_t controller_ns;
+        int64_t probe_ns; /* when the running unthrottled probe began; 0: none */
 };
 
 struct fgpu_region {
