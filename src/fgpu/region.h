@@ -21,7 +21,7 @@
 #include <sys/types.h>
 
 #define FGPU_REGION_MAGIC   0x55504746u /* "FGPU" */
-#define FGPU_REGION_VERSION 1u
+#define FGPU_REGION_VERSION 2u /* 2: the limiter's probe_ns */
 #define FGPU_REGION_DEVICES 16
 #define FGPU_REGION_PROCS   1024
 
