@@ -13,7 +13,10 @@
  * holds it; asked for with waiting=1).  After the stream reconnects the
  * list is read again (events may have been missed).  'change' follows
  * every change of sessions, loaded, error, live, pageSize.  Rows of
- * another owner are deleted with owner_access_key.
+ * another owner are deleted with owner_access_key.  The one thing no
+ * event announces is a running session's usage (lastStat, which agents
+ * report every few seconds): while a listed session runs, the list is
+ * read again every USAGE_REFRESH_MS (not while the page is hidden).
  *
  * The list is two pages as the manager pages them (?status=&limit=
  * &offset=, newest first, with the total): the active sessions and the
@@ -28,6 +31,7 @@ export const PAGE_SIZES = [10, 25, 50, 100];
 const DEFAULT_PAGE_SIZE = 50;
 const PAGE_SIZE_KEY = 'tessera.sessions.pageSize';
 const COALESCE_MS = 100;
+const USAGE_REFRESH_MS = 5000; /* the agents' heartbeat interval */
 
 /* The two lists: which statuses each holds. */
 const VIEWS = { active: ACTIVE_STATUSES, finished: TERMINAL_STATUSES };
@@ -55,6 +59,7 @@ class SessionStore extends EventTarget {
   #owner = null;
   #source = null;
   #timer = null;
+  #usageTimer = null;
   #listing = null;
   #listAgain = false;
   #offsets = { active: 0, finished: 0 };
@@ -83,7 +88,8 @@ class SessionStore extends EventTarget {
   stop() {
     this.#source?.close();
     clearTimeout(this.#timer);
-    this.#source = this.#owner = this.#timer = null;
+    clearTimeout(this.#usageTimer);
+    this.#source = this.#owner = this.#timer = this.#usageTimer = null;
     this.pages = { active: emptyPage(), finished: emptyPage() };
     this.#offsets = { active: 0, finished: 0 };
     this.loaded = this.live = false;
@@ -148,6 +154,7 @@ class SessionStore extends EventTarget {
       }
       this.loaded = true;
       this.#changed();
+      this.#watchUsage();
     })();
     await this.#listing;
     this.#listing = null;
@@ -205,6 +212,17 @@ class SessionStore extends EventTarget {
       this.#changed();
     }
     this.#refreshSoon();
+  }
+
+  /* Read the list again in USAGE_REFRESH_MS if a listed session runs. */
+  #watchUsage() {
+    clearTimeout(this.#usageTimer);
+    this.#usageTimer = null;
+    if (!this.pages.active.items.some((s) => s.status === 'RUNNING')) return;
+    this.#usageTimer = setTimeout(() => {
+      if (document.hidden) this.#watchUsage();
+      else this.refresh();
+    }, USAGE_REFRESH_MS);
   }
 
   #refreshSoon() {
