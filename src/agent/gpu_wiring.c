@@ -160,6 +160,14 @@ static int wire_mock(const struct agent_ctx *ctx, const struct kernel_alloc *a, 
         add_env(w, xasprintf("TESSERA_FAKE_CUDA_MEMORY=%llu", (unsigned long long)g->memory));
         add_env(w, xasprintf("TESSERA_FAKE_CUDA_SM_COUNT=%u", g->sm));
         add_env(w, xasprintf("TESSERA_FAKE_CUDA_MODEL=%s", g->model));
+        /* which of the node's GPUs the container's are: the fake NVML the
+         * agent samples credits their launches to those */
+        struct buf indices = BUF_INIT;
+        buf_printf(&indices, "TESSERA_FAKE_CUDA_INDICES=");
+        for (int i = 0; i < a->ngpus; i++)
+                buf_printf(&indices, "%s%d", i ? "," : "", ctx->devices->gpu[a->gpus[i].index].index);
+        add_env(w, xstrdup(indices.data));
+        buf_release(&indices);
         return 0;
 }
 
