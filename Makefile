@@ -112,11 +112,19 @@ $(BUILD)/libtessera-fgpu.so: $(FGPU_SRC) $(wildcard src/fgpu/*.h) src/fgpu/libte
 # the hook: libc only, no sanitizers; -Bsymbolic so that the addresses
 # cuGetProcAddress hands out are the fake's own, as a real driver's are.
 FAKE_CFLAGS := -std=gnu17 $(WARN) -O2 -g -fPIC -fvisibility=hidden -I$(CUDA_INC)
-$(BUILD)/libtessera-fake-%.so: src/fakecuda/fake_%.c src/fakecuda/fake_common.c src/fakecuda/fake.h src/common/nvml_abi.h
+FAKE_COMMON := src/fakecuda/fake_common.c src/fakecuda/fake_activity.c
+$(BUILD)/libtessera-fake-%.so: src/fakecuda/fake_%.c $(FAKE_COMMON) src/fakecuda/fake.h src/common/nvml_abi.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(FAKE_CFLAGS) -shared -Wl,-Bsymbolic -Wl,-soname,$(notdir $@) -o $@ $< src/fakecuda/fake_common.c \
+	$(Q)$(CC) $(FAKE_CFLAGS) -shared -Wl,-Bsymbolic -Wl,-soname,$(notdir $@) -o $@ $< $(FAKE_COMMON) \
 		-ldl -lpthread
+
+# The fakes' own arithmetic in a unit test (no CUDA headers needed).
+$(BUILD)/tests/test_fake_%: tests/unit/test_fake_%.c $(call obj,$(TESTLIB_SRC)) $(FAKE_COMMON) src/fakecuda/fake.h
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  TEST    $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -Isrc -o $@ $< $(call obj,$(TESTLIB_SRC)) $(FAKE_COMMON) src/common/buf.c \
+		src/common/xalloc.c -lpthread
 
 # The fGPU library's own parts in unit tests (config, region, limiter: no
 # driver needed), built like the other tests.

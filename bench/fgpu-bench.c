@@ -3,11 +3,14 @@
  * in a tight loop and prints the nanoseconds per call.  Run bare, or with
  * libtessera-fgpu.so preloaded, to see what the hook adds.
  *
- *   fgpu-bench launch N   N cuLaunchKernel of a 1x1 grid
- *   fgpu-bench alloc N    N cuMemAlloc_v2 + cuMemFree_v2 of 1 MiB
+ *   fgpu-bench launch N         N cuLaunchKernel of a 1x1 grid, found with dlsym on the library
+ *   fgpu-bench launch_linked N  the same, found as a program linked with -lcuda finds it (the
+ *                               first definition in the process: the hook's, when preloaded)
+ *   fgpu-bench alloc N          N cuMemAlloc_v2 + cuMemFree_v2 of 1 MiB
  *
  * Prints "ns_per_call X" (wall clock) and "cpu_ns_per_call X" (this
  * process's CPU time: what it costs when processes share few cores). */
+#define _GNU_SOURCE
 #include <cuda.h>
 #include <dlfcn.h>
 #include <stdio.h>
@@ -33,7 +36,7 @@ static double now_ns(clockid_t clock)
 
 int main(int argc, char **argv)
 {
-        void *lib = dlopen("libcuda.so.1", RTLD_NOW);
+        void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
         CUresult (*init)(unsigned), (*device_get)(CUdevice *, int), (*ctx_create)(CUcontext *, unsigned, CUdevice);
         CUresult (*launch)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
                            void **, void **);
@@ -47,7 +50,7 @@ int main(int argc, char **argv)
         double t0, t1, c0, c1;
 
         if (argc != 3 || (n = atol(argv[2])) <= 0 || !lib) {
-                fprintf(stderr, "usage: fgpu-bench launch|alloc N (libcuda.so.1 on the loader's path)\n");
+                fprintf(stderr, "usage: fgpu-bench launch|launch_linked|alloc N (libcuda.so.1 on the loader's path)\n");
                 return 2;
         }
         *(void **)&init = dlsym(lib, "cuInit");
@@ -61,7 +64,9 @@ int main(int argc, char **argv)
         NEED(init(0));
         NEED(device_get(&dev, 0));
         NEED(ctx_create(&ctx, 0, dev));
-        if (strcmp(argv[1], "launch") == 0) {
+        if (strcmp(argv[1], "launch_linked") == 0)
+                *(void **)&launch = dlsym(RTLD_DEFAULT, "cuLaunchKernel");
+        if (strcmp(argv[1], "launch") == 0 || strcmp(argv[1], "launch_linked") == 0) {
                 NEED(module_load(&mod, "fgpu-bench"));
                 NEED(get_function(&fn, mod, "spin"));
                 t0 = now_ns(CLOCK_MONOTONIC), c0 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
@@ -77,7 +82,7 @@ int main(int argc, char **argv)
                 }
                 t1 = now_ns(CLOCK_MONOTONIC), c1 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
         } else {
-                fprintf(stderr, "fgpu-bench: '%s' is not launch or alloc\n", argv[1]);
+                fprintf(stderr, "fgpu-bench: '%s' is not launch, launch_linked or alloc\n", argv[1]);
                 return 2;
         }
         printf("ns_per_call %.1f\ncpu_ns_per_call %.1f\n", (t1 - t0) / (double)n, (c1 - c0) / (double)n);

@@ -11,10 +11,13 @@
 #     overhead);
 #   - the allocation path (cuMemAlloc_v2 + cuMemFree_v2 of 1 MiB with a
 #     memory limit): one process, and 8 processes sharing one region at
-#     once, each against bare peers run the same way.  Here in CPU time per
-#     call (each process's own): 8 processes on a 2-core machine stretch
-#     every call's wall time about 4x, hook or not; what contention for the
-#     region's lock adds is the work it makes (futex calls, cache misses).
+#     once, each against bare peers run the same way: in CPU time per call
+#     (each process's own; 8 processes on a 2-core machine stretch every
+#     call's wall time about 4x, hook or not), and in wall time, which also
+#     holds the waits for the region's lock;
+#   - the launch path as a program linked with -lcuda takes it (the hook's
+#     exported wrapper, where dlsym hands out the driver's own function
+#     when nothing is limited).
 #
 # Nanoseconds: medians of ROUNDS runs of N calls.  Instructions: callgrind
 # (repeatable), the difference between runs of N1 and N2 calls, so start-up
@@ -60,13 +63,15 @@ per_call() {
 }
 ns() { per_call ns_per_call "$@"; }
 cpu() { per_call cpu_ns_per_call "$@"; }
-# cpu8 KIND OP [ENV...]: median over 8 processes at once (one region) of CPU ns per call
-cpu8() {
-        local kind=$1 op=$2 i
-        shift 2
+# at8 FIGURE KIND OP [ENV...]: median over 8 processes at once (one region)
+# of FIGURE per call (cpu_ns_per_call, or ns_per_call: wall time, which
+# also holds what waiting for the region's lock costs)
+at8() {
+        local figure=$1 kind=$2 op=$3 i
+        shift 3
         export REGION=$T/region.shared.$RANDOM
         for i in $(seq 1 8); do
-                run "$kind" "$@" "$T/fgpu-bench" "$op" "$N" | sed -n 's/^cpu_ns_per_call //p' >"$T/p.$i" &
+                run "$kind" "$@" "$T/fgpu-bench" "$op" "$N" | sed -n "s/^$figure //p" >"$T/p.$i" &
         done
         wait
         unset REGION
@@ -98,6 +103,11 @@ for c in "no limit|" "memory limit 8 GiB|CUDA_DEVICE_MEMORY_LIMIT=8g"; do
         lh=$(ns hook launch $envs) ih=$(instr hook launch $envs)
         echo "| cuLaunchKernel, $name | $lb ns | $lh ns | $(diff_ "$lh" "$lb") ns | $((ih - ib)) |"
 done
+# as a program linked with -lcuda calls it: through the hook's wrapper even with no limit
+lb=$(ns bare launch_linked) ib=$(instr bare launch_linked)
+lh=$(ns hook launch_linked) ih=$(instr hook launch_linked)
+echo "| cuLaunchKernel linked (-lcuda), no limit | $lb ns | $lh ns | $(diff_ "$lh" "$lb") ns | $((ih - ib)) |"
+
 # CPU time: a paced launch sleeps, and the sleep is the limit, not overhead
 # (the fake GPU reads 0 % busy, so the closed loop lets these through)
 cb=$(cpu bare launch) ch=$(cpu hook launch CUDA_DEVICE_MEMORY_LIMIT=8g CUDA_DEVICE_SM_LIMIT=50)
@@ -106,8 +116,10 @@ echo "| cuLaunchKernel, SM limit 50 % (CPU time) | $cb ns | $ch ns | $(diff_ "$c
 ab=$(cpu bare alloc) ah=$(cpu hook alloc CUDA_DEVICE_MEMORY_LIMIT=8g)
 ib=$(instr bare alloc) ih=$(instr hook alloc CUDA_DEVICE_MEMORY_LIMIT=8g)
 echo "| cuMemAlloc + cuMemFree, 1 process (CPU time) | $ab ns | $ah ns | $(diff_ "$ah" "$ab") ns | $((ih - ib)) |"
-ab8=$(cpu8 bare alloc) ah8=$(cpu8 hook alloc CUDA_DEVICE_MEMORY_LIMIT=8g)
+ab8=$(at8 cpu_ns_per_call bare alloc) ah8=$(at8 cpu_ns_per_call hook alloc CUDA_DEVICE_MEMORY_LIMIT=8g)
 echo "| cuMemAlloc + cuMemFree, 8 processes, one region (CPU time) | $ab8 ns | $ah8 ns | $(diff_ "$ah8" "$ab8") ns | |"
+wb8=$(at8 ns_per_call bare alloc) wh8=$(at8 ns_per_call hook alloc CUDA_DEVICE_MEMORY_LIMIT=8g)
+echo "| cuMemAlloc + cuMemFree, 8 processes, one region (wall time, $(nproc) cores) | $wb8 ns | $wh8 ns | $(diff_ "$wh8" "$wb8") ns | |"
 echo
 awk -v a1="$(diff_ "$ah" "$ab")" -v a8="$(diff_ "$ah8" "$ab8")" \
         'BEGIN {printf "allocation: the hook adds %.2fx under 8 contending processes what it adds to one (target within 2x)\n", (a1 > 0 ? a8 / a1 : 0)}'

@@ -16,6 +16,7 @@
 
 #include <ctype.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/file.h>
@@ -186,12 +187,34 @@ static void *reporter_thread(void *data)
         return NULL;
 }
 
+/* The NVML whose per-process samples gpu_util.c reads: the node's, or for
+ * mock GPUs the fake one that gpu_wiring.c binds into their containers
+ * (mock_nvml_library, else libtessera-fake-nvml.so beside tessera). */
+static char *util_nvml_library(const struct agent *a)
+{
+        char exe[4096];
+        ssize_t n;
+
+        if (!streq(a->devices.gpu_plugin, "mock"))
+                return xstrdup(a->conf.nvml_library);
+        if (a->conf.mock_nvml_library)
+                return xstrdup(a->conf.mock_nvml_library);
+        n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+        if (n <= 0)
+                return xstrdup("/usr/lib/tessera/libtessera-fake-nvml.so");
+        exe[n] = '\0';
+        return xasprintf("%s/libtessera-fake-nvml.so", dirname(exe));
+}
+
 /* Each fGPU container's measured GPU use into its region, once a second
- * (only with real GPUs, NVML sampling per process, and GPU fractions). */
+ * (only with GPU fractions, and an NVML that samples per process: a real
+ * one, or the mock GPUs' fake, whose samples are the fake driver's
+ * launches in the containers). */
 static void *gpu_util_thread(void *data)
 {
         struct agent *a = data;
-        struct gpu_util *u = gpu_util_open(a->conf.nvml_library);
+        _cleanup_free_ char *nvml = util_nvml_library(a);
+        struct gpu_util *u = gpu_util_open(nvml);
 
         while (u && !stopping) {
                 gpu_util_round(u, &a->ctx);
@@ -360,6 +383,14 @@ static int agent_start(struct agent *a, struct tess_error **err)
         a->ctx.conf = &a->conf;
         a->ctx.secret = a->secret;
         a->ctx.devices = &a->devices;
+        if (streq(a->devices.gpu_plugin, "mock")) {
+                /* the fake NVML the sampler loads shows the node's mock GPUs
+                 * (it reads its environment, src/fakecuda/fake.h); set before
+                 * any other thread runs */
+                char n[24];
+                snprintf(n, sizeof(n), "%zu", a->devices.ngpu);
+                setenv("TESSERA_FAKE_CUDA_DEVICES", n, 1);
+        }
         if (streq(a->devices.gpu_plugin, "cuda") && streq(a->devices.gpu_slot, "cuda.device") && a->devices.ngpu > 0)
                 a->ctx.gpu_stats = gpu_stats_open(a->conf.nvml_library); /* whole GPUs' usage for lastStat */
         a->ctx.wake_reporter = wake_reporter;
@@ -505,8 +536,8 @@ int agent_main(int argc, char **argv)
                    a.address);
         pthread_create(&reporter_t, NULL, reporter_thread, &a);
         pthread_create(&sync_t, NULL, sync_thread, &a);
-        bool sample_gpus = streq(a.devices.gpu_plugin, "cuda") && streq(a.devices.gpu_slot, "cuda.shares") &&
-                           a.devices.ngpu > 0;
+        bool sample_gpus = (streq(a.devices.gpu_plugin, "cuda") || streq(a.devices.gpu_plugin, "mock")) &&
+                           streq(a.devices.gpu_slot, "cuda.shares") && a.devices.ngpu > 0;
         if (sample_gpus)
                 pthread_create(&gpu_util_t, NULL, gpu_util_thread, &a);
         struct image_budget_loop *image_budget = image_budget_loop_start(&a.ctx);

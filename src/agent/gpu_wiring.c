@@ -8,9 +8,11 @@
  * mock plugin: the fake driver and NVML (libtessera-fake-cuda.so,
  * libtessera-fake-nvml.so) bound in their place, told by environment how
  * many GPUs of what size to show.
- * Fractions (cuda.shares): libtessera-fgpu.so preloaded, its config file
- * with each visible GPU's memory and SM share (fgpu.md's mapping), and a
- * directory for the region all the container's processes share.
+ * Fractions (cuda.shares): libtessera-fgpu.so preloaded (a read-only
+ * /etc/ld.so.preload, and LD_PRELOAD), its config file with each visible
+ * GPU's memory and SM share (fgpu.md's mapping) at the path the hook
+ * trusts over the environment, and a directory for the region all the
+ * container's processes share.
  * Whole GPUs (cuda.device): state_dir/gpu/<id>/devices lists them for the
  * agent's measurements (gpu_stats.c); with mock GPUs the fake driver's
  * state file there, bound read-write into the container and named by
@@ -158,6 +160,14 @@ static int wire_mock(const struct agent_ctx *ctx, const struct kernel_alloc *a, 
         add_env(w, xasprintf("TESSERA_FAKE_CUDA_MEMORY=%llu", (unsigned long long)g->memory));
         add_env(w, xasprintf("TESSERA_FAKE_CUDA_SM_COUNT=%u", g->sm));
         add_env(w, xasprintf("TESSERA_FAKE_CUDA_MODEL=%s", g->model));
+        /* which of the node's GPUs the container's are: the fake NVML the
+         * agent samples credits their launches to those */
+        struct buf indices = BUF_INIT;
+        buf_printf(&indices, "TESSERA_FAKE_CUDA_INDICES=");
+        for (int i = 0; i < a->ngpus; i++)
+                buf_printf(&indices, "%s%d", i ? "," : "", ctx->devices->gpu[a->gpus[i].index].index);
+        add_env(w, xstrdup(indices.data));
+        buf_release(&indices);
         return 0;
 }
 
@@ -176,6 +186,8 @@ static int wire_fgpu(const struct agent_ctx *ctx, const char *id, const struct k
         _cleanup_free_ char *run = xasprintf("%s/run", dir);
         _cleanup_free_ char *conf = xasprintf("%s/fgpu.conf", dir);
         _cleanup_free_ char *devices_file = xasprintf("%s/%s", dir, GPU_WIRING_DEVICES_FILE);
+        _cleanup_free_ char *preload = xasprintf("%s/ld.so.preload", dir);
+        static const char preload_text[] = FGPU_DIR "/libtessera-fgpu.so\n";
         struct buf text = BUF_INIT, devices = BUF_INIT;
         int r;
 
@@ -197,6 +209,8 @@ static int wire_fgpu(const struct agent_ctx *ctx, const char *id, const struct k
                 r = fs_write_file_atomic(conf, text.data, text.len, 0644, err);
         if (r >= 0)
                 r = fs_write_file_atomic(devices_file, devices.data, devices.len, 0644, err);
+        if (r >= 0)
+                r = fs_write_file_atomic(preload, preload_text, sizeof(preload_text) - 1, 0644, err);
         if (r >= 0) { /* the region, made here so the agent can write measurements into it */
                 _cleanup_free_ char *region = xasprintf("%s/region", run);
                 struct fgpu_region *reg = NULL;
@@ -214,8 +228,11 @@ static int wire_fgpu(const struct agent_ctx *ctx, const char *id, const struct k
         add_mount(w, lib, FGPU_DIR "/libtessera-fgpu.so", true);
         add_mount(w, xstrdup(conf), FGPU_CONFIG, true);
         add_mount(w, xstrdup(run), FGPU_RUN_DIR, false);
+        /* the loader preloads the hook into every process, also one whose
+         * environment lost LD_PRELOAD; the variable stays for loaders
+         * that do not read /etc/ld.so.preload */
+        add_mount(w, xstrdup(preload), "/etc/ld.so.preload", true);
         add_env(w, xstrdup("LD_PRELOAD=" FGPU_DIR "/libtessera-fgpu.so"));
-        add_env(w, xstrdup("TESSERA_FGPU_CONFIG=" FGPU_CONFIG));
         add_env(w, xstrdup("TESSERA_FGPU_REAL_LIBCUDA=" GPU_LIB_DIR "/libcuda.so.1"));
         add_env(w, xstrdup("TESSERA_FGPU_REAL_LIBNVML=" GPU_LIB_DIR "/libnvidia-ml.so.1"));
         return 0;

@@ -77,6 +77,25 @@ static void open_state(const char *path)
         close(fd);
 }
 
+/* TESSERA_FAKE_CUDA_INDICES: "3,5" makes devices 0 and 1 the node's 3 and
+ * 5; the rest (or all, when it does not parse) keep their own numbers. */
+static void parse_indices(const char *s)
+{
+        int idx[FAKE_MAX_DEVICES], n = 0;
+        char *end;
+
+        for (int i = 0; i < FAKE_MAX_DEVICES; i++)
+                config.node_index[i] = i;
+        while (s && *s && n < FAKE_MAX_DEVICES) {
+                long v = strtol(s, &end, 10);
+                if (end == s || v < 0 || v >= FAKE_MAX_DEVICES || (*end && *end != ','))
+                        return;
+                idx[n++] = (int)v;
+                s = *end ? end + 1 : end;
+        }
+        memcpy(config.node_index, idx, sizeof(int) * (size_t)n);
+}
+
 static void load_config(void)
 {
         const char *model = getenv("TESSERA_FAKE_CUDA_MODEL");
@@ -88,6 +107,7 @@ static void load_config(void)
         config.memory = memory ? memory : 16ull << 30;
         config.sm_count = (int)env_long("TESSERA_FAKE_CUDA_SM_COUNT", 108, 1, 100000);
         snprintf(config.model, sizeof(config.model), "%s", model && *model ? model : "Tessera Fake GPU");
+        parse_indices(getenv("TESSERA_FAKE_CUDA_INDICES"));
         if (state && *state)
                 open_state(state);
         if (log && *log)

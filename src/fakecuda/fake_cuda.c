@@ -7,7 +7,8 @@
  * device memory of the configured size per device, refused with
  * CUDA_ERROR_OUT_OF_MEMORY past it, and handed out as host memory (a
  * "device pointer" can be written through); every allocation family, with
- * its frees; launches checked and counted, never run; and
+ * its frees; launches checked and counted, never run, but taken to keep
+ * the device busy a while for the fake NVML's utilization (fake.h); and
  * cuGetProcAddress(_v2) choosing among its versioned symbols as the real
  * driver does.  Devices and sizes come from the environment (fake.h).
  *
@@ -1124,7 +1125,8 @@ API cuModuleUnload(CUmodule m)
         return CUDA_SUCCESS;
 }
 
-/* A launch is valid: a context, a function, a grid and a block the device takes. */
+/* A launch is valid: a context, a function, a grid and a block the device
+ * takes; a valid one keeps its stream's device busy (fake_activity.c). */
 static CUresult check_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                              CUstream s)
 {
@@ -1134,6 +1136,9 @@ static CUresult check_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz
                 return CUDA_ERROR_INVALID_HANDLE;
         if (!gx || !gy || !gz || !bx || !by || !bz || (uint64_t)bx * by * bz > 1024 || gy > 65535 || gz > 65535)
                 return CUDA_ERROR_INVALID_VALUE;
+        /* at most 2^31 x 2^16 x 2^16 blocks of 2^10 threads: 2^73 saturates */
+        unsigned __int128 threads = (unsigned __int128)((uint64_t)gx * gy * gz) * ((uint64_t)bx * by * bz);
+        fake_activity_launch(stream_device(s), threads > UINT64_MAX ? UINT64_MAX : (uint64_t)threads);
         return CUDA_SUCCESS;
 }
 
@@ -1244,6 +1249,7 @@ static CUresult check_graph_launch(CUgraphExec e, CUstream s)
                 return CUDA_ERROR_INVALID_CONTEXT;
         if (!e || e->magic != GRAPH_MAGIC || stream_device(s) < 0)
                 return CUDA_ERROR_INVALID_HANDLE;
+        fake_activity_launch(stream_device(s), 0); /* its kernels are not known: one wave */
         return CUDA_SUCCESS;
 }
 

@@ -3,10 +3,13 @@
  * Memory used is what the device holds: for every process sharing
  * TESSERA_FAKE_CUDA_STATE, else what the fake driver loaded into this
  * process holds (0 when none is), found by its soname even when it was
- * loaded RTLD_LOCAL.  Utilization is 0 and no process is
- * listed: nothing runs on a fake GPU. */
+ * loaded RTLD_LOCAL.  Per-process utilization (nvmlDeviceGetProcessUtilization)
+ * is what the fake driver's launches in the processes this one can see
+ * kept the device busy (fake_activity.c); the device's own utilization is
+ * 0 and no process is listed as running. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -305,14 +308,60 @@ API nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned int *count,
         return NVML_SUCCESS;
 }
 
-API nvmlDeviceGetProcessUtilization(nvmlDevice_t d, void *samples, unsigned int *count, unsigned long long last)
+/* The samples one call gathers. */
+struct gather {
+        int node; /* the node's device */
+        unsigned long long after;
+        int64_t now;
+        nvmlProcessUtilizationSample_t *out;
+        unsigned n, max;
+};
+
+static void gather_process(unsigned pid, const struct fake_activity *a, void *data)
+{
+        struct gather *g = data;
+        struct fake_sample s[FAKE_PERIODS];
+        size_t n = fake_activity_samples(a, pid, g->node, g->after, g->now, s, FAKE_PERIODS);
+
+        for (size_t i = 0; i < n; i++, g->n++)
+                if (g->out && g->n < g->max)
+                        g->out[g->n] = (nvmlProcessUtilizationSample_t){ .pid = s[i].pid,
+                                                                         .timeStamp = s[i].time_us,
+                                                                         .smUtil = s[i].percent };
+}
+
+/* A caller asks how many samples (samples NULL), then for them: the second
+ * call, for the same device and time, sees the periods the first saw. */
+static pthread_mutex_t asked_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+        int dev;
+        unsigned long long after;
+        int64_t now;
+} asked = { -1, 0, 0 };
+
+API nvmlDeviceGetProcessUtilization(nvmlDevice_t d, nvmlProcessUtilizationSample_t *samples, unsigned int *count,
+                                    unsigned long long last)
 {
         NEED_INIT();
-        (void)samples, (void)last;
-        if (device_index(d) < 0 || !count)
+        int i = device_index(d);
+        if (i < 0 || !count)
                 return NVML_ERROR_INVALID_ARGUMENT;
-        *count = 0;
-        return NVML_ERROR_NOT_FOUND;
+        struct gather g = { .node = fake_config()->node_index[i],
+                            .after = last,
+                            .now = fake_now_ns(),
+                            .out = samples,
+                            .max = samples ? *count : 0 };
+        pthread_mutex_lock(&asked_lock);
+        if (!samples)
+                asked.dev = i, asked.after = last, asked.now = g.now;
+        else if (asked.dev == i && asked.after == last && g.now >= asked.now && g.now - asked.now < FAKE_PERIOD_NS * 10)
+                g.now = asked.now;
+        pthread_mutex_unlock(&asked_lock);
+        fake_activity_each(gather_process, &g);
+        *count = g.n;
+        if (g.n == 0)
+                return NVML_ERROR_NOT_FOUND;
+        return !samples || g.n > g.max ? NVML_ERROR_INSUFFICIENT_SIZE : NVML_SUCCESS;
 }
 
 FAKE_EXPORT unsigned long tessera_fake_nvml_calls(const char *name)

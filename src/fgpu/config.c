@@ -1,17 +1,20 @@
 /* config.c - the hook's limits.  Two sources, one format of values:
  *
- *   file  TESSERA_FGPU_CONFIG (default /etc/tessera/fgpu.conf), written by
- *         the agent and mounted read-only: lines `key = value`, `#`
- *         comments; keys memory_limit, memory_limit_<i>, sm_limit,
- *         sm_limit_<i>, region.  When it exists it is the only source of
- *         limits: a user cannot raise their own limit with the environment.
+ *   file  /etc/tessera/fgpu.conf, written by the agent and mounted
+ *         read-only: lines `key = value`, `#` comments; keys memory_limit,
+ *         memory_limit_<i>, sm_limit, sm_limit_<i>, region.  When it exists
+ *         it is the only source of limits and its region wins, whatever
+ *         the environment says: a user cannot raise their own limit, point
+ *         the hook at another file or leave the container's region.
+ *         Without it, TESSERA_FGPU_CONFIG may name a file of the same form
+ *         (standalone use, tests).
  *   env   CUDA_DEVICE_MEMORY_LIMIT[_<i>], CUDA_DEVICE_SM_LIMIT[_<i>]
- *         (HAMi-core's names), for standalone use.
+ *         (HAMi-core's names), for standalone use when there is no file.
  *
  * Sizes are bytes or k/m/g/t (binary); SM limits are 1-100 percent.  A value
  * that does not parse, an unknown key or a device index out of range makes
  * the whole configuration closed: allocations fail, nothing is unlimited.
- * TESSERA_FGPU_REGION names the shared region in either case. */
+ * TESSERA_FGPU_REGION names the shared region unless a file names one. */
 #include "../common/compat.h"
 
 #include <ctype.h>
@@ -242,7 +245,8 @@ void fgpu_config_load(struct fgpu_config *c)
         const char *region = getenv("TESSERA_FGPU_REGION");
         struct stat st;
 
-        if (!path || !*path)
+        /* the agent's file, when there is one, is not the user's choice */
+        if (!path || !*path || lstat(DEFAULT_CONFIG, &st) == 0 || errno != ENOENT)
                 path = DEFAULT_CONFIG;
         int fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0 && errno == ENOENT) {
@@ -263,6 +267,6 @@ void fgpu_config_load(struct fgpu_config *c)
         }
         if (fd >= 0)
                 close(fd);
-        if (region && *region && strlen(region) < sizeof(c->region))
+        if (!c->region[0] && region && *region && strlen(region) < sizeof(c->region))
                 snprintf(c->region, sizeof(c->region), "%s", region);
 }

@@ -43,9 +43,10 @@ bool fgpu_parse_size(const char *s, uint64_t *ret);
 void fgpu_config_parse_file(const char *text, size_t len, struct fgpu_config *c);
 /* From a getenv-like function (tests pass their own). */
 void fgpu_config_from_env(const char *(*get)(const char *name), struct fgpu_config *c);
-/* The process's configuration: TESSERA_FGPU_CONFIG (default
- * /etc/tessera/fgpu.conf) if it exists, authoritative; else the
- * environment.  TESSERA_FGPU_REGION overrides the region path in both. */
+/* The process's configuration: /etc/tessera/fgpu.conf when it exists
+ * (the agent's: authoritative, whatever the environment says), else the
+ * file TESSERA_FGPU_CONFIG names, else the environment.  A file's region
+ * wins over TESSERA_FGPU_REGION. */
 void fgpu_config_load(struct fgpu_config *c);
 
 /* ---- logging (state.c) ---- */

@@ -41,7 +41,10 @@ static void clock_sleep(void *data UNUSED, int64_t ns)
 static const struct fgpu_clock real_clock = { clock_now, clock_sleep, NULL };
 
 /* NVML's utilization of device d (the container's view: its devices in
- * order), or -1. */
+ * order), or -1: the device's busy share (all its users) over NVML's last
+ * sample period, 1/6 s to 1 s by product.  The limiter's controller asks
+ * once per FGPU_SPAN_NS, so each answer is a new measurement of time at
+ * its current rate (limiter.h). */
 static int nvml_util(void *data UNUSED, int d)
 {
         static nvmlReturn_t (*init)(void), (*handle)(unsigned, nvmlDevice_t *),
@@ -79,12 +82,16 @@ static void admit(double cost)
         fgpu_limiter_admit(fgpu.region, d, fgpu.config.sm[d], cost, &real_clock, nvml_util, NULL);
 }
 
-#define LAUNCH(fn, ...)                              \
-        do {                                         \
-                admit(cost);                         \
-                if (!real_##fn)                      \
-                        return CUDA_ERROR_NOT_FOUND; \
-                return real_##fn(__VA_ARGS__);       \
+/* A closed configuration (bad config, no region) limits nothing, so it
+ * admits nothing. */
+#define LAUNCH(fn, ...)                                  \
+        do {                                             \
+                admit(cost);                             \
+                if (fgpu.config.closed)                  \
+                        return CUDA_ERROR_NOT_PERMITTED; \
+                if (!real_##fn)                          \
+                        return CUDA_ERROR_NOT_FOUND;     \
+                return real_##fn(__VA_ARGS__);           \
         } while (0)
 
 FGPU_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,

@@ -249,29 +249,35 @@ FGPU_EXPORT CUresult cuMipmappedArrayDestroy(CUmipmappedArray arr)
 
 /* ---- what the device reports ---- */
 
-void fgpu_limited_info(int d, uint64_t real_free, uint64_t *free, uint64_t *total, uint64_t *used)
+bool fgpu_seen_memory(int d, uint64_t real_free, uint64_t real_total, uint64_t *free, uint64_t *total,
+                      uint64_t *used)
 {
-        uint64_t limit = fgpu_memory_limit(d), u = fgpu.region ? fgpu_region_used(fgpu.region, d) : 0;
-        uint64_t left = u < limit ? limit - u : 0;
+        uint64_t limit = fgpu_memory_limit(d);
 
+        if (!fgpu.active || d < 0)
+                return false;
+        if (fgpu.config.closed) { /* nothing may be allocated: nothing is free */
+                *total = limit ? limit : real_total;
+                *free = 0;
+                *used = *total;
+                return true;
+        }
+        if (!limit)
+                return false;
+        uint64_t u = fgpu.region ? fgpu_region_used_live(fgpu.region, d) : 0;
+        uint64_t left = u < limit ? limit - u : 0;
         *total = limit;
         *used = u;
         *free = left < real_free ? left : real_free;
+        return true;
 }
 
 FGPU_EXPORT CUresult cuMemGetInfo_v2(size_t *free, size_t *total)
 {
         REAL_OR_MISSING(cuMemGetInfo_v2);
         CUresult r = real_cuMemGetInfo_v2(free, total);
-        int d;
-        if (r != CUDA_SUCCESS || !fgpu.active || !free || !total)
-                return r;
-        d = fgpu_current_device();
-        if (fgpu.config.closed) {
-                *free = 0;
-        } else if (fgpu_memory_limit(d)) {
-                uint64_t f, t, u;
-                fgpu_limited_info(d, *free, &f, &t, &u);
+        uint64_t f, t, u;
+        if (r == CUDA_SUCCESS && free && total && fgpu_seen_memory(fgpu_current_device(), *free, *total, &f, &t, &u)) {
                 *free = (size_t)f;
                 *total = (size_t)t;
         }

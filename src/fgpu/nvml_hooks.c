@@ -17,11 +17,10 @@ FGPU_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory
         if (!real_nvmlDeviceGetMemoryInfo)
                 return NVML_ERROR_FUNCTION_NOT_FOUND;
         nvmlReturn_t r = real_nvmlDeviceGetMemoryInfo(device, mem);
-        int d;
-        if (r != 0 || !fgpu.active || !mem || (d = fgpu_nvml_index(device)) < 0 || !fgpu_memory_limit(d))
-                return r;
         uint64_t f, t, u;
-        fgpu_limited_info(d, mem->free, &f, &t, &u);
+        if (r != 0 || !fgpu.active || !mem ||
+            !fgpu_seen_memory(fgpu_nvml_index(device), mem->free, mem->total, &f, &t, &u))
+                return r;
         mem->total = t;
         mem->used = u;
         mem->free = f;
@@ -34,11 +33,10 @@ FGPU_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMem
         if (!real_nvmlDeviceGetMemoryInfo_v2)
                 return NVML_ERROR_FUNCTION_NOT_FOUND;
         nvmlReturn_t r = real_nvmlDeviceGetMemoryInfo_v2(device, mem);
-        int d;
-        if (r != 0 || !fgpu.active || !mem || (d = fgpu_nvml_index(device)) < 0 || !fgpu_memory_limit(d))
-                return r;
         uint64_t f, t, u;
-        fgpu_limited_info(d, mem->free, &f, &t, &u);
+        if (r != 0 || !fgpu.active || !mem ||
+            !fgpu_seen_memory(fgpu_nvml_index(device), mem->free, mem->total, &f, &t, &u))
+                return r;
         mem->total = t;
         mem->reserved = 0;
         mem->used = u;

@@ -19,11 +19,13 @@ static dlsym_fn real_dlsym_ptr;
 static dlsym_fn real_dlsym(void)
 {
         dlsym_fn f = __atomic_load_n(&real_dlsym_ptr, __ATOMIC_ACQUIRE);
-        if (!f) {
-                f = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
-                if (!f)
-                        f = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
-                __atomic_store_n(&real_dlsym_ptr, f, __ATOMIC_RELEASE);
+        /* glibc 2.34 moved dlsym into libc; before, its version is the
+         * architecture's first: 2.2.5 on x86-64, 2.17 on aarch64 */
+        static const char *const versions[] = { "GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17" };
+        for (size_t i = 0; !f && i < ARRAY_SIZE(versions); i++) {
+                f = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", versions[i]);
+                if (f)
+                        __atomic_store_n(&real_dlsym_ptr, f, __ATOMIC_RELEASE);
         }
         return f;
 }
@@ -43,6 +45,8 @@ FGPU_EXPORT void *dlsym(void *restrict handle, const char *restrict symbol)
 {
         dlsym_fn f = real_dlsym();
 
+        if (!f) /* no glibc dlsym to hand over to: nothing can be found */
+                return NULL;
         if (handle == RTLD_NEXT || !may_be_ours(symbol))
                 return f(handle, symbol); /* a tail call: the caller is still the caller */
         fgpu_init();

@@ -93,7 +93,8 @@ static int create_region(const char *path, char *err, size_t errlen)
                 snprintf(err, errlen, "region path too long");
                 return -ENAMETOOLONG;
         }
-        int fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+        unlink(tmp); /* a leftover of an earlier process with this pid */
+        int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
         if (fd < 0) {
                 int e = errno;
                 snprintf(err, errlen, "creating '%s': %s", tmp, strerror(e));
@@ -190,6 +191,17 @@ static bool proc_alive(const struct fgpu_region_proc *p)
         return start != 0 && start == p->start; /* a reused pid is another process */
 }
 
+/* Refund what a slot holds and free it (lock held). */
+static void release_slot(struct fgpu_region *r, struct fgpu_region_proc *p)
+{
+        for (int d = 0; d < FGPU_REGION_DEVICES; d++) {
+                set_used(r, d, r->dev[d].used - (p->used[d] <= r->dev[d].used ? p->used[d] : r->dev[d].used));
+                p->used[d] = 0;
+        }
+        p->pid = 0;
+        p->start = 0;
+}
+
 int fgpu_region_reclaim(struct fgpu_region *r)
 {
         int n = 0;
@@ -198,12 +210,7 @@ int fgpu_region_reclaim(struct fgpu_region *r)
                 struct fgpu_region_proc *p = &r->procs[i];
                 if (p->pid == 0 || proc_alive(p))
                         continue;
-                for (int d = 0; d < FGPU_REGION_DEVICES; d++) {
-                        set_used(r, d, r->dev[d].used - (p->used[d] <= r->dev[d].used ? p->used[d] : r->dev[d].used));
-                        p->used[d] = 0;
-                }
-                p->pid = 0;
-                p->start = 0;
+                release_slot(r, p);
                 n++;
         }
         return n;
@@ -307,12 +314,37 @@ uint64_t fgpu_region_used(struct fgpu_region *r, int d)
         return __atomic_load_n(&r->dev[d].used, __ATOMIC_RELAXED);
 }
 
+uint64_t fgpu_region_used_live(struct fgpu_region *r, int d)
+{
+        if (d < 0 || d >= FGPU_REGION_DEVICES)
+                return 0;
+        fgpu_region_lock(r);
+        fgpu_region_reclaim(r);
+        uint64_t used = r->dev[d].used;
+        fgpu_region_unlock(r);
+        return used;
+}
+
+void fgpu_region_enter(struct fgpu_region *r)
+{
+        pid_t pid = fgpu_self_pid();
+        uint64_t start = fgpu_proc_start(pid);
+
+        fgpu_region_lock(r);
+        for (int i = 0; i < FGPU_REGION_PROCS; i++)
+                if (r->procs[i].pid == pid && r->procs[i].start == start)
+                        release_slot(r, &r->procs[i]);
+        fgpu_region_unlock(r);
+}
+
+/* Without the lock: the agent, in another pid namespace, must never be
+ * the one to find the lock abandoned, or its recount would take the
+ * container's live processes for dead ones.  util first, then util_ns
+ * (release): who sees the new time sees the new figure. */
 void fgpu_region_set_util(struct fgpu_region *r, int d, unsigned util)
 {
         if (d < 0 || d >= FGPU_REGION_DEVICES)
                 return;
-        fgpu_region_lock(r);
-        r->dev[d].util = util > 100 ? 100 : util;
-        r->dev[d].util_ns = mono_ns();
-        fgpu_region_unlock(r);
+        __atomic_store_n(&r->dev[d].util, util > 100 ? 100 : util, __ATOMIC_RELAXED);
+        __atomic_store_n(&r->dev[d].util_ns, mono_ns(), __ATOMIC_RELEASE);
 }

@@ -21,7 +21,7 @@
 #include <sys/types.h>
 
 #define FGPU_REGION_MAGIC   0x55504746u /* "FGPU" */
-#define FGPU_REGION_VERSION 1u
+#define FGPU_REGION_VERSION 2u /* 2: the limiter's probe_ns */
 #define FGPU_REGION_DEVICES 16
 #define FGPU_REGION_PROCS   1024
 
@@ -46,6 +46,7 @@ struct fgpu_region_device {
         int32_t controller; /* pid running the control steps */
         uint32_t pad2;
         int64_t controller_ns;
+        int64_t probe_ns; /* when the running unthrottled probe began; 0: none */
 };
 
 struct fgpu_region {
@@ -71,10 +72,18 @@ int fgpu_region_charge(struct fgpu_region *r, int d, uint64_t limit, uint64_t by
 void fgpu_region_refund(struct fgpu_region *r, int d, uint64_t bytes);
 /* What the container uses on d. */
 uint64_t fgpu_region_used(struct fgpu_region *r, int d);
+/* The same, after reclaiming the slots of processes that are gone: what
+ * the container reports (a dead process's memory is free again). */
+uint64_t fgpu_region_used_live(struct fgpu_region *r, int d);
+/* A process image starting (the hook's first call after exec) holds
+ * nothing yet: a slot of this pid and start time is its former image's,
+ * and is refunded. */
+void fgpu_region_enter(struct fgpu_region *r);
 /* Free the slots of processes that are gone; how many. (lock held) */
 int fgpu_region_reclaim(struct fgpu_region *r);
 
-/* The agent's measurement of device d's utilization (percent). */
+/* The agent's measurement of device d's utilization (percent); takes no
+ * lock (see region.c). */
 void fgpu_region_set_util(struct fgpu_region *r, int d, unsigned util);
 
 /* /proc/<pid>/stat's starttime, 0 if the process is gone. */

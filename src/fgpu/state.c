@@ -47,7 +47,7 @@ static void init(void)
         fgpu_config_load(&fgpu.config);
         fgpu.active = fgpu.config.memory_limited || fgpu.config.sm_limited || fgpu.config.closed;
         if (fgpu.config.closed)
-                fgpu_log("configuration refused (%s): allocations will fail", fgpu.config.error);
+                fgpu_log("configuration refused (%s): allocations and launches will fail", fgpu.config.error);
         fgpu.cuda = open_real("TESSERA_FGPU_REAL_LIBCUDA", "libcuda.so.1");
         fgpu.nvml = open_real("TESSERA_FGPU_REAL_LIBNVML", "libnvidia-ml.so.1");
         for (struct fgpu_symbol *const *t = fgpu_symbol_tables; *t; t++) {
@@ -68,8 +68,13 @@ static void init(void)
                 snprintf(path, sizeof(path), "%s", fgpu.config.region);
         else
                 snprintf(path, sizeof(path), "/tmp/tessera-fgpu-%u.region", (unsigned)getuid());
-        if (fgpu_region_open(path, true, &fgpu.region, fgpu.region_error, sizeof(fgpu.region_error)) < 0)
-                fgpu_log("%s: allocations will fail", fgpu.region_error);
+        if (fgpu_region_open(path, true, &fgpu.region, fgpu.region_error, sizeof(fgpu.region_error)) < 0) {
+                /* no shared budget: closed, as a bad config is */
+                fgpu.config.closed = true;
+                fgpu_log("%s: allocations and launches will fail", fgpu.region_error);
+                return;
+        }
+        fgpu_region_enter(fgpu.region);
         fgpu_log("limits active; region %s", path);
 }
 
@@ -130,6 +135,23 @@ struct entry {
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct entry *table;
 static size_t table_cap, table_used, table_live; /* used counts deleted slots too */
+
+/* A fork while another thread holds the table's lock must not leave the
+ * child a lock nobody will release. */
+static void table_lock_take(void)
+{
+        pthread_mutex_lock(&table_lock);
+}
+
+static void table_lock_give(void)
+{
+        pthread_mutex_unlock(&table_lock);
+}
+
+__attribute__((constructor)) static void watch_forks(void)
+{
+        pthread_atfork(table_lock_take, table_lock_give, table_lock_give);
+}
 
 static size_t slot_of(uint64_t key, int kind, size_t cap)
 {

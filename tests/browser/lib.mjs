@@ -1,6 +1,7 @@
 /* lib.mjs - what every browser script of tests/browser shares: Debian's
  * chromium through playwright-core, the console watched for errors,
- * screenshots at both sizes, logging in and out, and the step runner.
+ * screenshots at both sizes, logging in and out, typing into the
+ * terminal page and reading what it shows, and the step runner.
  *
  * A script is a list of [name, async (page) => {...}] steps ending in
  * runSteps(steps): `node SCRIPT --list` prints the names, one a line;
@@ -123,6 +124,32 @@ export async function logOut(page, email) {
   await page.getByRole('button', { name: 'Log out' }).click();
   loggedIn = false;
   await page.getByLabel('Email', { exact: true }).waitFor({ timeout: UI_TIMEOUT_MS });
+}
+
+/* ---- the terminal page ---- */
+
+export async function waitForTerminal(page, state = 'open', timeout = UI_TIMEOUT_MS) {
+  await page.locator(`.terminal-status[data-state="${state}"]`).waitFor({ timeout });
+}
+
+/* The lines the terminal shows (xterm.js's rows), trimmed. */
+export function terminalLines(page) {
+  return page.locator('.xterm-rows > div').allTextContents().then((rows) => rows.map((r) => r.trim()));
+}
+
+/* Types `command` into the terminal and waits for a line that `want` matches. */
+export async function runInTerminal(page, command, want) {
+  await page.locator('.terminal-frame').click();
+  await page.keyboard.type(command);
+  await page.keyboard.press('Enter');
+  const deadline = Date.now() + UI_TIMEOUT_MS;
+  for (;;) {
+    const line = (await terminalLines(page)).find((l) => want.test(l));
+    if (line) return line;
+    if (Date.now() > deadline)
+      throw new Error(`no line matching ${want} after '${command}': ${(await terminalLines(page)).filter(Boolean).join(' | ')}`);
+    await page.waitForTimeout(100);
+  }
 }
 
 /* ---- running the steps ---- */

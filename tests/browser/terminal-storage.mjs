@@ -39,8 +39,11 @@ import {
   logOut,
   navigate,
   noConsoleErrors,
+  runInTerminal,
   runSteps,
   screenshots,
+  terminalLines,
+  waitForTerminal,
 } from './lib.mjs';
 
 const FOLDER = 'webfiles';
@@ -68,30 +71,6 @@ async function launch(page, name, { folder = null } = {}) {
   await page.getByRole('button', { name: 'Launch', exact: true }).click();
   await page.getByRole('heading', { level: 1, name: 'Sessions' }).waitFor({ timeout: UI_TIMEOUT_MS });
   await page.locator(`tr[data-session="${name}"][data-status="RUNNING"]`).waitFor({ timeout: START_TIMEOUT_MS });
-}
-
-async function waitForTerminal(page, state = 'open', timeout = UI_TIMEOUT_MS) {
-  await page.locator(`.terminal-status[data-state="${state}"]`).waitFor({ timeout });
-}
-
-/* The lines the terminal shows (xterm.js's rows), trimmed. */
-function terminalLines(page) {
-  return page.locator('.xterm-rows > div').allTextContents().then((rows) => rows.map((r) => r.trim()));
-}
-
-/* Types `command` into the terminal and waits for a line that `want` matches. */
-async function run(page, command, want) {
-  await page.locator('.terminal-frame').click();
-  await page.keyboard.type(command);
-  await page.keyboard.press('Enter');
-  const deadline = Date.now() + UI_TIMEOUT_MS;
-  for (;;) {
-    const line = (await terminalLines(page)).find((l) => want.test(l));
-    if (line) return line;
-    if (Date.now() > deadline)
-      throw new Error(`no line matching ${want} after '${command}': ${(await terminalLines(page)).filter(Boolean).join(' | ')}`);
-    await page.waitForTimeout(100);
-  }
 }
 
 /* ---- storage ---- */
@@ -136,7 +115,7 @@ const steps = [
       await page.getByRole('link', { name: 'Open a terminal in session webterm' }).click();
       await page.getByRole('heading', { level: 1, name: /Terminal/ }).waitFor({ timeout: UI_TIMEOUT_MS });
       await waitForTerminal(page);
-      await run(page, 'echo hello', /^hello$/);
+      await runInTerminal(page, 'echo hello', /^hello$/);
       await screenshots(page, 'terminal');
     },
   ],
@@ -153,7 +132,7 @@ const steps = [
     'the terminal follows the window size',
     async (page) => {
       const cols = async (mark) =>
-        Number((await run(page, `echo ${mark}-$(stty size)`, new RegExp(`^${mark}-\\d+ \\d+$`))).split(' ')[1]);
+        Number((await runInTerminal(page, `echo ${mark}-$(stty size)`, new RegExp(`^${mark}-\\d+ \\d+$`))).split(' ')[1]);
       const wide = await cols('wide');
       await page.setViewportSize({ width: 390, height: 844 });
       await page.waitForTimeout(300);
@@ -166,14 +145,14 @@ const steps = [
   [
     'a page reload finds the same shell, with what it printed meanwhile',
     async (page) => {
-      await run(page, 'X=kept42; echo set-$X', /^set-kept42$/);
-      await run(page, '(sleep 2; echo away-$((40+2))) & echo started', /^started$/);
+      await runInTerminal(page, 'X=kept42; echo set-$X', /^set-kept42$/);
+      await runInTerminal(page, '(sleep 2; echo away-$((40+2))) & echo started', /^started$/);
       await page.reload();
       await waitForTerminal(page);
       const said = await page.locator('.terminal-status').textContent();
       if (!/the same shell/.test(said)) throw new Error(`after the reload the page says '${said}'`);
-      await run(page, 'echo got-$X', /^got-kept42$/);
-      await run(page, 'sleep 2; echo slept', /^slept$/);
+      await runInTerminal(page, 'echo got-$X', /^got-kept42$/);
+      await runInTerminal(page, 'sleep 2; echo slept', /^slept$/);
       if (!(await terminalLines(page)).some((l) => l.endsWith('away-42'))) throw new Error("the job's output is missing");
       const title = await page.title();
       if (!title.startsWith('webterm')) throw new Error(`the title is '${title}'`);
@@ -189,14 +168,14 @@ const steps = [
       });
       await page.reload();
       await waitForTerminal(page);
-      await run(page, 'Y=cut7; echo before-cut-$Y', /^before-cut-cut7$/);
+      await runInTerminal(page, 'Y=cut7; echo before-cut-$Y', /^before-cut-cut7$/);
       await sockets.at(-1).close({ code: 4000, reason: 'cut by the test' });
       await waitForTerminal(page, 'waiting');
       const said = await page.locator('.terminal-status').textContent();
       console.log(`# while cut: ${said}`);
       if (!/Reconnecting in \d+ s/.test(said)) throw new Error(`the page says '${said}'`);
       await waitForTerminal(page);
-      await run(page, 'echo back-$((2+3))-$X-$Y', /^back-5-kept42-cut7$/);
+      await runInTerminal(page, 'echo back-$((2+3))-$X-$Y', /^back-5-kept42-cut7$/);
       const lines = await terminalLines(page);
       const shown = lines.filter((l) => l === 'before-cut-cut7').length;
       if (shown !== 1) throw new Error(`before-cut-cut7 shows ${shown} times: ${lines.filter(Boolean).join(' | ')}`);
@@ -209,7 +188,7 @@ const steps = [
       const other = await page.context().newPage();
       await other.goto(page.url());
       await waitForTerminal(other);
-      await run(other, 'echo other-[$X]', /^other-\[\]$/);
+      await runInTerminal(other, 'echo other-[$X]', /^other-\[\]$/);
       await other.close();
     },
   ],
@@ -223,10 +202,10 @@ const steps = [
       await page.getByRole('status').filter({ hasText: 'The shell ended.' }).waitFor({ timeout: UI_TIMEOUT_MS });
       await page.getByRole('button', { name: 'Open a new shell' }).click();
       await waitForTerminal(page);
-      await run(page, 'Z=fresh1; echo new-[$X]-$Z', /^new-\[\]-fresh1$/);
+      await runInTerminal(page, 'Z=fresh1; echo new-[$X]-$Z', /^new-\[\]-fresh1$/);
       await page.reload();
       await waitForTerminal(page);
-      await run(page, 'echo again-$Z', /^again-fresh1$/);
+      await runInTerminal(page, 'echo again-$Z', /^again-fresh1$/);
     },
   ],
   [
@@ -378,10 +357,10 @@ const steps = [
       await launch(page, 'webmount', { folder: FOLDER });
       await page.getByRole('link', { name: 'Open a terminal in session webmount' }).click();
       await waitForTerminal(page);
-      await run(page, `cat /home/work/${FOLDER}/dropped.txt`, new RegExp(`^${DROPPED_TEXT}$`));
+      await runInTerminal(page, `cat /home/work/${FOLDER}/dropped.txt`, new RegExp(`^${DROPPED_TEXT}$`));
       for (const file of [bigFile, resumedFile]) {
         const name = path.basename(file), want = sha256(readFileSync(file));
-        const line = await run(page, `sha256sum /home/work/${FOLDER}/${name}`, new RegExp(`^[0-9a-f]{64} .*${name}$`));
+        const line = await runInTerminal(page, `sha256sum /home/work/${FOLDER}/${name}`, new RegExp(`^[0-9a-f]{64} .*${name}$`));
         if (!line.startsWith(want)) throw new Error(`${name} in the session: ${line}, not ${want}`);
       }
     },

@@ -11,12 +11,16 @@
  * session), TESSERA_DADMIN_EMAIL and _PASSWORD (an admin of the domain),
  * TESSERA_REGISTRY (host:port of a registry holding busybox),
  * TESSERA_LIVE (a RUNNING session of the plain user that printed
- * "hello-from-<its name>"), and lib.mjs's.
+ * "hello-from-<its name>" and sleeps 600 s), and lib.mjs's.  More than ten
+ * finished sessions are newer than the plain user's userrun.
  *
  * The steps: the superadmin finds Admin and Statistics in the navigation;
  * on the sessions page chooses Everyone (remembered across a reload) and
- * finds the plain user's running session with its owner and no terminal,
- * reads its logs and deletes it, watched live, and Mine does not list it;
+ * finds the plain user's running session with its owner, reads its logs,
+ * opens its terminal (owner_access_key) and runs a command in it, then
+ * deletes it, watched live, and Mine does not list it; with ten sessions
+ * a page, the finished list of everyone pages past the first ten (the
+ * plain user's dozen cancelled sessions, t6030 makes them) to userrun;
  * the users list; the create form from the keyboard; a keypair policy
  * with slot rows; a user (its keypair's secret shown once); a project
  * with the user as member; a keypair of the user (its secret once, never
@@ -32,7 +36,8 @@
  * admin refused a policy and the registries with the manager's reasons,
  * who sees the plain user's sessions under Everyone; a plain user without
  * admin pages nor the Mine / Everyone choice, whose deleted session is
- * finished, sees their own usage; every page at
+ * finished, whose terminal page naming another owner ends with the
+ * manager's refusal, sees their own usage; every page at
  * 1280x800 and 390x844; no errors in the console. */
 import {
   START_TIMEOUT_MS,
@@ -43,8 +48,10 @@ import {
   logOut,
   navigate,
   noConsoleErrors,
+  runInTerminal,
   runSteps,
   screenshots,
+  waitForTerminal,
 } from './lib.mjs';
 
 const USER = 'webuser@t.test';
@@ -199,7 +206,7 @@ const steps = [
       const row = sessionRow(page, live);
       await row.filter({ has: page.locator(`td[data-label="Owner"]:text-is("${user}")`) }).waitFor({ timeout: UI_TIMEOUT_MS });
       if ((await row.getAttribute('data-status')) !== 'RUNNING') throw new Error(`${live} is ${await row.getAttribute('data-status')}`);
-      if (await row.getByRole('link', { name: /terminal/ }).count()) throw new Error("a terminal is offered for another owner's session");
+      await row.getByRole('link', { name: `Open a terminal in session ${live} of ${user}` }).waitFor({ timeout: 1000 });
       await page.locator('.live.on').waitFor({ timeout: UI_TIMEOUT_MS });
       await screenshots(page, 'sessions-everyone');
       await row.getByRole('button', { name: `Logs of session ${live} of ${user}` }).click();
@@ -208,6 +215,21 @@ const steps = [
       await logs.getByRole('button', { name: 'Close' }).click();
       await page.reload();
       await page.getByRole('heading', { level: 1, name: 'Sessions' }).waitFor({ timeout: UI_TIMEOUT_MS });
+      await pressed(scope(page, 'Everyone'));
+      await sessionRow(page, live).waitFor({ timeout: UI_TIMEOUT_MS });
+    },
+  ],
+  [
+    "the superadmin opens a terminal in the plain user's session from Everyone and runs a command in it",
+    async (page) => {
+      const live = env('TESSERA_LIVE'), user = env('TESSERA_USER_EMAIL');
+      await sessionRow(page, live).getByRole('link', { name: `Open a terminal in session ${live} of ${user}` }).click();
+      await page.getByRole('heading', { level: 1, name: `Terminal ${live} of ${user}` }).waitFor({ timeout: UI_TIMEOUT_MS });
+      await waitForTerminal(page);
+      /* the owner's container: its startup command's sleep is there */
+      await runInTerminal(page, 'echo admin-$((6*7))-$(ps | grep -c "sleep 60[0]")', /^admin-42-1$/);
+      await screenshots(page, 'terminal-of-another');
+      await navigate(page, 'Sessions', 'Sessions');
       await pressed(scope(page, 'Everyone'));
       await sessionRow(page, live).waitFor({ timeout: UI_TIMEOUT_MS });
     },
@@ -226,6 +248,38 @@ const steps = [
       await pressed(scope(page, 'Mine'));
       await page.locator('session-table, sessions-page p.muted').first().waitFor({ timeout: UI_TIMEOUT_MS });
       if (await sessionRow(page, live).count()) throw new Error(`Mine lists ${live}`);
+      await page.getByRole('group', { name: 'Which sessions' }).getByRole('button', { name: /^Active/ }).click();
+    },
+  ],
+  [
+    "ten sessions a page: the finished sessions of everyone page past the first ten to the plain user's userrun",
+    async (page) => {
+      const pager = page.getByRole('navigation', { name: 'Pages of finished sessions of everyone' });
+      const shown = () => pager.getByRole('status');
+      await scope(page, 'Everyone').click();
+      await pressed(scope(page, 'Everyone'));
+      await page.getByRole('group', { name: 'Which sessions' }).getByRole('button', { name: /^Finished/ }).click();
+      await pager.getByLabel('Per page').selectOption('10');
+      await shown().filter({ hasText: /^1–10 of \d+$/ }).waitFor({ timeout: UI_TIMEOUT_MS });
+      const total = Number((await shown().textContent()).split(' of ')[1]);
+      if (!(total > 10)) throw new Error(`${total} finished sessions of everyone, not more than ten`);
+      if ((await page.locator('session-table tbody tr').count()) !== 10) throw new Error('the first page is not ten rows');
+      if (await sessionRow(page, 'userrun').count()) throw new Error('userrun is on the first page');
+      await pager.getByRole('button', { name: 'Next' }).click();
+      await shown().filter({ hasText: new RegExp(`^11–${Math.min(20, total)} of ${total}$`) }).waitFor({ timeout: UI_TIMEOUT_MS });
+      await sessionRow(page, 'userrun').filter({ hasText: env('TESSERA_USER_EMAIL') }).waitFor({ timeout: UI_TIMEOUT_MS });
+      await screenshots(page, 'sessions-page-two');
+      await pager.getByRole('button', { name: 'Previous' }).click();
+      await shown().filter({ hasText: /^1–10 of / }).waitFor({ timeout: UI_TIMEOUT_MS });
+      await sessionRow(page, 'userrun').waitFor({ state: 'detached', timeout: UI_TIMEOUT_MS });
+      /* the choice is remembered: fifty again for the steps that follow */
+      await page.reload();
+      await page.getByRole('group', { name: 'Which sessions' }).getByRole('button', { name: /^Finished/ }).click();
+      await pager.getByLabel('Per page').waitFor({ timeout: UI_TIMEOUT_MS });
+      if ((await pager.getByLabel('Per page').inputValue()) !== '10') throw new Error('ten a page was not remembered');
+      await pager.getByLabel('Per page').selectOption('50');
+      await sessionRow(page, 'userrun').waitFor({ timeout: UI_TIMEOUT_MS });
+      await scope(page, 'Mine').click();
       await page.getByRole('group', { name: 'Which sessions' }).getByRole('button', { name: /^Active/ }).click();
     },
   ],
@@ -549,7 +603,7 @@ const steps = [
       }),
   ],
   [
-    'a plain user is offered no admin pages nor Everyone, finds the deleted session finished, and sees their own usage',
+    "a plain user is offered no admin pages nor Everyone, finds the deleted session finished, is refused a terminal in another's session, and sees their own usage",
     async (page) => {
       await logIn(page, env('TESSERA_USER_EMAIL'), env('TESSERA_USER_PASSWORD'));
       await page.getByRole('heading', { level: 1, name: 'Summary' }).waitFor({ timeout: UI_TIMEOUT_MS });
@@ -564,6 +618,13 @@ const steps = [
       await page.getByRole('group', { name: 'Which sessions' }).getByRole('button', { name: /^Finished/ }).click();
       await page.locator(`session-table tr[data-session="${env('TESSERA_LIVE')}"][data-status="TERMINATED"]`)
         .waitFor({ timeout: UI_TIMEOUT_MS });
+      /* a terminal naming another owner: the manager refuses, the page says so and does not retry */
+      await expectConsoleErrors(/403/, async () => {
+        await page.goto(`${env('TESSERA_URL')}/#/terminal/userrun/AKIANOTMINENOTMINE00`);
+        await waitForTerminal(page, 'ended');
+        await page.locator('.terminal-status').filter({ hasText: 'only admins may act for another keypair' })
+          .waitFor({ timeout: UI_TIMEOUT_MS });
+      });
       await navigate(page, 'Statistics', 'Statistics');
       await chartDrawn(page);
       if (await page.getByLabel('Scope').count()) throw new Error('a plain user may choose a wider scope');

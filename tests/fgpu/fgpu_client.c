@@ -22,12 +22,15 @@
  *                            TESSERA_FGPU_REAL_LIBCUDA/LIBNVML), procaddr or procaddr_v2 (NAME is
  *                            then the base name, asked for with VER and FLAGS)
  *   hold                     print `hold` and sleep until killed
+ *   exec                     print `exec`, then run the rest of the commands in a new image of
+ *                            this program (execv: the same process, what it held gone)
  *   stress:ITER:MAX:LIMIT    random cuMemAlloc/cuMemFree of up to MAX bytes: max_region= max_device=
  *                            (the most the region and the device held after any step) over= (steps past LIMIT)
  *   threads:N:ITER           N threads allocating and freeing every family at once */
 #define _GNU_SOURCE
 #include <cuda.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -713,6 +716,12 @@ int main(int argc, char **argv)
                         cmd_used(a1);
                 } else if (!strcmp(f[0], "route")) {
                         cmd_route(f, n);
+                } else if (!strcmp(f[0], "exec")) {
+                        printf("exec rc=0\n");
+                        argv[i] = argv[0];
+                        execv("/proc/self/exe", argv + i);
+                        printf("exec rc=-1 %s\n", strerror(errno));
+                        return 1;
                 } else if (!strcmp(f[0], "hold")) {
                         printf("hold rc=0\n");
                         for (;;)

@@ -30,8 +30,9 @@
 
 #define MIB          (1024ll * 1024)
 #define FAKE_MEMORY  (1024 * MIB)
-#define CUDA_OOM     2
-#define CUDA_NOT_FND 500
+#define CUDA_OOM           2
+#define CUDA_NOT_FND       500
+#define CUDA_NOT_PERMITTED 800
 
 static char build[PATH_MAX], client[PATH_MAX + 64], hook[PATH_MAX + 32], fake_cuda[PATH_MAX + 32],
         fake_nvml[PATH_MAX + 32];
@@ -347,6 +348,38 @@ static void test_routing_cuGetProcAddress_v2(void)
 
 /* ---- limits ---- */
 
+/* The library exports what it wraps and dlsym, nothing else: a program
+ * linked with -lcuda reaches every wrapper, and no helper of the hook's
+ * shadows a symbol of the program's. */
+static void test_exports_only_the_wrappers(void)
+{
+        char cmd[PATH_MAX + 64], name[256], extra[1024] = "";
+        bool seen[NWRAPPED] = { false };
+        int ndlsym = 0;
+
+        snprintf(cmd, sizeof(cmd), "nm -D --defined-only '%s'", hook);
+        FILE *nm = popen(cmd, "r");
+        CHECK(nm != NULL);
+        while (nm && fscanf(nm, "%*s %*s %255s", name) == 1) {
+                bool known = false;
+                for (size_t i = 0; i < NWRAPPED; i++)
+                        if (streq(wrapped[i].name, name))
+                                known = seen[i] = true;
+                if (streq(name, "dlsym"))
+                        known = ++ndlsym > 0;
+                size_t used = strlen(extra);
+                if (!known)
+                        snprintf(extra + used, sizeof(extra) - used, " %s", name);
+        }
+        CHECK(nm && pclose(nm) == 0);
+        if (extra[0])
+                test_fail(__FILE__, __LINE__, "exported but not a wrapper:%s", extra);
+        CHECK_INTEQ(ndlsym, 1);
+        for (size_t i = 0; i < NWRAPPED; i++)
+                if (!seen[i])
+                        test_fail(__FILE__, __LINE__, "%s is wrapped but not exported", wrapped[i].name);
+}
+
 static void test_limits_per_device(void)
 {
         static char out[8192];
@@ -651,7 +684,7 @@ static void test_env_region_is_the_shared_budget(void)
         if (f)
                 fclose(f);
 
-        /* the config file's region, when the environment names none */
+        /* the config file's region, even when the environment names another */
         char conf[256], text[300];
         snprintf(conf, sizeof(conf), "%s/fgpu.conf", tmpdir);
         fresh_region();
@@ -661,10 +694,15 @@ static void test_env_region_is_the_shared_budget(void)
                 fputs(text, c);
                 fclose(c);
         }
+        char e_other[300], other_region[256];
+        snprintf(other_region, sizeof(other_region), "%s/region.env", tmpdir);
+        unlink(other_region);
         snprintf(e_region, sizeof(e_region), "TESSERA_FGPU_CONFIG=%s", conf);
-        const char *from_file[] = { e_region, "TESSERA_FGPU_REGION=", NULL };
+        snprintf(e_other, sizeof(e_other), "TESSERA_FGPU_REGION=%s", other_region);
+        const char *from_file[] = { e_region, e_other, NULL };
         run(from_file, args, out, sizeof(out));
         CHECK(access(region_path, F_OK) == 0);
+        CHECK(access(other_region, F_OK) < 0);
         unlink(conf);
 }
 
@@ -696,14 +734,14 @@ static void test_config_file_beats_env(void)
         CHECK_VAL(line(out, 4, l, sizeof(l)), "rc", 0);
 }
 
-/* Closed: every allocation fails, nothing reaches the driver, no memory is reported free. */
+/* Closed: every allocation fails, nothing reaches the driver, no memory
+ * is reported free (CUDA and NVML), no kernel is launched. */
 static void check_closed(const char *const *env, const char *what)
 {
         static char out[8192];
         char l[512];
-        const char *args[] = {
-                "init", "ctx:0", "alloc:plain:1", "alloc:managed:1", "alloc:create:2097152", "info", NULL
-        };
+        const char *args[] = { "init", "ctx:0", "alloc:plain:1", "alloc:managed:1", "alloc:create:2097152", "info",
+                               "nvml:0", "route:direct:cuLaunchKernel", NULL };
         fresh_region();
         run(env, args, out, sizeof(out));
         for (int k = 2; k <= 4; k++) {
@@ -712,6 +750,30 @@ static void check_closed(const char *const *env, const char *what)
                         test_fail(__FILE__, __LINE__, "%s: allocation must fail closed: %s", what, l);
         }
         CHECK_VAL(line(out, 5, l, sizeof(l)), "free", 0);
+        line(out, 6, l, sizeof(l));
+        if (val(l, "free") != 0 || val(l, "free2") != 0)
+                test_fail(__FILE__, __LINE__, "%s: NVML must show nothing free: %s", what, l);
+        line(out, 7, l, sizeof(l));
+        if (val(l, "rc") != CUDA_NOT_PERMITTED || strstr(l, "cuLaunchKernel,"))
+                test_fail(__FILE__, __LINE__, "%s: a launch must be refused before the driver: %s", what, l);
+}
+
+/* Silent unless TESSERA_FGPU_LOG is set; then a refusal says why. */
+static void test_log_only_when_asked(void)
+{
+        static char out[8192];
+        const char *quiet[] = { "CUDA_DEVICE_MEMORY_LIMIT=1m", NULL };
+        const char *loud[] = { "CUDA_DEVICE_MEMORY_LIMIT=1m", "TESSERA_FGPU_LOG=1", NULL };
+        const char *args[] = { "init", "ctx:0", "alloc:plain:2097152", NULL };
+
+        fresh_region();
+        run(quiet, args, out, sizeof(out)); /* stdout and stderr: only the client's own lines */
+        CHECK(strstr(out, "tessera-fgpu") == NULL);
+        CHECK(strncmp(out, "init rc=0\nctx rc=0\nalloc rc=2", 29) == 0);
+        fresh_region();
+        run(loud, args, out, sizeof(out));
+        CHECK(strstr(out, "tessera-fgpu[") != NULL);
+        CHECK(strstr(out, "2097152 bytes refused") != NULL);
 }
 
 static void test_bad_config_fails_closed(void)
@@ -730,6 +792,22 @@ static void test_bad_config_fails_closed(void)
         snprintf(dir_conf, sizeof(dir_conf), "TESSERA_FGPU_CONFIG=%s", tmpdir); /* not a regular file */
         const char *not_file[] = { dir_conf, NULL };
         check_closed(not_file, "a config path that is a directory");
+
+        /* no shared budget to charge: a region that cannot be made, or a file that is not one */
+        char e_noregion[300], e_junk[300], junk[256];
+        snprintf(e_noregion, sizeof(e_noregion), "TESSERA_FGPU_REGION=%s/no/such/dir/region", tmpdir);
+        const char *no_region[] = { "CUDA_DEVICE_MEMORY_LIMIT=64m", e_noregion, NULL };
+        check_closed(no_region, "a region that cannot be created");
+        snprintf(junk, sizeof(junk), "%s/region.junk", tmpdir);
+        FILE *j = fopen(junk, "w");
+        for (int i = 0; j && i < 1000; i++)
+                fputc((i * 7919) & 0xff, j);
+        if (j)
+                fclose(j);
+        snprintf(e_junk, sizeof(e_junk), "TESSERA_FGPU_REGION=%s", junk);
+        const char *junk_region[] = { "CUDA_DEVICE_SM_LIMIT=50", e_junk, NULL };
+        check_closed(junk_region, "a region file that is not a region (SM limit only)");
+        unlink(junk);
 }
 
 /* ---- processes ---- */
@@ -792,6 +870,7 @@ static void test_kill9_returns_the_charge(void)
         const char *holder[] = { "init", "ctx:0", "alloc:plain:67108864", "hold", NULL };
         const char *one[] = { "init", "ctx:0", "alloc:plain:1", NULL };
         const char *all[] = { "init", "ctx:0", "alloc:plain:67108864", "used:0", NULL };
+        const char *look[] = { "init", "ctx:0", "info", "nvml:0", NULL };
         int fd;
 
         fresh_region();
@@ -807,10 +886,41 @@ static void test_kill9_returns_the_charge(void)
         waitpid(other, NULL, 0);
         if (f)
                 fclose(f);
+        run(env, look, out, sizeof(out)); /* the dead one's 64 MiB are free again, to every view */
+        CHECK_VAL(line(out, 2, l, sizeof(l)), "free", 64 * MIB);
+        CHECK_VAL(line(out, 3, l, sizeof(l)), "used", 0);
+        CHECK_VAL(l, "free", 64 * MIB);
         run(env, all, out, sizeof(out));
-        CHECK_VAL(line(out, 2, l, sizeof(l)), "rc", 0); /* the dead one's 64 MiB went back first */
+        CHECK_VAL(line(out, 2, l, sizeof(l)), "rc", 0);
         CHECK_VAL(l, "fake", 64 * MIB);
         CHECK_VAL(line(out, 3, l, sizeof(l)), "region", 64 * MIB);
+}
+
+/* A process that ends without freeing, or execs a new program, leaves
+ * nothing charged: the next process, or the new image, sees the whole
+ * limit free and can allocate it. */
+static void test_exit_and_exec_return_the_charge(void)
+{
+        static char out[8192];
+        char l[512];
+        const char *env[] = { "CUDA_DEVICE_MEMORY_LIMIT=64m", NULL };
+        const char *leaver[] = { "init", "ctx:0", "alloc:plain:41943040", NULL };
+        const char *look[] = { "init", "ctx:0", "info", "nvml:0", NULL };
+        const char *execer[] = { "init", "ctx:0", "alloc:plain:41943040", "exec",
+                                 "init", "ctx:0", "info", "alloc:plain:41943040", NULL };
+
+        fresh_region();
+        run(env, leaver, out, sizeof(out));
+        CHECK_VAL(line(out, 2, l, sizeof(l)), "rc", 0);
+        run(env, look, out, sizeof(out));
+        CHECK_VAL(line(out, 2, l, sizeof(l)), "free", 64 * MIB);
+        CHECK_VAL(line(out, 3, l, sizeof(l)), "used", 0);
+
+        fresh_region();
+        run(env, execer, out, sizeof(out));
+        CHECK_VAL(line(out, 2, l, sizeof(l)), "rc", 0);
+        CHECK_VAL(line(out, 6, l, sizeof(l)), "free", 64 * MIB); /* the new image: 40 MiB not held */
+        CHECK_VAL(line(out, 7, l, sizeof(l)), "rc", 0);
 }
 
 /* ---- threads ---- */
@@ -940,6 +1050,7 @@ static void cleanup(void)
 int main(void)
 {
         static const struct test tests[] = {
+                TEST(test_exports_only_the_wrappers),
                 TEST(test_routing_direct_link),
                 TEST(test_routing_dlopen_dlsym),
                 TEST(test_routing_cuGetProcAddress),
@@ -955,8 +1066,10 @@ int main(void)
                 TEST(test_env_region_is_the_shared_budget),
                 TEST(test_config_file_beats_env),
                 TEST(test_bad_config_fails_closed),
+                TEST(test_log_only_when_asked),
                 TEST(test_eight_processes_one_budget),
                 TEST(test_kill9_returns_the_charge),
+                TEST(test_exit_and_exec_return_the_charge),
                 TEST(test_threads_in_one_process),
                 TEST(test_threads_under_thread_sanitizer),
                 TEST(test_launch_with_sm_limit_reaches_driver),

@@ -114,9 +114,12 @@ test_expect_success 'terminal errors: bad messages are answered, other users and
                 "raw:{\"type\": \"stdin\", \"chars\": \"%%%\"}" "expect-error:base64" close expect-close &&
         api GET /stream/session/pysess/pty && test "$CODE" = 400 &&
         (
+                owner=$BACKEND_ACCESS_KEY &&
                 other_user &&
                 test_must_fail pty /stream/session/pysess/pty "send:id\n" 2>"$TMP/pty.err" &&
-                grep -q 404 "$TMP/pty.err"
+                grep -q 404 "$TMP/pty.err" &&
+                test_must_fail pty "/stream/session/pysess/pty?owner_access_key=$owner" "send:id\n" 2>"$TMP/pty.err" &&
+                grep -q " 403 " "$TMP/pty.err"
         )
 '
 

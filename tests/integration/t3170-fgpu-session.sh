@@ -1,5 +1,5 @@
 #!/bin/bash
-test_description='a session holding half of a 16 GiB mock GPU (fgpu_per_gpu = 1) sees 8 GiB through the CUDA driver and NVML: the agent wires the fake driver, libtessera-fgpu.so, its config and region into the container'
+test_description='a session holding half of a 16 GiB mock GPU (fgpu_per_gpu = 1) sees 8 GiB through the CUDA driver and NVML: the agent wires the fake driver, libtessera-fgpu.so, its config and region into the container; its kernel launches show as its cuda_util (the agent samples the fake NVML per process), and the idle session beside it shows 0'
 . "$(dirname "$0")/../lib/test-lib.sh"
 . "$(dirname "$0")/../lib/registry.sh"
 
@@ -39,6 +39,14 @@ test_expect_success 'inside, 1 GiB allocates and 9 GiB is out of memory (CUDA_ER
         test "$(value alloc_9)" = 2
 '
 
+test_expect_success 'a user cannot lift the limit: without LD_PRELOAD, naming another config, region or limit, still 8 GiB' '
+        "$TESSERA" session exec half "env -u LD_PRELOAD TESSERA_FGPU_CONFIG=/nonexistent TESSERA_FGPU_REGION=/tmp/mine CUDA_DEVICE_MEMORY_LIMIT=16g python3 fgpu-probe.py 9; if test -e /tmp/mine; then echo region_moved; fi" >"$TMP/probe" &&
+        test "$(value cuda_total)" = $((8 * GIB)) &&
+        test "$(value nvml_total)" = $((8 * GIB)) &&
+        test "$(value alloc_9)" = 2 &&
+        ! grep -q region_moved "$TMP/probe"
+'
+
 test_expect_success 'the session'"'"'s lastStat shows the 8 GiB limit' '
         for _ in $(seq 1 150); do
                 OUT=$TMP/info api GET /session/half
@@ -46,6 +54,60 @@ test_expect_success 'the session'"'"'s lastStat shows the 8 GiB limit' '
                 sleep 0.1
         done &&
         jq -e "(.lastStat.cuda_mem.capacity | tonumber) == $((8 * GIB))" "$TMP/info"
+'
+
+# util SESSION: its lastStat.cuda_util.current as an integer (empty: not
+# reported), GET /session/SESSION in $TMP/info
+util() {
+        OUT=$TMP/info api GET "/session/$1" &&
+                jq -r ".lastStat.cuda_util.current // empty | tonumber | floor" "$TMP/info"
+}
+
+test_expect_success 'the other half of the GPU goes to a session that runs nothing on it' '
+        api POST /session "{\"name\": \"quiet\", \"image\": \"python:3.11\", \"enqueueOnly\": true, \"config\": {\"resources\": {\"cpu\": 1, \"mem\": \"256m\", \"cuda.shares\": \"0.5\"}}}" &&
+        test "$CODE" = 201 &&
+        wait_status quiet RUNNING
+'
+
+test_expect_success 'a session launching kernels through the fake driver shows its GPU use in lastStat.cuda_util' '
+        "$TESSERA" session upload half "$TEST_ROOT/tests/lib/fgpu-launch.py" >/dev/null &&
+        { "$TESSERA" session exec half "python3 fgpu-launch.py 25" >"$TMP/launch" 2>&1 & } &&
+        LAUNCHER=$! &&
+        busy= &&
+        for _ in $(seq 1 300); do
+                busy=$(util half) &&
+                test -n "$busy" && test "$busy" -gt 0 && break
+                sleep 0.1
+        done &&
+        echo "half: cuda_util $busy" &&
+        test -n "$busy" && test "$busy" -gt 0 && test "$busy" -le 100 &&
+        jq -e "(.lastStat.cuda_util.capacity | tonumber) == 100" "$TMP/info"
+'
+
+test_expect_success 'meanwhile the idle session on the same GPU shows cuda_util 0' '
+        quiet= &&
+        for _ in $(seq 1 150); do
+                quiet=$(util quiet) && test -n "$quiet" && break
+                sleep 0.1
+        done &&
+        echo "quiet: cuda_util $quiet" &&
+        test "$quiet" = 0 &&
+        kill -0 "$LAUNCHER"
+'
+
+test_expect_success 'the idle session ends (the node has two CPUs)' '
+        api DELETE /session/quiet && test "$CODE" = 200 &&
+        wait_status quiet TERMINATED
+'
+
+test_expect_success 'when its launches end, the session goes back to 0' '
+        wait "$LAUNCHER" &&
+        grep "^launches [1-9]" "$TMP/launch" &&
+        for _ in $(seq 1 150); do
+                test "$(util half)" = 0 && break
+                sleep 0.1
+        done &&
+        test "$(util half)" = 0
 '
 
 test_expect_success 'a session without GPU shares sees no hook and no GPU' '

@@ -1,6 +1,12 @@
 /* test_gpu_util.c - a container's share of a GPU from NVML's per-process
- * samples (gpu_util.c), as the agent writes it for the fGPU limiter. */
+ * samples (gpu_util.c), as the agent writes it for the fGPU limiter; and
+ * the samples the mock plugin's fake NVML makes of the fake driver's
+ * launches (src/fakecuda/fake_activity.c), which the agent reads alike. */
 #include "common/compat.h"
+
+#include <dlfcn.h>
+#include <libgen.h>
+#include <time.h>
 
 #include "../lib/test.h"
 #include "agent/gpu_util.h"
@@ -72,6 +78,98 @@ static void test_usage_reads_the_measurement(void)
         fs_remove_tree(dir, NULL);
 }
 
+typedef int (*cu_init_fn)(unsigned);
+typedef int (*cu_device_get_fn)(int *, int);
+typedef int (*cu_ctx_create_fn)(void **, unsigned, int);
+typedef int (*cu_module_load_fn)(void **, const void *);
+typedef int (*cu_function_fn)(void **, void *, const char *);
+typedef int (*cu_release_fn)(void *);
+typedef int (*cu_launch_fn)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *,
+                            void **, void **);
+
+/* The fake library name beside this test's directory ($(BUILD)/tests). */
+static char *fake_library(const char *name)
+{
+        char exe[4096];
+        ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+        if (len <= 0)
+                return xstrdup(name);
+        exe[len] = '\0';
+        return xasprintf("%s/../%s", dirname(exe), name);
+}
+
+/* This process launches 5000 one-wave kernels (50 ms of the fake device
+ * 1's time) through the fake driver; once the period is over the fake
+ * NVML, asked as the agent asks it, has samples of this process on device
+ * 1 summing to 50 % of a period, none on device 0, and none newer than
+ * the last one seen. */
+static void test_the_fake_nvml_samples_the_fake_drivers_launches(void)
+{
+        _cleanup_free_ char *cuda_path = fake_library("libtessera-fake-cuda.so");
+        _cleanup_free_ char *nvml_path = fake_library("libtessera-fake-nvml.so");
+        nvmlProcessUtilizationSample_t s[64];
+        void *ctx = NULL, *mod = NULL, *fn = NULL;
+        nvmlDevice_t d0, d1;
+        unsigned int n = 0, sum = 0;
+        unsigned long long last = 0;
+        int dev = -1;
+
+        if (access(cuda_path, R_OK) < 0 || access(nvml_path, R_OK) < 0)
+                SKIP("the fake driver is not built");
+        setenv("TESSERA_FAKE_CUDA_DEVICES", "2", 1); /* read once, at the first call into each */
+        void *cuda = dlopen(cuda_path, RTLD_NOW | RTLD_LOCAL), *nvml = dlopen(nvml_path, RTLD_NOW | RTLD_LOCAL);
+        CHECK(cuda && nvml);
+        if (!cuda || !nvml)
+                return;
+        struct gpu_util *u = gpu_util_open(nvml_path); /* the agent's use of it: it samples per process */
+        CHECK(u != NULL);
+        gpu_util_close(u);
+        nvml_process_utilization_fn util = (nvml_process_utilization_fn)dlsym(nvml, "nvmlDeviceGetProcessUtilization");
+        nvml_handle_fn handle = (nvml_handle_fn)dlsym(nvml, "nvmlDeviceGetHandleByIndex_v2");
+        CHECK_INTEQ(((nvml_void_fn)dlsym(nvml, "nvmlInit_v2"))(), 0);
+        CHECK(handle(0, &d0) == 0 && handle(1, &d1) == 0);
+        CHECK_INTEQ(util(d1, NULL, &n, 0), NVML_ERROR_NOT_FOUND); /* nothing launched yet */
+
+        CHECK_INTEQ(((cu_init_fn)dlsym(cuda, "cuInit"))(0), 0);
+        CHECK_INTEQ(((cu_device_get_fn)dlsym(cuda, "cuDeviceGet"))(&dev, 1), 0);
+        CHECK_INTEQ(((cu_ctx_create_fn)dlsym(cuda, "cuCtxCreate_v2"))(&ctx, 0, dev), 0);
+        CHECK_INTEQ(((cu_module_load_fn)dlsym(cuda, "cuModuleLoadData"))(&mod, "image"), 0);
+        CHECK_INTEQ(((cu_function_fn)dlsym(cuda, "cuModuleGetFunction"))(&fn, mod, "spin"), 0);
+        cu_launch_fn launch = (cu_launch_fn)dlsym(cuda, "cuLaunchKernel");
+        for (int i = 0; i < 5000; i++) /* 216 x 1024 threads: one wave of 108 SMs */
+                CHECK_INTEQ(launch(fn, 216, 1, 1, 1024, 1, 1, 0, NULL, NULL, NULL), 0);
+        struct timespec period = { 0, 200 * 1000 * 1000 }; /* the periods they fell in are over */
+        nanosleep(&period, NULL);
+
+        n = 0;
+        CHECK_INTEQ(util(d1, NULL, &n, 0), NVML_ERROR_INSUFFICIENT_SIZE); /* how many */
+        CHECK(n >= 1 && n <= 3); /* one period, or split over more on a slow machine */
+        unsigned int want = n, small = 0;
+        CHECK_INTEQ(util(d1, s, &small, 0), NVML_ERROR_INSUFFICIENT_SIZE);
+        CHECK_INTEQ(small, want);
+        n = ARRAY_SIZE(s);
+        CHECK_INTEQ(util(d1, s, &n, 0), NVML_SUCCESS);
+        CHECK_INTEQ(n, want);
+        for (unsigned i = 0; i < n && i < ARRAY_SIZE(s); i++) {
+                CHECK_INTEQ(s[i].pid, (unsigned)getpid());
+                sum += s[i].smUtil;
+                last = s[i].timeStamp > last ? s[i].timeStamp : last;
+        }
+        CHECK(sum >= 48 && sum <= 52); /* each part rounded to the nearest (those under 0.5 % not listed) */
+        const pid_t me = getpid();
+        CHECK(gpu_util_container_percent(s, n, &me, 1) > 0);
+        n = ARRAY_SIZE(s);
+        CHECK_INTEQ(util(d1, s, &n, last), NVML_ERROR_NOT_FOUND); /* nothing newer */
+        n = ARRAY_SIZE(s);
+        CHECK_INTEQ(util(d0, s, &n, 0), NVML_ERROR_NOT_FOUND); /* the other device was idle */
+        CHECK_INTEQ(((cu_release_fn)dlsym(cuda, "cuModuleUnload"))(mod), 0);
+        CHECK_INTEQ(((cu_release_fn)dlsym(cuda, "cuCtxDestroy_v2"))(ctx), 0);
+        ((nvml_void_fn)dlsym(nvml, "nvmlShutdown"))();
+        dlclose(nvml);
+        dlclose(cuda);
+}
+
 int main(void)
 {
         static const struct test tests[] = {
@@ -79,6 +177,7 @@ int main(void)
                 TEST(test_no_samples_or_no_processes_is_idle),
                 TEST(test_never_above_the_whole_gpu),
                 TEST(test_usage_reads_the_measurement),
+                TEST(test_the_fake_nvml_samples_the_fake_drivers_launches),
                 { 0 },
         };
         return test_main(tests);

@@ -1,6 +1,6 @@
-/* terminal-storage.test.mjs - web/src/pty-protocol.js, backoff.js and the
- * path and name rules of folders.js: the terminal's messages and IDs, the
- * retry delays, paths inside a folder. */
+/* terminal-storage.test.mjs - web/src/pty-protocol.js, terminal-route.js,
+ * backoff.js and the path and name rules of folders.js: the terminal's
+ * messages, IDs and route, the retry delays, paths inside a folder. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { RETRY_MAX_MS, retryDelay } from '../../web/src/backoff.js';
@@ -28,6 +28,7 @@ import {
   stdinMessage,
   terminalIdFor,
 } from '../../web/src/pty-protocol.js';
+import { parseTerminalArg, terminalArg } from '../../web/src/terminal-route.js';
 
 test("the terminal's URL is on the page's origin, ws or wss, with its size", () => {
   assert.equal(
@@ -43,6 +44,27 @@ test('a kept terminal is named in the URL', () => {
     'ws://h/stream/session/s1/pty?rows=24&cols=80&terminal=Ab_-0123456789',
   );
   assert.equal(TERMINAL_TAKEN_CODE, 4001);
+});
+
+test("another owner's session: its access key in the URL, the page's argument and the terminal's name", () => {
+  const owner = 'AKIAUSERUSERUSERUSER';
+  assert.equal(
+    ptyUrl({ protocol: 'http:', host: 'h' }, 's1', 24, 80, 'Ab_-0123456789', owner),
+    `ws://h/stream/session/s1/pty?rows=24&cols=80&terminal=Ab_-0123456789&owner_access_key=${owner}`,
+  );
+  assert.equal(terminalArg('s1'), 's1');
+  assert.equal(terminalArg('s1', null), 's1');
+  assert.equal(terminalArg('s1', owner), `s1/${owner}`);
+  assert.deepEqual(parseTerminalArg(`s1/${owner}`), { session: 's1', owner });
+  assert.deepEqual(parseTerminalArg('s1'), { session: 's1', owner: null });
+  assert.deepEqual(parseTerminalArg(null), { session: '', owner: null });
+  const store = new Map();
+  const storage = { getItem: (k) => store.get(k) ?? null, setItem: (k, v) => store.set(k, v) };
+  const mine = terminalIdFor(storage, 's1');
+  const theirs = terminalIdFor(storage, 's1', { owner });
+  assert.notEqual(theirs, mine); /* the admin's own s1 is another shell */
+  assert.equal(store.get(`tessera.terminal.s1/${owner}`), theirs);
+  assert.equal(terminalIdFor(storage, 's1', { owner }), theirs);
 });
 
 test('terminal IDs: 22 characters the manager takes, one per tab and session, a fresh one on demand', () => {

@@ -20,13 +20,18 @@
  * retryDelay() of the failures in a row (backoff.js), at retryAt.  A
  * failure count goes back to 0 once the shell sends something.
  *
+ * A session of another owner (an admin's: owner, that owner's access
+ * key) is opened and asked for with owner_access_key; when the manager
+ * refuses the caller that (a 403: a plain user, or a domain admin and a
+ * superadmin's session), the connection ends with the manager's sentence.
+ *
  * state: 'connecting', 'open', 'waiting' (for retryAt) or 'ended';
  * reason: why it waits or ended, for people; ended: why it ended
- * ('session', 'shell' or 'taken'); kept: the open socket found the shell
- * it had before.  Events: 'change' after each change of those,
+ * ('session', 'shell', 'taken' or 'refused'); kept: the open socket found
+ * the shell it had before.  Events: 'change' after each change of those,
  * 'attached' (detail: {kept}) before the terminal's first output on each
  * socket, 'output' (detail: a Uint8Array) per message of the terminal. */
-import { api } from './api.js';
+import { api, query } from './api.js';
 import { retryDelay } from './backoff.js';
 import {
   PING_MESSAGE,
@@ -55,12 +60,14 @@ export class PtyConnection extends EventTarget {
   #closed = false;
   #terminal;
 
-  /* session: its name; size: {rows, cols} to open with. */
-  constructor(session, size) {
+  /* session: its name; size: {rows, cols} to open with; owner: the
+   * owner's access key of another owner's session, else null. */
+  constructor(session, size, owner = null) {
     super();
     this.session = session;
+    this.owner = owner;
     this.#size = size;
-    this.#terminal = terminalIdFor(window.sessionStorage, session);
+    this.#terminal = terminalIdFor(window.sessionStorage, session, { owner });
   }
 
   /* Connects now: the first time, instead of waiting, or to take the
@@ -68,7 +75,7 @@ export class PtyConnection extends EventTarget {
   open({ fresh = false } = {}) {
     clearTimeout(this.#timer);
     this.#closed = false;
-    if (fresh) this.#terminal = terminalIdFor(window.sessionStorage, this.session, { fresh: true });
+    if (fresh) this.#terminal = terminalIdFor(window.sessionStorage, this.session, { fresh: true, owner: this.owner });
     this.#socket?.close();
     this.#connect();
   }
@@ -91,7 +98,7 @@ export class PtyConnection extends EventTarget {
   }
 
   #connect() {
-    const url = ptyUrl(window.location, this.session, this.#size.rows, this.#size.cols, this.#terminal);
+    const url = ptyUrl(window.location, this.session, this.#size.rows, this.#size.cols, this.#terminal, this.owner);
     const socket = new WebSocket(url);
     let refusal = '',
       ping = null;
@@ -126,14 +133,17 @@ export class PtyConnection extends EventTarget {
 
   async #afterClose(code, refusal) {
     if (code === TERMINAL_TAKEN_CODE) return this.#end('taken', 'This terminal was opened in another tab or window.');
-    let session = null;
+    let session = null, refused = '';
     try {
-      session = await api('GET', `/session/${encodeURIComponent(this.session)}`);
+      session = await api('GET', `/session/${encodeURIComponent(this.session)}${query({ owner_access_key: this.owner })}`);
     } catch (e) {
-      /* 404: gone; 401: logged out (the app shows the login); else unknown */
+      /* 404: gone; 401: logged out (the app shows the login); 403: not
+       * this caller's to open; else unknown */
       if (e.status === 404 || e.status === 401) session = { status: 'gone' };
+      if (e.status === 403) refused = e.message;
     }
     if (this.#closed) return;
+    if (refused) return this.#end('refused', refused);
     if (session?.status === 'gone') return this.#end('session', `There is no session ${this.session}.`);
     if (session && isTerminal(session.status)) return this.#end('session', `The session is ${session.status}.`);
     if (code === NORMAL_CLOSURE && session?.status === 'RUNNING') return this.#end('shell', 'The shell ended.');

@@ -17,17 +17,23 @@
  * terminal_keep, 15 min by default); a socket closed with
  * TERMINAL_TAKEN_CODE lost its terminal to another socket with the same ID.
  * The browser's session cookie authenticates the socket; the manager
- * accepts it only from its own origin. */
+ * accepts it only from its own origin.  An admin opens a terminal in a
+ * session of another owner with that owner's access key
+ * (&owner_access_key=, as on the other session routes); the page's route
+ * names both (terminal-route.js). */
+import { terminalArg } from './terminal-route.js';
 
 /* rows and cols the manager accepts (1-1000). */
 const clamp = (n) => Math.min(1000, Math.max(1, Math.round(n) || 1));
 
 /* The socket's URL on the page's own origin: ws:// for http://, wss:// for
- * https://; terminal: the ID of a kept shell, if any. */
-export function ptyUrl(location, session, rows, cols, terminal = '') {
+ * https://; terminal: the ID of a kept shell, if any; owner: the owner's
+ * access key of a session that is not the caller's, else null. */
+export function ptyUrl(location, session, rows, cols, terminal = '', owner = null) {
   const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
   const name = terminal ? `&terminal=${encodeURIComponent(terminal)}` : '';
-  return `${scheme}//${location.host}/stream/session/${encodeURIComponent(session)}/pty?rows=${clamp(rows)}&cols=${clamp(cols)}${name}`;
+  const whose = owner ? `&owner_access_key=${encodeURIComponent(owner)}` : '';
+  return `${scheme}//${location.host}/stream/session/${encodeURIComponent(session)}/pty?rows=${clamp(rows)}&cols=${clamp(cols)}${name}${whose}`;
 }
 
 /* The close code of a socket whose terminal another socket (another tab
@@ -43,9 +49,11 @@ export function newTerminalId(random = (bytes) => crypto.getRandomValues(bytes))
 
 /* The terminal ID of this tab for a session, kept in storage (the tab's
  * sessionStorage: a reload finds the same shell, another tab makes its
- * own); fresh: a new one in its place. */
-export function terminalIdFor(storage, session, { fresh = false, random } = {}) {
-  const key = `tessera.terminal.${session}`;
+ * own); fresh: a new one in its place; owner: the owner's access key of
+ * another owner's session (a name of its own, which the caller's session
+ * of the same name does not share). */
+export function terminalIdFor(storage, session, { fresh = false, random, owner = null } = {}) {
+  const key = `tessera.terminal.${terminalArg(session, owner)}`;
   let id = null;
   try {
     id = fresh ? null : storage.getItem(key);

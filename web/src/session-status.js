@@ -4,6 +4,9 @@
 
 export const TERMINAL_STATUSES = ['TERMINATED', 'CANCELLED', 'ERROR'];
 
+/* The statuses of a session that is still alive (src/manager/session.c). */
+export const ACTIVE_STATUSES = ['PENDING', 'SCHEDULED', 'PREPARING', 'PULLING', 'CREATING', 'RUNNING', 'TERMINATING'];
+
 /* The event names of GET /events/session (src/manager/session.c). */
 export const SESSION_EVENTS = [
   'session_enqueued',

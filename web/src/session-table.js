@@ -9,9 +9,9 @@
  * ('delete-session' {name, owner}).  With `owners` (an admin's "Everyone")
  * an Owner column shows each session's owner (email, else access key);
  * `owner` in the events is the access key of a session that is not the
- * caller's (`me`), null for the caller's own, and the terminal (whose page
- * opens only the caller's sessions) is offered for the caller's own only.
- * Each row carries data-session, data-owner and data-status.  Ages are
+ * caller's (`me`), null for the caller's own, and the terminal link of
+ * such a session names its owner too (#/terminal/<name>/<access key>,
+ * terminalArg).  Each row carries data-session, data-owner and data-status.  Ages are
  * redrawn every few seconds from the store's clock; nothing is fetched
  * for that. */
 import { html } from 'lit';
@@ -20,6 +20,7 @@ import { formatConfig, formatDuration, formatUsage } from './format.js';
 import { href } from './router.js';
 import { sessionStore } from './session-store.js';
 import { isTerminal, statusKind, statusReason } from './session-status.js';
+import { terminalArg } from './terminal-route.js';
 
 const AGE_REDRAW_MS = 5000;
 
@@ -89,10 +90,8 @@ class SessionTable extends TesseraElement {
         ? ''
         : html`<td data-label="Actions" class="actions-cell"><span class="row-actions">
             ${s.status === 'RUNNING'
-              ? html`${other
-                  ? ''
-                  : html`<a class="button small" href=${href('terminal', s.sessionName)}
-                      aria-label="Open a terminal in session ${s.sessionName}">Terminal</a>`}
+              ? html`<a class="button small" href=${href('terminal', terminalArg(s.sessionName, other))}
+                  aria-label="Open a terminal in session ${s.sessionName}${whose}">Terminal</a>
                 ${(this.apps.get(s.image) ?? []).map(
                   (app) => html`<button type="button" class="small" @click=${() => this.#emit('open-app', s, { app: app.name })}
                     aria-label="Open ${app.name} of session ${s.sessionName}${whose} in a new tab">${app.name}</button>`,

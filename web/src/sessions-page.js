@@ -8,15 +8,21 @@
  * localStorage): Everyone is everyoneStore, every session the manager lets
  * them see (a domain admin's domain, every domain for a superadmin), with
  * an Owner column; its logs, apps and delete act for the owner
- * (owner_access_key).  Plain users see their own sessions only, and no
- * such choice. */
+ * (owner_access_key), and so does its terminal (session-table.js links
+ * #/terminal/<name>/<owner>).  Plain users see their own sessions only,
+ * and no such choice.
+ *
+ * Each list pages as the manager pages it: "1–50 of 230", Previous and
+ * Next, and a choice of rows per page (10, 25, 50 or 100, remembered in
+ * localStorage; session-store.js); the counts on Active and Finished are
+ * the manager's totals.  Leaving the page goes back to the first pages. */
 import { html } from 'lit';
 import { loadImageApps, openApp } from './apps.js';
 import { auth } from './auth.js';
 import { TesseraElement } from './element.js';
 import { errorNotice, loadNotice } from './notices.js';
 import { href } from './router.js';
-import { everyoneStore, sessionStore } from './session-store.js';
+import { PAGE_SIZES, everyoneStore, sessionStore, setPageSize } from './session-store.js';
 import { StoreController } from './store-controller.js';
 import './confirm-dialog.js';
 import './logs-dialog.js';
@@ -78,6 +84,7 @@ class SessionsPage extends TesseraElement {
   disconnectedCallback() {
     super.disconnectedCallback();
     everyoneStore.stop(); /* one event stream less while the page is not shown */
+    sessionStore.firstPages(); /* what the summary and the terminal list */
   }
 
   /* everyoneStore runs while this page shows Everyone. */
@@ -149,7 +156,29 @@ class SessionsPage extends TesseraElement {
       @open-app=${this.#openApp}
       @show-logs=${(e) => this.querySelector('logs-dialog').show(e.detail.name, e.detail.owner)}
       @delete-session=${this.#delete}
-    ></session-table>`;
+    ></session-table>
+    ${this.#pager()}`;
+  }
+
+  get #view() {
+    return this.showFinished ? 'finished' : 'active';
+  }
+
+  /* Where the list is among the manager's rows, the pages around it and
+   * how many rows a page holds. */
+  #pager() {
+    const store = this.#store, view = this.#view;
+    const { items, total, offset } = store.pages[view];
+    const what = `${view} sessions${this.#everyone ? ' of everyone' : ''}`;
+    return html`<nav class="pager" aria-label="Pages of ${what}">
+      <span role="status">${offset + 1}–${offset + items.length} of ${total}</span>
+      <label for="sessions-page-size">Per page</label>
+      <select id="sessions-page-size" @change=${(e) => setPageSize(Number(e.target.value))}>
+        ${PAGE_SIZES.map((n) => html`<option value=${n} ?selected=${n === store.pageSize}>${n}</option>`)}
+      </select>
+      <button type="button" ?disabled=${offset === 0} @click=${() => store.turn(view, -1)}>Previous</button>
+      <button type="button" ?disabled=${offset + items.length >= total} @click=${() => store.turn(view, 1)}>Next</button>
+    </nav>`;
   }
 
   #scopeControl() {
@@ -163,7 +192,7 @@ class SessionsPage extends TesseraElement {
 
   render() {
     const store = this.#store;
-    const active = store.active.length, finished = store.finished.length;
+    const active = store.pages.active.total, finished = store.pages.finished.total;
     return html`<div class="page-head">
         <h1>Sessions</h1>
         <span class="live ${store.live ? 'on' : 'off'}" role="status">${store.live ? 'Live' : 'Connecting…'}</span>

@@ -1,6 +1,7 @@
 /* summary-page.js - <summary-page>: the user's resources as bars (used
  * against limit for their keypair, the project and the resource group,
- * from check-presets) and their running and pending sessions.  Both follow
+ * from check-presets) and their running and pending sessions (the store's
+ * first page of them: a line says when there are more).  Both follow
  * the live session list: a session that starts or ends re-reads the
  * resources. */
 import { html } from 'lit';
@@ -74,7 +75,7 @@ class SummaryPage extends TesseraElement {
   #sessions() {
     const notice = loadNotice(sessionStore.error, sessionStore.loaded, 'sessions');
     if (notice) return notice;
-    const active = sessionStore.active;
+    const active = sessionStore.active, { items, total } = sessionStore.pages.active;
     const running = active.filter((s) => s.status === 'RUNNING').length;
     const pending = active.filter((s) => s.status === 'PENDING').length;
     return html`<p class="counts">
@@ -84,7 +85,8 @@ class SummaryPage extends TesseraElement {
       </p>
       ${active.length
         ? html`<session-table compact caption="Your running and pending sessions" .sessions=${active}></session-table>`
-        : html`<p class="muted">No session is running. <a href=${href('launch')}>Launch one</a>.</p>`}`;
+        : html`<p class="muted">No session is running. <a href=${href('launch')}>Launch one</a>.</p>`}
+      ${total > items.length ? html`<p class="muted">The newest ${items.length} of ${total} active sessions.</p>` : ''}`;
   }
 
   render() {

@@ -10,16 +10,25 @@
  * that was gone meanwhile is marked in the terminal as a new one.  The
  * line above the terminal says what happens (role=status, data-state).
  * Tab and Shift+Tab belong to the shell: Ctrl+] leaves the terminal.
+ * An admin's terminal in a session of another owner is
+ * #/terminal/<name>/<owner's access key> (terminal-route.js; the sessions
+ * page's Everyone links it): the socket acts for that owner
+ * (owner_access_key), and the heading names the owner (their email,
+ * asked for once).  The live list that retries at once follows the
+ * caller's own sessions only; another owner's is retried on the
+ * backoff's clock.
  * Without a session in the URL the page lists the running ones.
  * xterm.js makes this the heaviest chunk; nothing else imports it. */
 import { FitAddon } from '@xterm/addon-fit';
 import { Terminal } from '@xterm/xterm';
 import { html } from 'lit';
+import { api, query } from './api.js';
 import { TesseraElement } from './element.js';
 import { PtyConnection } from './pty-connection.js';
 import { href, router } from './router.js';
 import { sessionStore } from './session-store.js';
 import { StoreController } from './store-controller.js';
+import { parseTerminalArg } from './terminal-route.js';
 
 const SCROLLBACK_LINES = 5000;
 const COUNTDOWN_MS = 1000;
@@ -31,7 +40,13 @@ const NOTE = (text) => `\r\n\x1b[2m[${text}]\x1b[0m\r\n`;
 const RESET = '\x1bc';
 
 class TerminalPage extends TesseraElement {
-  #session = router.route.arg;
+  static properties = {
+    ownerName: { state: true },
+  };
+
+  #route = parseTerminalArg(router.route.arg);
+  #session = this.#route.session || null;
+  #owner = this.#route.owner; /* another owner's access key, or null */
   #terminal = null;
   #fit = null;
   #connection = null;
@@ -42,12 +57,14 @@ class TerminalPage extends TesseraElement {
 
   constructor() {
     super();
+    this.ownerName = this.#owner;
     new StoreController(this, sessionStore, () => this.#followSession());
   }
 
   connectedCallback() {
     super.connectedCallback();
     if (this.#session) document.title = `${this.#session} · Terminal · Tessera`;
+    if (this.#session && this.#owner) this.#askOwner();
     this.#ticker = setInterval(() => this.#connection?.state === 'waiting' && this.requestUpdate(), COUNTDOWN_MS);
   }
 
@@ -72,7 +89,7 @@ class TerminalPage extends TesseraElement {
     terminal.open(frame);
     terminal.attachCustomKeyEventHandler((e) => this.#leaveKey(e));
     this.#fit.fit();
-    const connection = new PtyConnection(this.#session, { rows: terminal.rows, cols: terminal.cols });
+    const connection = new PtyConnection(this.#session, { rows: terminal.rows, cols: terminal.cols }, this.#owner);
     terminal.onData((data) => connection.send(data));
     terminal.onResize(({ rows, cols }) => connection.resize(rows, cols));
     connection.addEventListener('attached', (e) => this.#attachedTo(e.detail.kept));
@@ -108,9 +125,22 @@ class TerminalPage extends TesseraElement {
     this.requestUpdate();
   }
 
+  /* Another owner's session: the owner's email for the heading (else
+   * their access key stays); what the manager refuses, the connection
+   * says. */
+  async #askOwner() {
+    try {
+      const s = await api('GET', `/session/${encodeURIComponent(this.#session)}${query({ owner_access_key: this.#owner })}`);
+      if (s?.userEmail) this.ownerName = s.userEmail;
+    } catch {
+      /* the access key it is */
+    }
+  }
+
   /* The live list saw the session (again) RUNNING while we wait: now. */
   #followSession() {
     const c = this.#connection;
+    if (this.#owner) return; /* sessionStore holds the caller's own */
     const running = sessionStore.active.some((s) => s.sessionName === this.#session && s.status === 'RUNNING');
     if (c?.state === 'waiting' && running) c.open();
   }
@@ -158,8 +188,12 @@ class TerminalPage extends TesseraElement {
   render() {
     if (!this.#session) return this.#chooser();
     const state = this.#connection?.state ?? 'connecting';
+    const whose = this.#owner ? ` of ${this.ownerName}` : '';
     return html`<div class="terminal-bar">
-        <h1>Terminal <span class="terminal-name">${this.#session}</span></h1>
+        <h1>
+          Terminal <span class="terminal-name">${this.#session}</span>
+          ${this.#owner ? html`<span class="terminal-owner">of ${this.ownerName}</span>` : ''}
+        </h1>
         <p class="terminal-status" role="status" data-state=${state}>${this.#status()}</p>
         ${state === 'waiting'
           ? html`<button type="button" class="small" @click=${this.#reconnect}>Reconnect now</button>`
@@ -167,12 +201,12 @@ class TerminalPage extends TesseraElement {
         ${state === 'ended' && this.#connection.ended === 'taken'
           ? html`<button type="button" class="small" @click=${this.#reconnect}>Take it back</button>`
           : ''}
-        ${state === 'ended' && this.#connection.ended !== 'taken'
+        ${state === 'ended' && !['taken', 'refused'].includes(this.#connection.ended)
           ? html`<button type="button" class="small" @click=${this.#newShell}>Open a new shell</button>`
           : ''}
         <a class="button small" href=${href('sessions')}>Sessions</a>
       </div>
-      <section class="terminal-frame" aria-label="Terminal of session ${this.#session}"></section>
+      <section class="terminal-frame" aria-label="Terminal of session ${this.#session}${whose}"></section>
       <p class="hint">Tab goes to the shell; Ctrl+] leaves the terminal.</p>`;
   }
 }
