@@ -70,11 +70,11 @@ static int nvml_util(void *data UNUSED, int d)
         return (int)u.gpu;
 }
 
-/* Wait for the limiter of the current device, if it has an SM limit. */
+/* Wait for the limiter of the current device, if it has an SM limit
+ * (some device has one). */
 static void admit(double cost)
 {
-        fgpu_init();
-        if (!fgpu.config.sm_limited || !fgpu.region)
+        if (!fgpu.region)
                 return;
         int d = fgpu_current_device();
         if (d < 0 || fgpu.config.sm[d] == 0 || fgpu.config.sm[d] >= 100)
@@ -82,11 +82,14 @@ static void admit(double cost)
         fgpu_limiter_admit(fgpu.region, d, fgpu.config.sm[d], cost, &real_clock, nvml_util, NULL);
 }
 
-/* A closed configuration (bad config, no region) limits nothing, so it
+/* The launch's cost is worked out only when some device is SM-limited.
+ * A closed configuration (bad config, no region) limits nothing, so it
  * admits nothing. */
-#define LAUNCH(fn, ...)                                  \
+#define LAUNCH(fn, cost, ...)                            \
         do {                                             \
-                admit(cost);                             \
+                fgpu_init();                             \
+                if (fgpu.config.sm_limited)              \
+                        admit(cost);                     \
                 if (fgpu.config.closed)                  \
                         return CUDA_ERROR_NOT_PERMITTED; \
                 if (!real_##fn)                          \
@@ -94,60 +97,59 @@ static void admit(double cost)
                 return real_##fn(__VA_ARGS__);           \
         } while (0)
 
+static double config_cost(const CUlaunchConfig *cfg)
+{
+        return cfg ? fgpu_launch_cost(cfg->gridDimX, cfg->gridDimY, cfg->gridDimZ, cfg->blockDimX, cfg->blockDimY,
+                                      cfg->blockDimZ)
+                   : 1;
+}
+
 FGPU_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                                     unsigned bz, unsigned shmem, CUstream s, void **params, void **extra)
 {
-        double cost = fgpu_launch_cost(gx, gy, gz, bx, by, bz);
-        LAUNCH(cuLaunchKernel, f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
+        LAUNCH(cuLaunchKernel, fgpu_launch_cost(gx, gy, gz, bx, by, bz),
+               f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
 }
 
 FGPU_EXPORT CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                                          unsigned bz, unsigned shmem, CUstream s, void **params, void **extra)
 {
-        double cost = fgpu_launch_cost(gx, gy, gz, bx, by, bz);
-        LAUNCH(cuLaunchKernel_ptsz, f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
+        LAUNCH(cuLaunchKernel_ptsz, fgpu_launch_cost(gx, gy, gz, bx, by, bz),
+               f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
 }
 
 FGPU_EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *cfg, CUfunction f, void **params, void **extra)
 {
-        double cost = cfg ? fgpu_launch_cost(cfg->gridDimX, cfg->gridDimY, cfg->gridDimZ, cfg->blockDimX,
-                                             cfg->blockDimY, cfg->blockDimZ)
-                          : 1;
-        LAUNCH(cuLaunchKernelEx, cfg, f, params, extra);
+        LAUNCH(cuLaunchKernelEx, config_cost(cfg), cfg, f, params, extra);
 }
 
 FGPU_EXPORT CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *cfg, CUfunction f, void **params, void **extra)
 {
-        double cost = cfg ? fgpu_launch_cost(cfg->gridDimX, cfg->gridDimY, cfg->gridDimZ, cfg->blockDimX,
-                                             cfg->blockDimY, cfg->blockDimZ)
-                          : 1;
-        LAUNCH(cuLaunchKernelEx_ptsz, cfg, f, params, extra);
+        LAUNCH(cuLaunchKernelEx_ptsz, config_cost(cfg), cfg, f, params, extra);
 }
 
 FGPU_EXPORT CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                                                unsigned by, unsigned bz, unsigned shmem, CUstream s, void **params)
 {
-        double cost = fgpu_launch_cost(gx, gy, gz, bx, by, bz);
-        LAUNCH(cuLaunchCooperativeKernel, f, gx, gy, gz, bx, by, bz, shmem, s, params);
+        LAUNCH(cuLaunchCooperativeKernel, fgpu_launch_cost(gx, gy, gz, bx, by, bz),
+               f, gx, gy, gz, bx, by, bz, shmem, s, params);
 }
 
 FGPU_EXPORT CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                                                     unsigned by, unsigned bz, unsigned shmem, CUstream s, void **params)
 {
-        double cost = fgpu_launch_cost(gx, gy, gz, bx, by, bz);
-        LAUNCH(cuLaunchCooperativeKernel_ptsz, f, gx, gy, gz, bx, by, bz, shmem, s, params);
+        LAUNCH(cuLaunchCooperativeKernel_ptsz, fgpu_launch_cost(gx, gy, gz, bx, by, bz),
+               f, gx, gy, gz, bx, by, bz, shmem, s, params);
 }
 
 FGPU_EXPORT CUresult cuGraphLaunch(CUgraphExec g, CUstream s)
 {
-        double cost = 1;
-        LAUNCH(cuGraphLaunch, g, s);
+        LAUNCH(cuGraphLaunch, 1, g, s);
 }
 
 FGPU_EXPORT CUresult cuGraphLaunch_ptsz(CUgraphExec g, CUstream s)
 {
-        double cost = 1;
-        LAUNCH(cuGraphLaunch_ptsz, g, s);
+        LAUNCH(cuGraphLaunch_ptsz, 1, g, s);
 }
 
 #define SYM(n)                                           \

@@ -78,9 +78,19 @@ static void init(void)
         fgpu_log("limits active; region %s", path);
 }
 
+/* init has run, for the calls after it: one load instead of pthread_once */
+static bool ready;
+
+static void init_once(void)
+{
+        init();
+        __atomic_store_n(&ready, true, __ATOMIC_RELEASE);
+}
+
 void fgpu_init(void)
 {
-        pthread_once(&once, init);
+        if (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE))
+                pthread_once(&once, init_once);
 }
 
 int fgpu_current_device(void)
