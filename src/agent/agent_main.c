@@ -16,7 +16,6 @@
 
 #include <ctype.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/file.h>
@@ -35,6 +34,7 @@
 #include "commit.h"
 #include "gpu_stats.h"
 #include "gpu_util.h"
+#include "gpu_wiring.h"
 #include "image.h"
 #include "image_budget_loop.h"
 #include "kernels.h"
@@ -188,22 +188,12 @@ static void *reporter_thread(void *data)
 }
 
 /* The NVML whose per-process samples gpu_util.c reads: the node's, or for
- * mock GPUs the fake one that gpu_wiring.c binds into their containers
- * (mock_nvml_library, else libtessera-fake-nvml.so beside tessera). */
+ * mock GPUs the fake one that gpu_wiring.c binds into their containers. */
 static char *util_nvml_library(const struct agent *a)
 {
-        char exe[4096];
-        ssize_t n;
-
-        if (!streq(a->devices.gpu_plugin, "mock"))
-                return xstrdup(a->conf.nvml_library);
-        if (a->conf.mock_nvml_library)
-                return xstrdup(a->conf.mock_nvml_library);
-        n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-        if (n <= 0)
-                return xstrdup("/usr/lib/tessera/libtessera-fake-nvml.so");
-        exe[n] = '\0';
-        return xasprintf("%s/libtessera-fake-nvml.so", dirname(exe));
+        if (streq(a->devices.gpu_plugin, "mock"))
+                return gpu_wiring_mock_nvml(&a->conf);
+        return xstrdup(a->conf.nvml_library);
 }
 
 /* Each fGPU container's measured GPU use into its region, once a second

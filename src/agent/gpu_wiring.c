@@ -93,6 +93,11 @@ static char *beside_exe(const char *name)
         return xasprintf("%s/%s", dirname(exe), name);
 }
 
+char *gpu_wiring_mock_nvml(const struct agent_conf *conf)
+{
+        return conf->mock_nvml_library ? xstrdup(conf->mock_nvml_library) : beside_exe("libtessera-fake-nvml.so");
+}
+
 /* The host file the dynamic linker finds for soname, or NULL. */
 static char *host_library(const char *soname)
 {
@@ -146,8 +151,7 @@ static int wire_mock(const struct agent_ctx *ctx, const struct kernel_alloc *a, 
         const struct gpu_info *g = &ctx->devices->gpu[a->gpus[0].index];
         char *cuda = ctx->conf->mock_cuda_library ? xstrdup(ctx->conf->mock_cuda_library)
                                                   : beside_exe("libtessera-fake-cuda.so");
-        char *nvml = ctx->conf->mock_nvml_library ? xstrdup(ctx->conf->mock_nvml_library)
-                                                  : beside_exe("libtessera-fake-nvml.so");
+        char *nvml = gpu_wiring_mock_nvml(ctx->conf);
 
         if (need_file(cuda, "the mock GPUs' driver", err) < 0 || need_file(nvml, "the mock GPUs' NVML", err) < 0) {
                 free(cuda);

@@ -51,6 +51,9 @@ int gpu_wiring_devices(const char *dir, int *idx, int max);
  * fraction. */
 bool gpu_wiring_usage(const struct agent_ctx *ctx, const char *id, uint64_t *used, uint64_t *limit, int *devices,
                       int *util);
+/* The mock GPUs' fake NVML: mock_nvml_library, else
+ * libtessera-fake-nvml.so beside tessera (caller frees). */
+char *gpu_wiring_mock_nvml(const struct agent_conf *conf);
 /* Remove state_dir/fgpu/<id>/ and state_dir/gpu/<id>/. */
 void gpu_wiring_remove(const struct agent_ctx *ctx, const char *id);
 

@@ -277,7 +277,8 @@ FGPU_EXPORT CUresult cuMemGetInfo_v2(size_t *free, size_t *total)
         REAL_OR_MISSING(cuMemGetInfo_v2);
         CUresult r = real_cuMemGetInfo_v2(free, total);
         uint64_t f, t, u;
-        if (r == CUDA_SUCCESS && free && total && fgpu_seen_memory(fgpu_current_device(), *free, *total, &f, &t, &u)) {
+        if (r == CUDA_SUCCESS && fgpu.active && free && total &&
+            fgpu_seen_memory(fgpu_current_device(), *free, *total, &f, &t, &u)) {
                 *free = (size_t)f;
                 *total = (size_t)t;
         }
