@@ -56,9 +56,8 @@ void fake_activity_add(struct fake_activity *a, int node, int64_t now_ns, int64_
         } while (!__atomic_compare_exchange_n(slot, &old, next, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
 }
 
-/* A forked child is another process: it must not write its parent's
- * record (nor be found holding it); it makes its own at its first launch. */
-static void child_forgets(void)
+/* This process's record unmapped and closed, if it has one. */
+static void drop_record(void)
 {
         if (mine)
                 munmap(mine, sizeof(*mine));
@@ -66,6 +65,13 @@ static void child_forgets(void)
                 close(mine_fd);
         mine = NULL;
         mine_fd = -1;
+}
+
+/* A forked child is another process: it must not write its parent's
+ * record (nor be found holding it); it makes its own at its first launch. */
+static void child_forgets(void)
+{
+        drop_record();
         mine_failed = false;
         pthread_mutex_init(&mine_lock, NULL);
 }
@@ -83,12 +89,7 @@ static void after_fork(void)
 /* Unloaded (dlclose): the record goes, as with the process. */
 __attribute__((destructor)) static void forget(void)
 {
-        if (__atomic_load_n(&mine, __ATOMIC_ACQUIRE)) {
-                munmap(mine, sizeof(*mine));
-                close(mine_fd);
-                mine = NULL;
-                mine_fd = -1;
-        }
+        drop_record();
 }
 
 static struct fake_activity *record(void)

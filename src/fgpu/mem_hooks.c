@@ -254,7 +254,7 @@ bool fgpu_seen_memory(int d, uint64_t real_free, uint64_t real_total, uint64_t *
 {
         uint64_t limit = fgpu_memory_limit(d);
 
-        if (!fgpu.active || d < 0)
+        if (d < 0)
                 return false;
         if (fgpu.config.closed) { /* nothing may be allocated: nothing is free */
                 *total = limit ? limit : real_total;

@@ -5,10 +5,10 @@
 
 #include "hook.h"
 
-/* free/total/used of device d as the container sees it, from the
- * driver's real figures: its limit and the live processes' charges, or
- * nothing free when the configuration is closed.  false: the driver's
- * figures stand (no limit on d). */
+/* free/total/used of device d as the container sees it (callers: only
+ * with the hook active), from the driver's real figures: its limit and
+ * the live processes' charges, or nothing free when the configuration is
+ * closed.  false: the driver's figures stand (no limit on d). */
 bool fgpu_seen_memory(int d, uint64_t real_free, uint64_t real_total, uint64_t *free, uint64_t *total,
                       uint64_t *used);
 

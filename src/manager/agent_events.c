@@ -291,9 +291,9 @@ static int apply(struct manager *m, const char *agent, const struct agent_event 
         case AGENT_EV_CREATING: return advance(m, session, SESSION_CREATING, err);
         case AGENT_EV_RUNNING: return on_running(m, ev, session, err);
         case AGENT_EV_EXITED:
+        case AGENT_EV_FAILED: /* a failed kernel carries no counters */
                 r = measure_final(m, agent, ev, err);
                 return r < 0 ? r : on_ended(m, ev, session, streq(db_getn(k, 0, "cluster_role"), "main"), err);
-        case AGENT_EV_FAILED: return on_ended(m, ev, session, streq(db_getn(k, 0, "cluster_role"), "main"), err);
         default: return 0;
         }
         return 0;
