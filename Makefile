@@ -25,7 +25,7 @@ PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 WARN     := -Wall -Wextra -Werror -Wformat=2 -Wformat-security -Wstrict-prototypes -Wvla -Wwrite-strings \
             -Wno-missing-field-initializers -Wno-parentheses
 CFLAGS   ?= -O2 -g
-ALL_CFLAGS := -std=gnu17 $(WARN) $(CFLAGS) $(PKG_CFLAGS) -MMD -MP
+ALL_CFLAGS := -std=gnu17 -Isrc $(WARN) $(CFLAGS) $(PKG_CFLAGS) -MMD -MP
 ALL_LDFLAGS := $(LDFLAGS)
 LIBS     := $(PKG_LIBS) -lwslay -lm
 
@@ -92,13 +92,13 @@ RUNNER_COMMON := src/common/xalloc.c src/common/utf8.c
 $(BUILD)/tessera-runner: $(RUNNER_SRC) $(RUNNER_COMMON) $(wildcard src/runner/*.h) src/common/compat.h src/common/banned.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -std=gnu17 $(WARN) -O2 -g -static -o $@ $(RUNNER_SRC) $(RUNNER_COMMON)
+	$(Q)$(CC) -std=gnu17 -Isrc $(WARN) -O2 -g -static -o $@ $(RUNNER_SRC) $(RUNNER_COMMON)
 
 # The fGPU hook (src/fgpu, docs/fgpu.md) is preloaded into other people's
 # programs: position independent, only its wrappers exported, libc only,
 # and never built with sanitizers (their runtimes refuse to be preloaded
 # behind the program).  Needs CUDA's cuda.h for the driver's types.
-FGPU_CFLAGS := -std=gnu17 $(WARN) -O2 -g -fPIC -fvisibility=hidden -I$(CUDA_INC)
+FGPU_CFLAGS := -std=gnu17 -Isrc $(WARN) -O2 -g -fPIC -fvisibility=hidden -I$(CUDA_INC)
 $(BUILD)/libtessera-fgpu.so: $(FGPU_SRC) $(wildcard src/fgpu/*.h) src/fgpu/libtessera-fgpu.map src/common/compat.h \
 		src/common/nvml_abi.h
 	@mkdir -p $(dir $@)
@@ -111,7 +111,7 @@ $(BUILD)/libtessera-fgpu.so: $(FGPU_SRC) $(wildcard src/fgpu/*.h) src/fgpu/libte
 # sit beside tessera), and the hook's tests put them behind the hook.  Like
 # the hook: libc only, no sanitizers; -Bsymbolic so that the addresses
 # cuGetProcAddress hands out are the fake's own, as a real driver's are.
-FAKE_CFLAGS := -std=gnu17 $(WARN) -O2 -g -fPIC -fvisibility=hidden -I$(CUDA_INC)
+FAKE_CFLAGS := -std=gnu17 -Isrc $(WARN) -O2 -g -fPIC -fvisibility=hidden -I$(CUDA_INC)
 FAKE_COMMON := src/fakecuda/fake_common.c src/fakecuda/fake_activity.c
 $(BUILD)/libtessera-fake-%.so: src/fakecuda/fake_%.c $(FAKE_COMMON) src/fakecuda/fake.h src/common/nvml_abi.h
 	@mkdir -p $(dir $@)
@@ -123,7 +123,7 @@ $(BUILD)/libtessera-fake-%.so: src/fakecuda/fake_%.c $(FAKE_COMMON) src/fakecuda
 $(BUILD)/tests/test_fake_%: tests/unit/test_fake_%.c $(call obj,$(TESTLIB_SRC)) $(FAKE_COMMON) src/fakecuda/fake.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  TEST    $@")
-	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -Isrc -o $@ $< $(call obj,$(TESTLIB_SRC)) $(FAKE_COMMON) src/common/buf.c \
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(call obj,$(TESTLIB_SRC)) $(FAKE_COMMON) src/common/buf.c \
 		src/common/xalloc.c -lpthread
 
 # The fGPU library's own parts in unit tests (config, region, limiter: no
@@ -132,12 +132,12 @@ FGPU_UNIT_SRC := src/fgpu/limiter.c $(FGPU_AGENT_SRC) src/common/buf.c src/commo
 $(BUILD)/tests/test_fgpu_%: tests/unit/test_fgpu_%.c $(call obj,$(TESTLIB_SRC)) $(FGPU_UNIT_SRC) $(wildcard src/fgpu/*.h)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  TEST    $@")
-	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -Isrc -o $@ $< $(call obj,$(TESTLIB_SRC)) $(FGPU_UNIT_SRC) -lpthread -lm
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(call obj,$(TESTLIB_SRC)) $(FGPU_UNIT_SRC) -lpthread -lm
 
 $(BUILD)/fuzz-replay/fuzz_fgpu_%: tests/fuzz/fuzz_fgpu_%.c $(call obj,tests/fuzz/replay.c) $(FGPU_UNIT_SRC)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZ    $@")
-	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -Isrc -o $@ $< $(call obj,tests/fuzz/replay.c) $(FGPU_UNIT_SRC) -lpthread -lm
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(call obj,tests/fuzz/replay.c) $(FGPU_UNIT_SRC) -lpthread -lm
 
 # The registry of kept terminals (src/agent/pty_keep.c) is shared by
 # threads: its unit test again, with ThreadSanitizer, which test_pty_keep
@@ -159,32 +159,32 @@ $(BUILD)/libtessera.a: $(LIB_OBJS)
 
 $(MONITOR): src/monitor_main.c $(BUILD)/libtessera.a
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -Isrc -o $@ $< $(BUILD)/libtessera.a -Wl,--as-needed $(LIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(BUILD)/libtessera.a -Wl,--as-needed $(LIBS)
 
 # Unit tests link the library objects (everything but src/main.c).
 $(BUILD)/tests/%: tests/unit/%.c $(call obj,$(TESTLIB_SRC)) $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  TEST    $@")
-	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -Isrc -o $@ $< $(call obj,$(TESTLIB_SRC)) $(LIB_OBJS) $(LIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(call obj,$(TESTLIB_SRC)) $(LIB_OBJS) $(LIBS)
 
 # Fuzz targets built as corpus replayers (tests/fuzz/replay.c supplies main;
 # a separate object, so that the target's .d file lists what it includes).
 $(BUILD)/fuzz-replay/%: tests/fuzz/%.c $(call obj,tests/fuzz/replay.c) $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZ    $@")
-	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -Isrc -o $@ $< $(call obj,tests/fuzz/replay.c) $(LIB_OBJS) $(LIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(call obj,tests/fuzz/replay.c) $(LIB_OBJS) $(LIBS)
 
 $(BUILD)/test-tool: tests/helper/test-tool.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -Isrc -o $@ $< $(LIB_OBJS) $(LIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIB_OBJS) $(LIBS)
 
 # The container driver of t3020 and bench/container-start.sh (its own
 # monitor executable too).
 $(BUILD)/container-tool: tests/helper/container-tool.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -Isrc -o $@ $< $(LIB_OBJS) $(LIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIB_OBJS) $(LIBS)
 
 tests: $(TESSERA) $(RUNNER) $(MONITOR) $(FGPU_LIB) $(FAKE_LIBS) $(WEB) $(UNIT_BINS) $(FUZZ_BINS) $(BUILD)/test-tool $(BUILD)/container-tool \
        $(PTY_KEEP_TSAN)

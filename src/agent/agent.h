@@ -25,8 +25,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../common/conf.h"
-#include "../common/error.h"
+#include "common/conf.h"
+#include "common/error.h"
 
 struct agent_conf {
         char *manager;             /* http://HOST:PORT */

@@ -1,9 +1,9 @@
 /* agent_conf.c - the agent's configuration keys (`tessera agent --config
  * FILE`, format of src/common/conf.h). */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "../common/conf.h"
-#include "agent.h"
+#include "common/conf.h"
+#include "agent/agent.h"
 
 #define AC struct agent_conf
 

@@ -27,7 +27,7 @@
  *
  * libmicrohttpd runs one thread per connection: every handler blocks on
  * the kernel's runner, with the runner client's deadlines. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <arpa/inet.h>
 #include <limits.h>
@@ -36,21 +36,21 @@
 #include <strings.h>
 #include <sys/socket.h>
 
-#include "../common/buf.h"
-#include "../common/crypto.h"
-#include "../common/log.h"
-#include "../common/netaddr.h"
-#include "../common/relay.h"
-#include "../common/sign.h"
-#include "../common/timeutil.h"
-#include "../common/ws.h"
-#include "agent_http.h"
-#include "agent_pty.h"
-#include "agent_tunnel.h"
-#include "commit.h"
-#include "container.h"
-#include "kernel_runtime.h"
-#include "runner_client.h"
+#include "common/buf.h"
+#include "common/crypto.h"
+#include "common/log.h"
+#include "common/netaddr.h"
+#include "common/relay.h"
+#include "common/sign.h"
+#include "common/timeutil.h"
+#include "common/ws.h"
+#include "agent/agent_http.h"
+#include "agent/agent_pty.h"
+#include "agent/agent_tunnel.h"
+#include "agent/commit.h"
+#include "agent/container.h"
+#include "agent/kernel_runtime.h"
+#include "agent/runner_client.h"
 
 #define BODY_MAX         (AGENT_HTTP_FILE_MAX + 4096)
 #define DOWNLOAD_MAX     AGENT_HTTP_FILE_MAX

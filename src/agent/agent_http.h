@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "agent.h"
+#include "agent/agent.h"
 
 #define AGENT_HTTP_FILE_MAX \
         (64u << 20) /* largest file moved in one request   \

@@ -12,7 +12,7 @@
  *
  * SIGTERM or SIGINT stop the agent; its containers keep running, owned by
  * their monitors, and the next start finds them again. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <ctype.h>
 #include <fcntl.h>
@@ -23,24 +23,24 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "../common/conf.h"
-#include "../common/fs.h"
-#include "../common/log.h"
-#include "../common/timeutil.h"
-#include "../common/version.h"
-#include "agent.h"
-#include "agent_http.h"
-#include "cgroup_tune.h"
-#include "commit.h"
-#include "gpu_stats.h"
-#include "gpu_util.h"
-#include "gpu_wiring.h"
-#include "image.h"
-#include "image_budget_loop.h"
-#include "kernels.h"
-#include "netns.h"
-#include "oci_runtime.h"
-#include "pty_keep.h"
+#include "common/conf.h"
+#include "common/fs.h"
+#include "common/log.h"
+#include "common/timeutil.h"
+#include "common/version.h"
+#include "agent/agent.h"
+#include "agent/agent_http.h"
+#include "agent/cgroup_tune.h"
+#include "agent/commit.h"
+#include "agent/gpu_stats.h"
+#include "agent/gpu_util.h"
+#include "agent/gpu_wiring.h"
+#include "agent/image.h"
+#include "agent/image_budget_loop.h"
+#include "agent/kernels.h"
+#include "agent/netns.h"
+#include "agent/oci_runtime.h"
+#include "agent/pty_keep.h"
 
 #define SYNC_WAIT_MAX_SEC 30
 #define AGENT_BRIDGE_LOCK_DIR "/run/tessera/bridges"

@@ -19,14 +19,14 @@
  * terminal stays, detached.  A socket whose terminal another one took
  * over is closed with AGENT_PTY_CLOSE_TAKEN; one whose shell ended with
  * 1000 "the shell ended", as without a name. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <poll.h>
 
-#include "../common/crypto.h"
-#include "../common/log.h"
-#include "../common/ws.h"
-#include "agent_pty.h"
+#include "common/crypto.h"
+#include "common/log.h"
+#include "common/ws.h"
+#include "agent/agent_pty.h"
 
 #define OUT_CHUNK 16384
 

@@ -5,8 +5,8 @@
 #include <limits.h>
 #include <sys/types.h>
 
-#include "pty_keep.h"
-#include "runner_client.h"
+#include "agent/pty_keep.h"
+#include "agent/runner_client.h"
 
 /* The close code of a socket whose named terminal another socket took
  * over (one viewer at a time); its reason says so. */

@@ -2,16 +2,16 @@
  * short-lived thread that enters the container's network namespace
  * (setns only changes the calling thread's); the socket it makes stays
  * in that namespace and is relayed from the HTTP server's thread. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 
-#include "../common/log.h"
-#include "../common/netaddr.h"
-#include "../common/relay.h"
-#include "agent_tunnel.h"
+#include "common/log.h"
+#include "common/netaddr.h"
+#include "common/relay.h"
+#include "agent/agent_tunnel.h"
 
 struct inside {
         pid_t pid;

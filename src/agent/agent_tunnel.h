@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "../common/error.h"
+#include "common/error.h"
 
 #define AGENT_TUNNEL_CONNECT_MS 5000
 

@@ -11,14 +11,14 @@
  * whole free GPUs as it needs, and its remainder from the GPU with the
  * least room that still fits it (packing fractions together keeps whole
  * GPUs free for whole-GPU requests). */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <dirent.h>
 #include <pthread.h>
 
-#include "../common/fs.h"
-#include "alloc.h"
-#include "gpu.h"
+#include "common/fs.h"
+#include "agent/alloc.h"
+#include "agent/gpu.h"
 
 static pthread_mutex_t alloc_lock = PTHREAD_MUTEX_INITIALIZER;
 

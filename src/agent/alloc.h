@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 
-#include "agent.h"
+#include "agent/agent.h"
 
 #define ALLOC_CORES_MAX 1024
 #define ALLOC_GPUS_MAX  16

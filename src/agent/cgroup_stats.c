@@ -1,16 +1,16 @@
 /* cgroup_stats.c - see cgroup_stats.h.  Missing counter files read as 0
  * (a controller not mounted, a kernel without memory.peak); a missing
  * cgroup is ENOENT. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <inttypes.h>
 #include <linux/magic.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 
-#include "../common/fs.h"
-#include "cgroup_stats.h"
-#include "container.h"
+#include "common/fs.h"
+#include "agent/cgroup_stats.h"
+#include "agent/container.h"
 
 #define CGROUP_FILE_MAX (1 << 20)
 

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "../common/error.h"
+#include "common/error.h"
 
 struct container_stats;
 

@@ -7,12 +7,12 @@
  *
  *   36 35 0:31 / /sys/fs/cgroup/unified rw,nosuid,nodev,noexec,relatime shared:10 - cgroup2 cgroup2 rw,nsdelegate
  *   id parent dev root mount-point     mount options         optional... - type  source  super options */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <sys/mount.h>
 
-#include "../common/buf.h"
-#include "cgroup_tune.h"
+#include "common/buf.h"
+#include "agent/cgroup_tune.h"
 
 #define MOUNTINFO_FIELDS 16
 

@@ -13,7 +13,7 @@
 
 #include <stdbool.h>
 
-#include "../common/error.h"
+#include "common/error.h"
 
 /* The remount that adds favordynmods to the mount of one line of
  * /proc/self/mountinfo, keeping its other options: *ret_target (the mount

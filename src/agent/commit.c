@@ -1,5 +1,5 @@
 /* commit.c - session commits on the agent; see commit.h. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -7,17 +7,17 @@
 #include <pthread.h>
 #include <sys/stat.h>
 
-#include "../common/crypto.h"
-#include "../common/fs.h"
-#include "../common/log.h"
-#include "../common/timeutil.h"
-#include "commit.h"
-#include "container.h"
-#include "image-internal.h"
-#include "image_from_manager.h"
-#include "image_push.h"
-#include "kernel_runtime.h"
-#include "layer_writer.h"
+#include "common/crypto.h"
+#include "common/fs.h"
+#include "common/log.h"
+#include "common/timeutil.h"
+#include "agent/commit.h"
+#include "agent/container.h"
+#include "agent/image-internal.h"
+#include "agent/image_from_manager.h"
+#include "agent/image_push.h"
+#include "agent/kernel_runtime.h"
+#include "agent/layer_writer.h"
 
 #define EXCLUDE_MAX          256
 #define LABELS_MAX           64

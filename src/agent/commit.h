@@ -23,8 +23,8 @@
 
 #include <jansson.h>
 
-#include "../common/error.h"
-#include "agent.h"
+#include "common/error.h"
+#include "agent/agent.h"
 
 /* Check the request for kernel `kernel_id` and start the commit.
  * RET 0 started; -EINVAL a bad request; -ENOENT no such container;

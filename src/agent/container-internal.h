@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "../common/error.h"
+#include "common/error.h"
 
 #define CT_RECORD "container.json"
 #define CT_EXIT "exit.json"

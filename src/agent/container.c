@@ -10,7 +10,7 @@
  * container_destroy()/container_remove() can undo): directory, address
  * claim, container.json (names everything to undo), netns and veth,
  * overlay mount, config.json, monitor. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -22,18 +22,18 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
-#include "../common/fs.h"
-#include "../common/timeutil.h"
-#include "cgroup_stats.h"
-#include "oci_runtime.h"
-#include "container-internal.h"
-#include "container.h"
-#include "ipam.h"
-#include "monitor.h"
-#include "netns.h"
-#include "oci_spec.h"
-#include "proc.h"
-#include "rootfs.h"
+#include "common/fs.h"
+#include "common/timeutil.h"
+#include "agent/cgroup_stats.h"
+#include "agent/oci_runtime.h"
+#include "agent/container-internal.h"
+#include "agent/container.h"
+#include "agent/ipam.h"
+#include "agent/monitor.h"
+#include "agent/netns.h"
+#include "agent/oci_spec.h"
+#include "agent/proc.h"
+#include "agent/rootfs.h"
 
 #define DEFAULT_LOG_MAX ((int64_t)10 << 20)
 #define DEFAULT_START_TIMEOUT (60 * USEC_PER_SEC)

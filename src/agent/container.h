@@ -27,8 +27,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "../common/buf.h"
-#include "../common/error.h"
+#include "common/buf.h"
+#include "common/error.h"
 
 #define CONTAINER_ID_MAX 64
 #define CONTAINER_RUNNER_PATH "/opt/tessera/runner" /* the runner binary, read-only */

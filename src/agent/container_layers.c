@@ -2,10 +2,10 @@
  * created on, for the image store's gc and disk budget: a layer a
  * container names must stay, whether it runs or has exited and is not yet
  * removed. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "container-internal.h"
-#include "container.h"
+#include "agent/container-internal.h"
+#include "agent/container.h"
 
 /* Append rec's layers to *v (n used). */
 static void append_layers(char ***v, size_t *n, char **layers)

@@ -2,15 +2,15 @@
  * (two files, so that at least half of log_max and at most all of it is
  * kept) and container_log_read(), which addresses the output by stream
  * offset so that readers can follow it across rotations. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <fcntl.h>
 #include <inttypes.h>
 #include <sys/stat.h>
 
-#include "../common/fs.h"
-#include "container-internal.h"
-#include "container.h"
+#include "common/fs.h"
+#include "agent/container-internal.h"
+#include "agent/container.h"
 
 #define LOG_READ_MAX ((size_t)16 << 20)
 

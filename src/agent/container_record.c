@@ -2,13 +2,13 @@
  * and exit.json, written atomically and durably (tmp, fsync, rename, fsync
  * of the directory), and the pid files (atomically, without fsync: a pid
  * means nothing after a reboot). */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <jansson.h>
 
-#include "../common/fs.h"
-#include "container-internal.h"
-#include "proc.h"
+#include "common/fs.h"
+#include "agent/container-internal.h"
+#include "agent/proc.h"
 
 #define RECORD_MAX (1 << 20)
 

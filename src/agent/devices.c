@@ -7,14 +7,14 @@
  * clearly named as mock in every report; `auto` is mock when mock_gpus is
  * set, else cuda.  Each GPU is worth `fgpu_per_gpu` of cuda.shares (the
  * fractional slot), or one cuda.device when fgpu_per_gpu is 0. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <sched.h>
 
-#include "../common/fs.h"
-#include "../common/slots.h"
-#include "agent.h"
-#include "gpu.h"
+#include "common/fs.h"
+#include "common/slots.h"
+#include "agent/agent.h"
+#include "agent/gpu.h"
 
 static uint64_t mem_total(void)
 {

@@ -5,13 +5,13 @@
  * Only the few NVML calls below are used, with NVML's ABI from
  * common/nvml_abi.h (nvml.h is not needed to build).  Every symbol is looked up before use;
  * a missing one makes the plugin report no GPUs rather than fail. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <dlfcn.h>
 
-#include "../common/log.h"
-#include "../common/nvml_abi.h"
-#include "gpu.h"
+#include "common/log.h"
+#include "common/nvml_abi.h"
+#include "agent/gpu.h"
 
 struct nvml {
         void *lib;

@@ -1,19 +1,19 @@
 /* gpu_stats.c - see gpu_stats.h.  NVML is loaded with dlopen, as in
  * gpu_nvml.c, and kept open for the agent's life; the calls used are
  * thread-safe, so the reporter asks while other threads work. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 
-#include "../common/log.h"
-#include "../common/nvml_abi.h"
-#include "../fakecuda/fake.h"
-#include "gpu.h"
-#include "gpu_stats.h"
-#include "gpu_wiring.h"
+#include "common/log.h"
+#include "common/nvml_abi.h"
+#include "fakecuda/fake.h"
+#include "agent/gpu.h"
+#include "agent/gpu_stats.h"
+#include "agent/gpu_wiring.h"
 
 struct gpu_stats {
         void *lib;

@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "agent.h"
+#include "agent/agent.h"
 
 struct gpu_stats;
 

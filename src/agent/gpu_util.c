@@ -1,17 +1,17 @@
 /* gpu_util.c - see gpu_util.h.  NVML is loaded with dlopen, as in
  * gpu_nvml.c, and kept open for the agent's life. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
 
-#include "../common/fs.h"
-#include "../common/log.h"
-#include "../fgpu/region.h"
-#include "container.h"
-#include "gpu_util.h"
-#include "gpu_wiring.h"
-#include "kernel_runtime.h"
+#include "common/fs.h"
+#include "common/log.h"
+#include "fgpu/region.h"
+#include "agent/container.h"
+#include "agent/gpu_util.h"
+#include "agent/gpu_wiring.h"
+#include "agent/kernel_runtime.h"
 
 #define SAMPLES_MAX 4096
 

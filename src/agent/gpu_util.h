@@ -13,8 +13,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "../common/nvml_abi.h"
-#include "agent.h"
+#include "common/nvml_abi.h"
+#include "agent/agent.h"
 
 struct gpu_util;
 

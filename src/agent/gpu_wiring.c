@@ -18,21 +18,21 @@
  * state file there, bound read-write into the container and named by
  * TESSERA_FAKE_CUDA_STATE, makes the container's processes share their
  * GPUs' memory as on a real GPU, and is what the agent reads of them. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <dlfcn.h>
 #include <libgen.h>
 #include <link.h>
 #include <sys/stat.h>
 
-#include "../common/buf.h"
-#include "../common/fs.h"
-#include "../common/timeutil.h"
-#include "gpu.h"
-#include "../fgpu/fgpu.h"
-#include "../fakecuda/fake.h"
-#include "../fgpu/region.h"
-#include "gpu_wiring.h"
+#include "common/buf.h"
+#include "common/fs.h"
+#include "common/timeutil.h"
+#include "agent/gpu.h"
+#include "fgpu/fgpu.h"
+#include "fakecuda/fake.h"
+#include "fgpu/region.h"
+#include "agent/gpu_wiring.h"
 
 #define MIB           (1024ull * 1024)
 #define UTIL_FRESH_NS (5 * 1000 * 1000 * 1000LL) /* gpu_util.c writes once a second */

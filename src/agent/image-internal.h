@@ -28,9 +28,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "../common/beneath.h"
-#include "../common/error.h"
-#include "image.h"
+#include "common/beneath.h"
+#include "common/error.h"
+#include "agent/image.h"
 
 #define IMAGE_MEDIA_OCI_MANIFEST "application/vnd.oci.image.manifest.v1+json"
 #define IMAGE_MEDIA_OCI_INDEX "application/vnd.oci.image.index.v1+json"

@@ -4,15 +4,15 @@
  * renames the file into blobs/ - or removes it.  A layer blob's writer
  * also hands its bytes to an unpacker (image_layer_stream_*), whose layer
  * is committed after the blob. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <fcntl.h>
 #include <inttypes.h>
 #include <openssl/evp.h>
 #include <sys/stat.h>
 
-#include "../common/fs.h"
-#include "image-internal.h"
+#include "common/fs.h"
+#include "agent/image-internal.h"
 
 struct image_blob_writer {
         struct image_store *st;

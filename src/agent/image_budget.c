@@ -12,15 +12,15 @@
  * change once unpacked, so their sizes are cached for the life of the
  * store handle, and new ones are measured before the locks are taken: the
  * locks are held for directory listings and small reads. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include "../common/disk_usage.h"
-#include "../common/strmap.h"
-#include "image-internal.h"
+#include "common/disk_usage.h"
+#include "common/strmap.h"
+#include "agent/image-internal.h"
 
 /* ---- layer sizes, cached ---- */
 

@@ -9,17 +9,17 @@
  * next poll.  The images in use are those of every container on disk
  * (container_layers_in_use), listed under the gc lock, when no container is
  * half created.  What it removes is logged (notice), with what it freed. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <pthread.h>
 #include <sys/stat.h>
 
-#include "../common/log.h"
-#include "../common/slots.h"
-#include "../common/timeutil.h"
-#include "image.h"
-#include "image_budget_loop.h"
-#include "kernel_runtime.h"
+#include "common/log.h"
+#include "common/slots.h"
+#include "common/timeutil.h"
+#include "agent/image.h"
+#include "agent/image_budget_loop.h"
+#include "agent/kernel_runtime.h"
 
 #define CHECK_EVERY_USEC (5 * 60 * USEC_PER_SEC)
 #define POLL_USEC        (2 * USEC_PER_SEC) /* index.json looked at; a run put off tried again */

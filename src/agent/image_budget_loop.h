@@ -3,7 +3,7 @@
 #ifndef TESS_AGENT_IMAGE_BUDGET_LOOP_H
 #define TESS_AGENT_IMAGE_BUDGET_LOOP_H
 
-#include "agent.h"
+#include "agent/agent.h"
 
 struct image_budget_loop;
 

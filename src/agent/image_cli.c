@@ -6,7 +6,7 @@
  * gc spares the layers of the containers of the agent whose state_dir
  * holds the store (<state_dir>/images, the agent's own), and waits for the
  * agent's pulls and container starts (image_hold) to end. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <curl/curl.h>
 #include <getopt.h>
@@ -15,12 +15,12 @@
 #include <libgen.h>
 #include <sys/stat.h>
 
-#include "../common/conf.h"
-#include "../common/timeutil.h"
-#include "container.h"
-#include "image.h"
-#include "image_cli.h"
-#include "registry.h"
+#include "common/conf.h"
+#include "common/timeutil.h"
+#include "agent/container.h"
+#include "agent/image.h"
+#include "agent/image_cli.h"
+#include "agent/registry.h"
 
 #define EXIT_USAGE 2
 #define DEFAULT_STORE "/var/lib/tessera/images"

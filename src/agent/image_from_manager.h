@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "../common/error.h"
+#include "common/error.h"
 
 struct agent_ctx;
 struct image_push_stream;

@@ -4,13 +4,13 @@
  * everything else, used/ of the records of images no longer tagged, and
  * tmp/ of the entries of dead processes.  gc takes the gc lock (it waits
  * for the holds: pulls and container starts) and the store lock. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <dirent.h>
 #include <fcntl.h>
 
-#include "../common/strmap.h"
-#include "image-internal.h"
+#include "common/strmap.h"
+#include "agent/image-internal.h"
 
 /* A blob that is gone is nothing to keep; any other failure stops the gc
  * rather than risk deleting what an unreadable image needs. */

@@ -6,12 +6,12 @@
  * hold opens the file anew, so holds and gc conflict between threads of one
  * process as between processes.  Lock order: the gc lock before the store
  * lock (image_store_lock), never the other way round. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
 
-#include "image-internal.h"
+#include "agent/image-internal.h"
 
 #define GC_LOCK_FILE "gc.lock"
 

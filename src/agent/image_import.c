@@ -11,7 +11,7 @@
  * Then the images are tagged: from index.json when it names them (or
  * ref_override does), else from manifest.json, for which an OCI manifest
  * is written. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -19,9 +19,9 @@
 #include <jansson.h>
 #include <sys/stat.h>
 
-#include "../common/buf.h"
-#include "../common/fs.h"
-#include "image-internal.h"
+#include "common/buf.h"
+#include "common/fs.h"
+#include "agent/image-internal.h"
 
 #define LINK_HOPS_MAX 8
 

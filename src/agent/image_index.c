@@ -13,14 +13,14 @@
  * a crash may lose the last seconds' updates, which only makes those images
  * look a little older.  Tags of the same manifest share it; gc removes the
  * records of manifests no longer tagged. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <fcntl.h>
 #include <jansson.h>
 #include <sys/stat.h>
 
-#include "../common/fs.h"
-#include "image-internal.h"
+#include "common/fs.h"
+#include "agent/image-internal.h"
 
 #define REF_MAX 255
 

@@ -6,12 +6,12 @@
  * while its blob is written (image_layer_stream_*: a thread unpacks the
  * bytes the blob writer hands it, and the layer is committed after the
  * blob). */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include "image-internal.h"
+#include "agent/image-internal.h"
 
 char *image_layer_dir(const struct image_store *st, const char *diff_id)
 {

@@ -7,9 +7,9 @@
  * used first (ties by reference), those in use skipped, and each one taken
  * gives back the objects nothing else reaches, until what is still reached
  * fits the budget. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "image-internal.h"
+#include "agent/image-internal.h"
 
 static int cmp_lru(const void *a, const void *b)
 {

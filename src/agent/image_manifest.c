@@ -2,11 +2,11 @@
  * manifests and indexes, Docker v2 schema 2 manifests and manifest lists,
  * and image configs.  Pure: bytes in, structs out (plus two loaders that
  * read the bytes from a committed blob). */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <jansson.h>
 
-#include "image-internal.h"
+#include "agent/image-internal.h"
 
 /* The layer media types the store unpacks (layer_inflate.c tells the
  * compression apart by the blob's first bytes). */

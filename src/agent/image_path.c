@@ -3,7 +3,7 @@
  * opening directories without ever following a symlink (openat2 with
  * RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS where the kernel has it, else one
  * O_NOFOLLOW component at a time), and recursive removal. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
-#include "../common/buf.h"
-#include "image-internal.h"
+#include "common/buf.h"
+#include "agent/image-internal.h"
 
 #define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
 

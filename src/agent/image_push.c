@@ -4,7 +4,7 @@
  * answer to a 401 (registry_auth_challenge); the requests with bodies
  * (POST, PATCH, PUT) and HEAD are made here.  A chunk is read into memory
  * whole: its hash is signed before it is sent. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -13,11 +13,11 @@
 
 #include <jansson.h>
 
-#include "../common/crypto.h"
-#include "../common/fs.h"
-#include "../common/version.h"
-#include "image_push.h"
-#include "registry-internal.h"
+#include "common/crypto.h"
+#include "common/fs.h"
+#include "common/version.h"
+#include "agent/image_push.h"
+#include "agent/registry-internal.h"
 
 #define ERROR_BODY_MAX  (64u << 10)
 #define HEADER_KEEP_MAX 8192

@@ -25,8 +25,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/error.h"
-#include "registry.h"
+#include "common/error.h"
+#include "agent/registry.h"
 
 #define IMAGE_PUSH_CHUNK ((int64_t)16 << 20)
 

@@ -7,9 +7,9 @@
  * for the producer to fill again.  Either side may
  * give up: the producer closes the queue as broken off, the consumer fails
  * it, after which writes only return false.  See image-internal.h. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "image-internal.h"
+#include "agent/image-internal.h"
 
 struct image_queue_chunk {
         struct image_queue_chunk *next;

@@ -1,7 +1,7 @@
 /* image_store.c - the image store handle: opening (and creating) the OCI
  * layout directory (and Tessera's layers/, used/, tmp/), the store's
  * options, its lock, and tmp/ entries. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -9,8 +9,8 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 
-#include "../common/fs.h"
-#include "image-internal.h"
+#include "common/fs.h"
+#include "agent/image-internal.h"
 
 static const char oci_layout[] = "{\"imageLayoutVersion\":\"1.0.0\"}\n";
 static const char empty_index[] =

@@ -30,7 +30,7 @@
  *   xattrs                     user.* and security.capability kept, others dropped
  *   an existing entry          replaced, unless both are directories
  *   limits                     uncompressed bytes and entry count (EFBIG) */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -41,8 +41,8 @@
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 
-#include "image-internal.h"
-#include "layer_inflate.h"
+#include "agent/image-internal.h"
+#include "agent/layer_inflate.h"
 
 #define WHITEOUT_PREFIX ".wh."
 #define WHITEOUT_META_PREFIX ".wh..wh."

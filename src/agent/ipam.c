@@ -1,13 +1,13 @@
 /* ipam.c - see ipam.h. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 
-#include "../common/fs.h"
-#include "ipam.h"
+#include "common/fs.h"
+#include "agent/ipam.h"
 
 int ipam_parse_cidr(const char *cidr, uint32_t *ret_addr, int *ret_prefix, struct tess_error **err)
 {

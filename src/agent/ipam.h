@@ -13,7 +13,7 @@
 
 #include <stdint.h>
 
-#include "../common/error.h"
+#include "common/error.h"
 
 #define IPAM_ADDR_LEN 16
 

@@ -16,29 +16,29 @@
  * The container runs the runner (src/runner) as process 1: interactive
  * sessions stay up until stopped; batch sessions run the startup command
  * and end with its exit code. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <dirent.h>
 #include <libgen.h>
 #include <pthread.h>
 
-#include "../common/buf.h"
-#include "../common/fs.h"
-#include "../common/log.h"
-#include "../common/slots.h"
-#include "../common/timeutil.h"
-#include "../common/utf8.h"
-#include "../common/work_user.h"
-#include "alloc.h"
-#include "container.h"
-#include "gpu_stats.h"
-#include "gpu_wiring.h"
-#include "image.h"
-#include "image_from_manager.h"
-#include "kernel_runtime.h"
-#include "pty_keep.h"
-#include "registry.h"
-#include "vfolder_mount.h"
+#include "common/buf.h"
+#include "common/fs.h"
+#include "common/log.h"
+#include "common/slots.h"
+#include "common/timeutil.h"
+#include "common/utf8.h"
+#include "common/work_user.h"
+#include "agent/alloc.h"
+#include "agent/container.h"
+#include "agent/gpu_stats.h"
+#include "agent/gpu_wiring.h"
+#include "agent/image.h"
+#include "agent/image_from_manager.h"
+#include "agent/kernel_runtime.h"
+#include "agent/pty_keep.h"
+#include "agent/registry.h"
+#include "agent/vfolder_mount.h"
 
 #define STOP_GRACE_USEC (10 * USEC_PER_SEC)
 #define KERNEL_UID TESSERA_WORK_UID /* the runner's user processes (its TESSERA_UID default) */

@@ -8,8 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent.h"
-#include "container.h"
+#include "agent/agent.h"
+#include "agent/container.h"
 
 /* bytes of output sent to the manager at the end: at most 3 times as much
  * once invalid UTF-8 is replaced, within the manager's longest JSON string */

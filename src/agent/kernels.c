@@ -20,17 +20,17 @@
  * (code, oom), failed (message).  A kernel that left the desired list ended
  * on the manager's side: its container is removed and its record deleted
  * once it has ended here and that was reported. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <dirent.h>
 #include <pthread.h>
 
-#include "../common/fs.h"
-#include "../common/log.h"
-#include "../common/slots.h"
-#include "../common/timeutil.h"
-#include "kernels.h"
-#include "kernel_runtime.h"
+#include "common/fs.h"
+#include "common/log.h"
+#include "common/slots.h"
+#include "common/timeutil.h"
+#include "agent/kernels.h"
+#include "agent/kernel_runtime.h"
 
 enum phase {
         PHASE_STARTING,

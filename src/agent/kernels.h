@@ -3,7 +3,7 @@
 #ifndef TESS_AGENT_KERNELS_H
 #define TESS_AGENT_KERNELS_H
 
-#include "agent.h"
+#include "agent/agent.h"
 
 struct kernels;
 

@@ -22,14 +22,14 @@
  *                  tar reader to judge.
  *
  * No other format, and nothing that runs a program. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <assert.h>
 #include <isa-l/igzip_lib.h>
 #include <zlib.h>
 #include <zstd.h>
 
-#include "layer_inflate.h"
+#include "agent/layer_inflate.h"
 
 #define OUT_SIZE ((size_t)256 << 10)
 #define FEED_MAX ((size_t)1 << 30) /* isal_inflate's avail_in is 32 bits */

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "../common/error.h"
+#include "common/error.h"
 
 /* Where a blob's bytes come from: the next chunk in *ret_buf, valid until
  * the next call; its length, 0 at the end, or -errno. */

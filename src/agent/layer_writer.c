@@ -2,7 +2,7 @@
  * layer_writer.h.  One pass: libarchive writes the tar into a callback
  * that hashes it (the diff_id) and deflates it with zlib into the output
  * file, hashing that too (the digest). */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -16,8 +16,8 @@
 #include <zlib.h>
 #include <zstd.h>
 
-#include "../common/buf.h"
-#include "layer_writer.h"
+#include "common/buf.h"
+#include "agent/layer_writer.h"
 
 #define OUT_CHUNK      (256u << 10)
 #define PATH_DEPTH_MAX 256

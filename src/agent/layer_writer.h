@@ -17,7 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../common/error.h"
+#include "common/error.h"
 
 struct layer_info {
         char digest[72];  /* "sha256:<hex>" of the gzip'd layer */

@@ -2,15 +2,15 @@
  * signed with the cluster secret (sign_agent_request, the scheme
  * src/manager/api_agent.c checks).  One link per thread: a link owns a
  * curl handle, which keeps its connection alive between requests. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <curl/curl.h>
 #include <pthread.h>
 
-#include "../common/buf.h"
-#include "../common/sign.h"
-#include "../common/timeutil.h"
-#include "agent.h"
+#include "common/buf.h"
+#include "common/sign.h"
+#include "common/timeutil.h"
+#include "agent/agent.h"
 
 #define ANSWER_MAX (64u << 20) /* a desired state of many kernels stays far below */
 

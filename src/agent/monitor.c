@@ -6,7 +6,7 @@
  *   running: copy output to the log, reap children
  *   init reaped ──> drain the output (2 s at most) ──> read the OOM count
  *               ──> exit.json ──> runc delete ──> teardown ──> exit 0 */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <fcntl.h>
 #include <jansson.h>
@@ -16,15 +16,15 @@
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 
-#include "../common/buf.h"
-#include "../common/fs.h"
-#include "../common/log.h"
-#include "../common/timeutil.h"
-#include "cgroup_stats.h"
-#include "container-internal.h"
-#include "container.h"
-#include "monitor.h"
-#include "proc.h"
+#include "common/buf.h"
+#include "common/fs.h"
+#include "common/log.h"
+#include "common/timeutil.h"
+#include "agent/cgroup_stats.h"
+#include "agent/container-internal.h"
+#include "agent/container.h"
+#include "agent/monitor.h"
+#include "agent/proc.h"
 
 #define DRAIN_USEC (2 * USEC_PER_SEC)
 

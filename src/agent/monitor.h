@@ -19,7 +19,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "../common/error.h"
+#include "common/error.h"
 
 /* `tessera _monitor DIR`: argv[0] is "_monitor". */
 int monitor_main(int argc, char **argv);

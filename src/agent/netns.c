@@ -1,6 +1,6 @@
 /* netns.c - see netns.h.  The namespace files are made here (unshare and
  * a bind mount in a short-lived child); links and addresses by `ip`. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <fcntl.h>
 #include <libgen.h>
@@ -10,10 +10,10 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 
-#include "../common/buf.h"
-#include "../common/fs.h"
-#include "netns.h"
-#include "proc.h"
+#include "common/buf.h"
+#include "common/fs.h"
+#include "agent/netns.h"
+#include "agent/proc.h"
 
 static const char *const ip_batch[] = { "ip", "-batch", "-", NULL };
 

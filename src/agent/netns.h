@@ -11,7 +11,7 @@
 #ifndef TESSERA_AGENT_NETNS_H
 #define TESSERA_AGENT_NETNS_H
 
-#include "../common/error.h"
+#include "common/error.h"
 
 #define NETNS_IFNAME_MAX 16
 

@@ -1,11 +1,11 @@
 /* oci_runtime.c - the agent's choice of OCI runtime (oci_runtime.h). */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <sys/stat.h>
 
-#include "../common/fs.h"
-#include "cgroup_stats.h"
-#include "oci_runtime.h"
+#include "common/fs.h"
+#include "agent/cgroup_stats.h"
+#include "agent/oci_runtime.h"
 
 bool oci_runtime_crun_fits(const char *cgroup_root)
 {

@@ -10,9 +10,9 @@
  * that a new dangerous call is allowed until it is added here.
  * Why each is denied, and what is allowed on purpose (ptrace, for gdb and
  * strace inside; NUMA calls; process_vm_*), is in docs/design/containers.md. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "oci_spec.h"
+#include "agent/oci_spec.h"
 
 #define CLONE_NEWUSER_FLAG 0x10000000ULL
 #define PER_READ_IMPLIES_EXEC 0x0400000ULL

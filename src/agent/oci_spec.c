@@ -8,13 +8,13 @@
  * AUDIT_WRITE, in the bounding, effective and permitted sets (never
  * inheritable or ambient: a non-root user gets none of them).  The rest of
  * the settings follow Docker's defaults; docs/design/containers.md says why. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <inttypes.h>
 
-#include "../common/buf.h"
-#include "container.h"
-#include "oci_spec.h"
+#include "common/buf.h"
+#include "agent/container.h"
+#include "agent/oci_spec.h"
 
 static const char *const capabilities[] = {
         "CAP_CHOWN",  "CAP_DAC_OVERRIDE",     "CAP_FSETID",     "CAP_FOWNER", "CAP_SETGID",      "CAP_SETUID",

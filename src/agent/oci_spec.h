@@ -11,7 +11,7 @@
 
 #include <jansson.h>
 
-#include "../common/error.h"
+#include "common/error.h"
 
 struct container_spec;
 

@@ -8,14 +8,14 @@
  * first, so the manager sees them in order, again and again until it
  * acknowledges; applying one twice is harmless on its side.  Thread-safe:
  * kernels' workers add, the reporter thread sends and acknowledges. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <dirent.h>
 #include <pthread.h>
 
-#include "../common/fs.h"
-#include "../common/log.h"
-#include "agent.h"
+#include "common/fs.h"
+#include "common/log.h"
+#include "agent/agent.h"
 
 struct outbox {
         pthread_mutex_t lock;

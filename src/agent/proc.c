@@ -1,6 +1,6 @@
 /* proc.c - see proc.h: fork/exec with clean signals and fds, run and
  * capture, process identity by start time. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <fcntl.h>
 #include <sched.h>
@@ -8,8 +8,8 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
-#include "../common/fs.h"
-#include "proc.h"
+#include "common/fs.h"
+#include "agent/proc.h"
 
 #define PROC_INPUT_MAX 65536
 

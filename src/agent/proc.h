@@ -14,8 +14,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "../common/buf.h"
-#include "../common/error.h"
+#include "common/buf.h"
+#include "common/error.h"
 
 /* Start argv (argv[0] looked up in PATH) with stdin/stdout/stderr on the
  * given fds (-1: /dev/null), inside the network namespace `netns_fd` when

@@ -20,7 +20,7 @@
  * last.  A socket taking a terminal over sets `takeover`, wakes the
  * holder through the terminal's eventfd and waits on `released`; while
  * anyone waits for it a detached terminal is not closed for age or count. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -28,7 +28,7 @@
 #include <sys/eventfd.h>
 #include <time.h>
 
-#include "pty_keep.h"
+#include "agent/pty_keep.h"
 
 #define DRAIN_CHUNK    16384
 #define DRAIN_ROUNDS   8           /* reads per terminal per wake-up: the others get their turn */

@@ -30,7 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/terminal_id.h"
+#include "common/terminal_id.h"
 
 #define PTY_KEEP_ID_MAX     TERMINAL_ID_MAX
 #define PTY_KEEP_KERNEL_MAX 64

@@ -12,10 +12,10 @@
 #include <curl/curl.h>
 #include <jansson.h>
 
-#include "../common/buf.h"
-#include "../common/error.h"
-#include "image.h"
-#include "registry.h"
+#include "common/buf.h"
+#include "common/error.h"
+#include "agent/image.h"
+#include "agent/registry.h"
 
 #define REGISTRY_MANIFEST_MAX (4u << 20) /* as Docker and containerd */
 #define REGISTRY_CONFIG_MAX (16u << 20)   /* as the store reads them */

@@ -13,12 +13,12 @@
  *   tag       image_store_tag(<registry>/<name>:<tag> or @<digest>)
  *
  * See registry.h. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "../common/crypto.h"
-#include "../common/fs.h"
-#include "image.h"
-#include "registry-internal.h"
+#include "common/crypto.h"
+#include "common/fs.h"
+#include "agent/image.h"
+#include "agent/registry-internal.h"
 
 struct pull {
         struct registry_client client;

@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/error.h"
+#include "common/error.h"
 
 struct image_store;
 

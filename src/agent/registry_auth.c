@@ -3,12 +3,12 @@
  * the Basic credentials if configured, a token from the JSON answer's
  * "token" or "access_token"), or the Basic credentials for a Basic one.
  * See registry-internal.h. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <jansson.h>
 
-#include "registry-internal.h"
-#include "www_authenticate.h"
+#include "agent/registry-internal.h"
+#include "agent/www_authenticate.h"
 
 #define TOKEN_ANSWER_MAX (1u << 20)
 #define TOKEN_MAX 16384

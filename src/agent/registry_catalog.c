@@ -5,15 +5,15 @@
  * manifests and configs of tags, each checked against its digest.  The
  * HTTP, authentication and retries are the pull's (registry_http.c,
  * registry_auth.c).  See registry-internal.h. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <ctype.h>
 #include <strings.h>
 
 #include <jansson.h>
 
-#include "../common/crypto.h"
-#include "registry-internal.h"
+#include "common/crypto.h"
+#include "agent/registry-internal.h"
 
 #define LINK_TARGET_MAX 2048
 

@@ -2,7 +2,7 @@
  * (headers kept, body to a sink or an error buffer), and registry_get(),
  * which adds authentication (registry_auth.c) and retries with backoff.
  * See registry-internal.h. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <arpa/inet.h>
 #include <strings.h>
@@ -10,8 +10,8 @@
 
 #include <jansson.h>
 
-#include "../common/version.h"
-#include "registry-internal.h"
+#include "common/version.h"
+#include "agent/registry-internal.h"
 
 #define ERROR_BODY_MAX (64u << 10)
 #define WWW_AUTH_KEEP_MAX 32768

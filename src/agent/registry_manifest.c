@@ -2,11 +2,11 @@
  * (OCI image manifest and index, Docker v2 schema 2 manifest and manifest
  * list): parsed with jansson, every descriptor checked before a digest
  * reaches a URL or the store.  See registry-internal.h. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <jansson.h>
 
-#include "registry-internal.h"
+#include "agent/registry-internal.h"
 
 #define MEDIA_OCI_CONFIG "application/vnd.oci.image.config.v1+json"
 #define MEDIA_DOCKER_CONFIG "application/vnd.docker.container.image.v1+json"

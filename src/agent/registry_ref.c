@@ -12,12 +12,12 @@
  * The first component of a name is its domain when it holds a '.' or a
  * ':', is "localhost", or has an upper-case letter; otherwise the name is a
  * path on the default registry. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <ctype.h>
 
-#include "../common/buf.h"
-#include "registry.h"
+#include "common/buf.h"
+#include "agent/registry.h"
 
 #define NAME_MAX_LEN 255
 #define TAG_MAX_LEN 128

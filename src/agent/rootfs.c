@@ -1,12 +1,12 @@
 /* rootfs.c - see rootfs.h. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <libgen.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 
-#include "proc.h"
-#include "rootfs.h"
+#include "agent/proc.h"
+#include "agent/rootfs.h"
 
 /* mount(2) takes at most a page of options */
 #define OPTIONS_MAX 4095

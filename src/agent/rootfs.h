@@ -8,8 +8,8 @@
 
 #include <stdbool.h>
 
-#include "../common/buf.h"
-#include "../common/error.h"
+#include "common/buf.h"
+#include "common/error.h"
 
 /* The overlay mount options.  `layers` are lowest first (as the image
  * store gives them) and become lowerdir top-most first.  With `rel_base`

@@ -3,7 +3,7 @@
  * bytes, stopping early if the runner answers first), read the answer line
  * with any passed fd, then a download's bytes; every wait bounded by the
  * call's deadline. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -12,8 +12,8 @@
 #include <sys/un.h>
 #include <termios.h>
 
-#include "../common/timeutil.h"
-#include "runner_client.h"
+#include "common/timeutil.h"
+#include "agent/runner_client.h"
 
 #define CHUNK 65536
 

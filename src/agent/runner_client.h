@@ -18,8 +18,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "../common/buf.h"
-#include "../common/error.h"
+#include "common/buf.h"
+#include "common/error.h"
 
 #define RUNNER_CLIENT_TIMEOUT_MS 10000
 #define RUNNER_ANSWER_MAX        (16u << 20) /* one answer line */

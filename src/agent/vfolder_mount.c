@@ -1,13 +1,13 @@
 /* vfolder_mount.c - a kernel's virtual folders as bind mounts (see
  * vfolder_mount.h). */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include "../common/beneath.h"
-#include "../common/vfolder_hosts.h"
-#include "vfolder_mount.h"
+#include "common/beneath.h"
+#include "common/vfolder_hosts.h"
+#include "agent/vfolder_mount.h"
 
 int vfolder_host_path(const char *spec, const char *name, char *buf, size_t n, struct tess_error **err)
 {

@@ -16,8 +16,8 @@
 
 #include <jansson.h>
 
-#include "../common/error.h"
-#include "container.h"
+#include "common/error.h"
+#include "agent/container.h"
 
 struct vfolder_mounts {
         struct container_mount *v; /* strings owned */

@@ -4,11 +4,11 @@
  * (token, token68, quoted string) and reports the offset of what it could
  * not read.  A list item that starts with `token BWS "="` is one more
  * parameter of the current challenge; any other token starts a challenge. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <strings.h>
 
-#include "www_authenticate.h"
+#include "agent/www_authenticate.h"
 
 struct cursor {
         const char *start, *p, *end;

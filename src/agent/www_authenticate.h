@@ -16,7 +16,7 @@
 
 #include <stddef.h>
 
-#include "../common/error.h"
+#include "common/error.h"
 
 #define WWW_AUTH_MAX_LEN 16384
 #define WWW_AUTH_MAX_CHALLENGES 16

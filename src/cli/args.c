@@ -1,12 +1,12 @@
 /* args.c - the option-table parser, sub-command dispatch and help texts
  * (see cli-internal.h). */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <ctype.h>
 #include <stdarg.h>
 
-#include "../common/buf.h"
-#include "cli-internal.h"
+#include "common/buf.h"
+#include "cli/cli-internal.h"
 
 #define STDIN_OPT_MAX (1u << 20)
 

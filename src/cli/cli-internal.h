@@ -20,7 +20,7 @@
 
 #include <jansson.h>
 
-#include "../common/error.h"
+#include "common/error.h"
 
 #define CLI_EXIT_OK 0
 #define CLI_EXIT_ERROR 1

@@ -1,17 +1,17 @@
 /* client.c - endpoint and keys, signed requests over libcurl, server-sent
  * events (see client.h). */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <ctype.h>
 #include <stdarg.h>
 
 #include <curl/curl.h>
 
-#include "../common/buf.h"
-#include "../common/sign.h"
-#include "../common/timeutil.h"
-#include "../common/version.h"
-#include "client.h"
+#include "common/buf.h"
+#include "common/sign.h"
+#include "common/timeutil.h"
+#include "common/version.h"
+#include "cli/client.h"
 
 #define DEFAULT_ENDPOINT "http://127.0.0.1:8090"
 #define CONNECT_TIMEOUT_S 10L

@@ -21,8 +21,8 @@
 
 #include <jansson.h>
 
-#include "../common/buf.h"
-#include "../common/error.h"
+#include "common/buf.h"
+#include "common/error.h"
 
 /* ---- config file ---- */
 

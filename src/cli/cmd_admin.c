@@ -8,13 +8,13 @@
  * the rows of `verbs[]`: method, whether they act on the collection or on
  * /{key}, a path suffix, and how to print the answer.  Adding a field is
  * adding an option row; adding a collection is adding an entity row. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "../common/buf.h"
-#include "cli-internal.h"
-#include "client.h"
-#include "output.h"
-#include "task_follow.h"
+#include "common/buf.h"
+#include "cli/cli-internal.h"
+#include "cli/client.h"
+#include "cli/output.h"
+#include "cli/task_follow.h"
 
 enum {
         V_CREATE = 1 << 0,

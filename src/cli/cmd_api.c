@@ -6,13 +6,13 @@
  * application/json; without a body the request says text/plain, as
  * Backend.AI's clients do (and sign).  The path is sent and signed as
  * given.  Without keys the request goes unsigned. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <ctype.h>
 
-#include "../common/fs.h"
-#include "cli-internal.h"
-#include "client.h"
+#include "common/fs.h"
+#include "cli/cli-internal.h"
+#include "cli/client.h"
 
 #define MAX_DATA (64u << 20)
 

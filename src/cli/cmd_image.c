@@ -15,17 +15,17 @@
  * org.opencontainers.image.ref.name / io.containerd.image.name), and
  * sessions may name it at once; agents pull it from the manager.  See
  * src/manager/api_image_import.c. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include "../agent/image.h"
-#include "../common/buf.h"
-#include "../common/fs.h"
-#include "cli-internal.h"
-#include "client.h"
-#include "output.h"
+#include "agent/image.h"
+#include "common/buf.h"
+#include "common/fs.h"
+#include "cli/cli-internal.h"
+#include "cli/client.h"
+#include "cli/output.h"
 
 #define CHUNK_DEFAULT     (16ll << 20)
 #define CHUNK_MIN         (64ll << 10)

@@ -20,7 +20,7 @@
  * downloaded packages are kept in debs/<suite>-<arch>/.  Builds of one
  * image hold a lock (sibling checkouts share the cache).  The last line of
  * stdout is the layout's directory. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <fcntl.h>
 #include <glob.h>
@@ -32,14 +32,14 @@
 
 #include <jansson.h>
 
-#include "../agent/image.h"
-#include "../agent/layer_writer.h"
-#include "../common/buf.h"
-#include "../common/crypto.h"
-#include "../common/fs.h"
-#include "cli-internal.h"
-#include "../agent/image_push.h"
-#include "image_recipe.h"
+#include "agent/image.h"
+#include "agent/layer_writer.h"
+#include "common/buf.h"
+#include "common/crypto.h"
+#include "common/fs.h"
+#include "cli/cli-internal.h"
+#include "agent/image_push.h"
+#include "cli/image_recipe.h"
 
 #define BUILDER_VERSION "tessera-image-build 2"
 #define RECIPE_MAX      ((size_t)1 << 20)

@@ -1,10 +1,10 @@
 /* cmd_image_list.c - `tessera image ls`: the images the caller may start
  * sessions from (GET /images), one line per name with its tags and
  * aliases; --json prints the manager's answer. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "cli-internal.h"
-#include "output.h"
+#include "cli/cli-internal.h"
+#include "cli/output.h"
 
 static const struct column image_ls_columns[] = {
         { "NAME", "name", COL_TEXT },

@@ -2,13 +2,13 @@
  * layout (`tessera image build`'s, or any with one image) to a registry
  * over the OCI distribution API (image_push.h).  Credentials come from
  * TESSERA_REGISTRY_USER and TESSERA_REGISTRY_PASSWORD. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <jansson.h>
 
-#include "cli-internal.h"
-#include "../agent/image_push.h"
-#include "output.h"
+#include "cli/cli-internal.h"
+#include "agent/image_push.h"
+#include "cli/output.h"
 
 #define INSECURE_MAX 16
 

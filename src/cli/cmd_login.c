@@ -4,13 +4,13 @@
  * --password-stdin), posts them unsigned to /auth/authorize and saves the
  * endpoint and the keypair it answers in the config file (mode 0600).
  * logout removes that file. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <termios.h>
 
-#include "../common/buf.h"
-#include "cli-internal.h"
-#include "client.h"
+#include "common/buf.h"
+#include "cli/cli-internal.h"
+#include "cli/client.h"
 
 static const struct cli_opt login_opts[] = {
         { "endpoint", 0, OPT_STR, DEST_LOCAL, "endpoint", 0, 0, "URL", "the manager to log in to" },

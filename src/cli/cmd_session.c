@@ -4,16 +4,16 @@
  * GET /events/session, POST /session/{name} execute, /upload,
  * /download_single, GET /session/{name}/files); `commit` and `app` are
  * in files of their own. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <time.h>
 
-#include "../common/buf.h"
-#include "../common/crypto.h"
-#include "../common/fs.h"
-#include "cli-internal.h"
-#include "client.h"
-#include "output.h"
+#include "common/buf.h"
+#include "common/crypto.h"
+#include "common/fs.h"
+#include "cli/cli-internal.h"
+#include "cli/client.h"
+#include "cli/output.h"
 
 /* Statuses `session ls` shows unless --status or --all-status. */
 #define ACTIVE_STATUSES "PENDING,SCHEDULED,PREPARING,PULLING,CREATING,RUNNING,TERMINATING,ERROR"

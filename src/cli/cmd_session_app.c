@@ -4,12 +4,12 @@
  * envs?, arguments?} (prints the link that opens it in a browser) and
  * POST /session/{name}/shutdown-service {service_name}
  * (docs/app-proxy.md). */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "../common/buf.h"
-#include "cli-internal.h"
-#include "client.h"
-#include "output.h"
+#include "common/buf.h"
+#include "cli/cli-internal.h"
+#include "cli/client.h"
+#include "cli/output.h"
 
 const struct cli_opt session_app_opts[] = {
         { "port", 'p', OPT_INT, DEST_BODY, "port", 0, 0, "PORT", "start: another of the app's ports" },

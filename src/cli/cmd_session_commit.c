@@ -1,13 +1,13 @@
 /* cmd_session_commit.c - `tessera session commit NAME [--tag T]
  * [--no-wait]`: POST /session/{name}/commit, then follow the background
  * task to its end and print the new image (task_follow.h). */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "../common/buf.h"
-#include "cli-internal.h"
-#include "client.h"
-#include "output.h"
-#include "task_follow.h"
+#include "common/buf.h"
+#include "cli/cli-internal.h"
+#include "cli/client.h"
+#include "cli/output.h"
+#include "cli/task_follow.h"
 
 const struct cli_opt session_commit_opts[] = {
         { "tag", 't', OPT_STR, DEST_BODY, "tag", 0, 0, "TAG", "the new image's tag (default: <base tag>-<time>)" },

@@ -6,12 +6,12 @@
  * decimals, then the measured use (docs/design/usage.md): core-hours of
  * CPU time used and GiB read and written; one row per day and scope, then
  * one "total" row per scope. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "../common/buf.h"
-#include "cli-internal.h"
-#include "client.h"
-#include "output.h"
+#include "common/buf.h"
+#include "cli/cli-internal.h"
+#include "cli/client.h"
+#include "cli/output.h"
 
 static const struct cli_opt usage_opts[] = {
         { "from", 0, OPT_STR, DEST_QUERY, "start_date", 0, 0, "DATE",

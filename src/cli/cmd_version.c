@@ -1,12 +1,12 @@
 /* cmd_version.c - `tessera version`: the client's version and the server's
  * answer to GET / (its newest API version and manager version). */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "../common/sign.h"
-#include "../common/version.h"
-#include "cli-internal.h"
-#include "client.h"
-#include "output.h"
+#include "common/sign.h"
+#include "common/version.h"
+#include "cli/cli-internal.h"
+#include "cli/client.h"
+#include "cli/output.h"
 
 static int version_run(struct cli_call *call)
 {

@@ -2,13 +2,13 @@
  * /folders API (Backend.AI's vfolder routes): create, list, inspect,
  * rename, trash, restore and purge folders; list, make and transfer their
  * files (vfolder_xfer.c); invite, share and leave; usage. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "../common/buf.h"
-#include "cli-internal.h"
-#include "client.h"
-#include "output.h"
-#include "vfolder_xfer.h"
+#include "common/buf.h"
+#include "cli/cli-internal.h"
+#include "cli/client.h"
+#include "cli/output.h"
+#include "cli/vfolder_xfer.h"
 
 #define CHUNK_DEFAULT ((int64_t)16 << 20)
 

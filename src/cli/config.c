@@ -1,14 +1,14 @@
 /* config.c - the client's config file, written by `tessera login`
  * (see client.h).  Its keys are a conf.h table, so reading, writing and
  * their comments come from one place. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <sys/stat.h>
 
-#include "../common/buf.h"
-#include "../common/conf.h"
-#include "../common/fs.h"
-#include "client.h"
+#include "common/buf.h"
+#include "common/conf.h"
+#include "common/fs.h"
+#include "cli/client.h"
 
 static const struct conf_opt config_opts[] = {
         CONF_OPT("endpoint", CONF_T_STR, struct cli_config, endpoint, NULL, 0, 0, false, "URL of the manager"),

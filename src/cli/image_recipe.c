@@ -1,11 +1,11 @@
 /* image_recipe.c - parsing the recipes of `tessera image build`; see
  * image_recipe.h. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <ctype.h>
 
-#include "../common/conf.h"
-#include "image_recipe.h"
+#include "common/conf.h"
+#include "cli/image_recipe.h"
 
 /* Split on blanks into a NULL-terminated vector. */
 static char **words(const char *v)

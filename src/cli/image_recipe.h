@@ -20,8 +20,8 @@
 
 #include <stddef.h>
 
-#include "../common/buf.h"
-#include "../common/error.h"
+#include "common/buf.h"
+#include "common/error.h"
 
 #define RECIPE_LINES_MAX 4096
 #define RECIPE_KEY_MAX   256

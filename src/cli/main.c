@@ -3,14 +3,14 @@
  * `tessera [--endpoint URL] [--json] <command> [<args>]`.  Each command
  * group lives in its own cmd_*.c; this file only picks the row.  Exit
  * codes: 0 success, 1 error (`error: ...` on stderr), 2 usage. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <curl/curl.h>
 
-#include "../common/version.h"
-#include "cli-internal.h"
-#include "cli.h"
-#include "client.h"
+#include "common/version.h"
+#include "cli/cli-internal.h"
+#include "cli/cli.h"
+#include "cli/client.h"
 
 bool arg_json;
 const char *arg_endpoint;

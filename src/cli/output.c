@@ -1,11 +1,11 @@
 /* output.c - JSON, tables and objects on stdout (see output.h). */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "../common/buf.h"
-#include "../common/slots.h"
-#include "cli-internal.h"
-#include "client.h"
-#include "output.h"
+#include "common/buf.h"
+#include "common/slots.h"
+#include "cli/cli-internal.h"
+#include "cli/client.h"
+#include "cli/output.h"
 
 static void format_slots(struct buf *b, const json_t *v)
 {

@@ -6,7 +6,7 @@
 
 #include <jansson.h>
 
-#include "../common/buf.h"
+#include "common/buf.h"
 
 enum col_format {
         COL_TEXT,    /* any value: strings as is, null "-", lists joined */

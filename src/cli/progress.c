@@ -1,12 +1,12 @@
 /* progress.c - the transfer progress line (see progress.h). */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <stdio.h>
 #include <unistd.h>
 
-#include "../common/timeutil.h"
-#include "cli-internal.h"
-#include "progress.h"
+#include "common/timeutil.h"
+#include "cli/cli-internal.h"
+#include "cli/progress.h"
 
 #define DRAW_EVERY_USEC (USEC_PER_SEC / 5)
 

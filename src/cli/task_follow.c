@@ -1,12 +1,12 @@
 /* task_follow.c - see task_follow.h. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <stdio.h>
 
-#include "../common/buf.h"
-#include "cli-internal.h"
-#include "client.h"
-#include "task_follow.h"
+#include "common/buf.h"
+#include "cli/cli-internal.h"
+#include "cli/client.h"
+#include "cli/task_follow.h"
 
 struct follow {
         const char *what;

@@ -7,7 +7,7 @@
 
 #include <jansson.h>
 
-#include "../common/error.h"
+#include "common/error.h"
 
 /* Follow task `id` to its end.
  * IN  what - names the task in progress lines ("rescan")

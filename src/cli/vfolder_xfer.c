@@ -1,17 +1,17 @@
 /* vfolder_xfer.c - uploads (tus) and downloads (Range) of folder files
  * (see vfolder_xfer.h). */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <dirent.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <sys/stat.h>
 
-#include "../common/buf.h"
-#include "cli-internal.h"
-#include "client.h"
-#include "progress.h"
-#include "vfolder_xfer.h"
+#include "common/buf.h"
+#include "cli/cli-internal.h"
+#include "cli/client.h"
+#include "cli/progress.h"
+#include "cli/vfolder_xfer.h"
 
 #define TUS_VERSION "Tus-Resumable: 1.0.0"
 #define CHUNK_MIN ((int64_t)64 << 10)

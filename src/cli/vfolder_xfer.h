@@ -17,7 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../common/error.h"
+#include "common/error.h"
 
 /* "/folders/<folder escaped><suffix>"; caller frees. */
 char *vfolder_path(const char *folder, const char *suffix);

@@ -1,14 +1,14 @@
 /* beneath.c - see beneath.h. */
-#include "compat.h"
+#include "common/compat.h"
 
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/openat2.h>
 #include <sys/syscall.h>
 
-#include "beneath.h"
-#include "buf.h"
-#include "utf8.h"
+#include "common/beneath.h"
+#include "common/buf.h"
+#include "common/utf8.h"
 
 int beneath_clean(const char *path, char **ret)
 {

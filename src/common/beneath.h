@@ -8,7 +8,7 @@
 
 #include <sys/types.h>
 
-#include "error.h"
+#include "common/error.h"
 
 /* The longest path (bytes) and deepest one (components) accepted: keeps
  * every walk below the fd and stack limits. */

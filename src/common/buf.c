@@ -1,9 +1,9 @@
 /* buf.c - see buf.h. */
-#include "compat.h"
+#include "common/compat.h"
 
 #include <ctype.h>
 
-#include "buf.h"
+#include "common/buf.h"
 
 char buf_empty[1];
 

@@ -89,6 +89,6 @@ static inline bool streq_ptr(const char *a, const char *b)
         return strcmp(a, b) == 0;
 }
 
-#include "banned.h"
+#include "common/banned.h"
 
 #endif

@@ -1,11 +1,11 @@
 /* conf.c - see conf.h. */
-#include "compat.h"
+#include "common/compat.h"
 
 #include <ctype.h>
 #include <inttypes.h>
 
-#include "conf.h"
-#include "timeutil.h"
+#include "common/conf.h"
+#include "common/timeutil.h"
 
 static const struct conf_opt *find(const struct conf_opt *opts, const char *key)
 {

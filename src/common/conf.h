@@ -13,8 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "buf.h"
-#include "error.h"
+#include "common/buf.h"
+#include "common/error.h"
 
 enum conf_type {
         CONF_T_STR,   /* char * (owned) */

@@ -1,5 +1,5 @@
 /* crypto.c - see crypto.h. */
-#include "compat.h"
+#include "common/compat.h"
 
 #include <ctype.h>
 #include <openssl/evp.h>
@@ -7,7 +7,7 @@
 #include <openssl/rand.h>
 #include <sys/random.h>
 
-#include "crypto.h"
+#include "common/crypto.h"
 
 int random_bytes(void *p, size_t n, struct tess_error **err)
 {

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "error.h"
+#include "common/error.h"
 
 #define UUID_STR_LEN 37
 #define MASTER_KEY_LEN 32

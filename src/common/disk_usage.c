@@ -1,10 +1,10 @@
 /* disk_usage.c - see disk_usage.h. */
-#include "compat.h"
+#include "common/compat.h"
 
 #include <dirent.h>
 #include <fcntl.h>
 
-#include "disk_usage.h"
+#include "common/disk_usage.h"
 
 /* true the first time `ino` comes by (open addressing; 0 marks a free slot) */
 static bool first_sight(struct disk_usage_walk *w, ino_t ino)

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
-#include "error.h"
+#include "common/error.h"
 
 #define DISK_USAGE_MAX_DEPTH   128      /* deeper directories count, their contents do not */
 #define DISK_USAGE_MAX_ENTRIES 20000000 /* a walk stops there */

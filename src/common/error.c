@@ -1,9 +1,9 @@
 /* error.c - see error.h. */
-#include "compat.h"
+#include "common/compat.h"
 
 #include <stdarg.h>
 
-#include "error.h"
+#include "common/error.h"
 
 int tess_err(struct tess_error **err, int code, const char *fmt, ...)
 {

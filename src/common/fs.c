@@ -1,13 +1,13 @@
 /* fs.c - see fs.h. */
-#include "compat.h"
+#include "common/compat.h"
 
 #include <fcntl.h>
 #include <ftw.h>
 #include <libgen.h>
 #include <sys/stat.h>
 
-#include "buf.h"
-#include "fs.h"
+#include "common/buf.h"
+#include "common/fs.h"
 
 int fs_read_file(const char *path, size_t max, char **ret, size_t *ret_len, struct tess_error **err)
 {

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "error.h"
+#include "common/error.h"
 
 /* Read a whole file of at most max bytes; *ret is NUL-terminated. */
 int fs_read_file(const char *path, size_t max, char **ret, size_t *ret_len, struct tess_error **err);

@@ -1,13 +1,13 @@
 /* http_head.c - see http_head.h. */
-#include "compat.h"
+#include "common/compat.h"
 
 #include <ctype.h>
 #include <poll.h>
 #include <strings.h>
 #include <sys/socket.h>
 
-#include "http_head.h"
-#include "timeutil.h"
+#include "common/http_head.h"
+#include "common/timeutil.h"
 
 int http_head_read(int fd, int timeout_ms, struct buf *in, struct tess_error **err)
 {

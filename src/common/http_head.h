@@ -11,8 +11,8 @@
 
 #include <stddef.h>
 
-#include "buf.h"
-#include "error.h"
+#include "common/buf.h"
+#include "common/error.h"
 
 #define HTTP_HEAD_MAX        16384 /* bytes of one head */
 #define HTTP_HEAD_FIELDS_MAX 64

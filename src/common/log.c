@@ -1,10 +1,10 @@
 /* log.c - see log.h. */
-#include "compat.h"
+#include "common/compat.h"
 
 #include <stdarg.h>
 #include <time.h>
 
-#include "log.h"
+#include "common/log.h"
 
 enum log_level log_max_level = LOG_LEVEL_INFO;
 static const char *log_prefix = "tessera";

@@ -1,10 +1,10 @@
 /* loop.c - see loop.h. */
-#include "compat.h"
+#include "common/compat.h"
 
 #include <sys/epoll.h>
 
-#include "loop.h"
-#include "timeutil.h"
+#include "common/loop.h"
+#include "common/timeutil.h"
 
 struct watcher {
         int fd;

@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "error.h"
+#include "common/error.h"
 
 struct loop;
 typedef void (*loop_fd_fn)(struct loop *l, int fd, uint32_t events, void *data);

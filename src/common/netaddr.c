@@ -1,5 +1,5 @@
 /* netaddr.c - see netaddr.h. */
-#include "compat.h"
+#include "common/compat.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -7,7 +7,7 @@
 #include <poll.h>
 #include <sys/socket.h>
 
-#include "netaddr.h"
+#include "common/netaddr.h"
 
 int netaddr_parse_listen(const char *listen, struct sockaddr_in *sa, struct tess_error **err)
 {

@@ -6,7 +6,7 @@
 
 #include <netinet/in.h>
 
-#include "error.h"
+#include "common/error.h"
 
 /* HOST may be empty or "*" (any), "localhost" or a dotted quad; PORT 0
  * asks the kernel for a free one. */

@@ -1,10 +1,10 @@
 /* relay.c - see relay.h. */
-#include "compat.h"
+#include "common/compat.h"
 
 #include <poll.h>
 #include <sys/socket.h>
 
-#include "relay.h"
+#include "common/relay.h"
 
 /* One direction: what was read from `from` and not yet written to `to`. */
 struct dir {

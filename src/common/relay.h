@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "error.h"
+#include "common/error.h"
 
 #define RELAY_BUF (64u << 10) /* bytes in flight per direction */
 

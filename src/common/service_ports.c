@@ -1,9 +1,9 @@
 /* service_ports.c - see service_ports.h. */
-#include "compat.h"
+#include "common/compat.h"
 
 #include <ctype.h>
 
-#include "service_ports.h"
+#include "common/service_ports.h"
 
 static const char *const protocol_names[_SERVICE_PROTOCOL_MAX] = {
         [SERVICE_TCP] = "tcp", [SERVICE_HTTP] = "http", [SERVICE_PREOPEN] = "preopen",

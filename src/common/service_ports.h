@@ -17,7 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "error.h"
+#include "common/error.h"
 
 #define SERVICE_PORTS_LABEL    "ai.backend.service-ports"
 #define SERVICE_PORTS_MAX      32 /* apps in one label */

@@ -1,5 +1,5 @@
 /* sign.c - see sign.h. */
-#include "compat.h"
+#include "common/compat.h"
 
 #include <ctype.h>
 #include <openssl/crypto.h>
@@ -7,9 +7,9 @@
 #include <openssl/core_names.h>
 #include <openssl/params.h>
 
-#include "buf.h"
-#include "crypto.h"
-#include "sign.h"
+#include "common/buf.h"
+#include "common/crypto.h"
+#include "common/sign.h"
 
 static const EVP_MD *sign_md(const char *hash)
 {

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
+#include "common/error.h"
 
 #define SIGN_ACCESS_KEY_LEN 20
 #define SIGN_SECRET_KEY_LEN 40

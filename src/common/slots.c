@@ -1,11 +1,11 @@
 /* slots.c - see slots.h. */
-#include "compat.h"
+#include "common/compat.h"
 
 #include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
 
-#include "slots.h"
+#include "common/slots.h"
 
 static const struct slot_type slot_types[] = {
         { "cpu", SLOT_UNIT_COUNT, 1000 },

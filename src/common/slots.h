@@ -14,7 +14,7 @@
 
 #include <jansson.h>
 
-#include "error.h"
+#include "common/error.h"
 
 #define SLOT_INFINITY INT64_MAX
 #define SLOTS_MAX 16

@@ -1,7 +1,7 @@
 /* strmap.c - see strmap.h. */
-#include "compat.h"
+#include "common/compat.h"
 
-#include "strmap.h"
+#include "common/strmap.h"
 
 static size_t hash(const char *s)
 {

@@ -1,11 +1,11 @@
 /* timeutil.c - see timeutil.h. */
-#include "compat.h"
+#include "common/compat.h"
 
 #include <ctype.h>
 #include <inttypes.h>
 #include <time.h>
 
-#include "timeutil.h"
+#include "common/timeutil.h"
 
 int64_t now_usec(void)
 {

@@ -1,7 +1,7 @@
 /* utf8.c - see utf8.h. */
-#include "compat.h"
+#include "common/compat.h"
 
-#include "utf8.h"
+#include "common/utf8.h"
 
 size_t utf8_seq_len(const unsigned char *p, size_t n)
 {

@@ -1,9 +1,9 @@
 /* vfolder_hosts.c - storage host lists (see vfolder_hosts.h). */
-#include "compat.h"
+#include "common/compat.h"
 
 #include <ctype.h>
 
-#include "vfolder_hosts.h"
+#include "common/vfolder_hosts.h"
 
 bool vf_host_name_valid(const char *s)
 {

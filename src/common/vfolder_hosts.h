@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "error.h"
+#include "common/error.h"
 
 struct vf_host {
         char *name;

@@ -1,6 +1,6 @@
 /* ws.c - see ws.h.  wslay does the framing (masking, fragments, control
  * frames, the closing handshake); this file feeds it a socket. */
-#include "compat.h"
+#include "common/compat.h"
 
 #include <fcntl.h>
 #include <openssl/sha.h>
@@ -9,10 +9,10 @@
 #include <sys/socket.h>
 #include <wslay/wslay.h>
 
-#include "crypto.h"
-#include "http_head.h"
-#include "timeutil.h"
-#include "ws.h"
+#include "common/crypto.h"
+#include "common/http_head.h"
+#include "common/timeutil.h"
+#include "common/ws.h"
 
 #define WS_GUID "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 

@@ -14,8 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "buf.h"
-#include "error.h"
+#include "common/buf.h"
+#include "common/error.h"
 
 #define WS_ACCEPT_LEN  28 /* base64 of a SHA-1 */
 #define WS_MESSAGE_MAX (1u << 20)

@@ -1,5 +1,5 @@
 /* xalloc.c - allocation helpers that abort on out-of-memory (daemons, CLI). */
-#include "compat.h"
+#include "common/compat.h"
 
 #include <stdarg.h>
 

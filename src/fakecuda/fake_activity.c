@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fake.h"
+#include "fakecuda/fake.h"
 
 #define BUSY_MAX 0xffffffffull /* a slot's busy ns saturate here (4.3 s) */
 

@@ -11,7 +11,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "fake.h"
+#include "fakecuda/fake.h"
 
 #define MAX_SYMBOLS 512
 

@@ -23,7 +23,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "fake.h"
+#include "fakecuda/fake.h"
 
 #undef cuGetProcAddress
 #undef cuDeviceGetUuid

@@ -13,8 +13,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../common/nvml_abi.h"
-#include "fake.h"
+#include "common/nvml_abi.h"
+#include "fakecuda/fake.h"
 
 struct nvmlDevice_st {
         int index;

@@ -15,13 +15,13 @@
  * that does not parse, an unknown key or a device index out of range makes
  * the whole configuration closed: allocations fail, nothing is unlimited.
  * TESSERA_FGPU_REGION names the shared region unless a file names one. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <ctype.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include "fgpu.h"
+#include "fgpu/fgpu.h"
 
 #define DEFAULT_CONFIG "/etc/tessera/fgpu.conf"
 #define CONFIG_MAX     (64 * 1024)

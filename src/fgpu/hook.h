@@ -5,9 +5,9 @@
 
 #include <cuda.h>
 
-#include "../common/nvml_abi.h" /* NVML with NVIDIA's ABI (nvml.h is not needed to build) */
-#include "fgpu.h"
-#include "region.h"
+#include "common/nvml_abi.h" /* NVML with NVIDIA's ABI (nvml.h is not needed to build) */
+#include "fgpu/fgpu.h"
+#include "fgpu/region.h"
 
 /* One wrapped symbol: its name, our wrapper, the real function. */
 struct fgpu_symbol {

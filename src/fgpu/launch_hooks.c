@@ -4,12 +4,12 @@
  * costs one unit: the closed loop on measured utilization corrects for it.
  * The limiter's utilization source, when the agent writes none into the
  * region, is NVML's device utilization, sampled here. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <time.h>
 
-#include "hook.h"
-#include "limiter.h"
+#include "fgpu/hook.h"
+#include "fgpu/limiter.h"
 
 CUresult (*real_cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                                 CUstream, void **, void **);

@@ -1,7 +1,7 @@
 /* limiter.c - see limiter.h. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "limiter.h"
+#include "fgpu/limiter.h"
 
 #define SLEEP_MAX_NS (5 * 1000 * 1000LL)   /* re-check the bucket at least this often */
 #define DEBT_MAX_NS  (100 * FGPU_PROBE_NS) /* a probe's debt at a 1 % limit */

@@ -50,7 +50,7 @@
 
 #include <stdint.h>
 
-#include "region.h"
+#include "fgpu/region.h"
 
 #define FGPU_STEP_NS       (100 * 1000 * 1000LL)  /* the controller looks this often */
 #define FGPU_MEASURE_NS    (1000 * 1000 * 1000LL) /* a measurement covers at most this long before it */

@@ -7,10 +7,10 @@
  * Device of an allocation: the current context's, except cuMemCreate's
  * (its location).  Arrays are charged their texel bytes.  Without a limit
  * every wrapper is the real call, after one branch. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "hook.h"
-#include "mem_hooks.h"
+#include "fgpu/hook.h"
+#include "fgpu/mem_hooks.h"
 
 CUresult (*real_cuMemAlloc_v2)(CUdeviceptr *, size_t);
 CUresult (*real_cuMemAllocPitch_v2)(CUdeviceptr *, size_t *, size_t, size_t, unsigned int);

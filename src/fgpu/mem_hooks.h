@@ -3,7 +3,7 @@
 #ifndef TESS_FGPU_MEM_HOOKS_H
 #define TESS_FGPU_MEM_HOOKS_H
 
-#include "hook.h"
+#include "fgpu/hook.h"
 
 /* free/total/used of device d as the container sees it (callers: only
  * with the hook active), from the driver's real figures: its limit and

@@ -3,10 +3,10 @@
  * the rest (never more than the device really has free).  NVML devices
  * are matched to CUDA ordinals by NVML's index (the container sees its
  * GPUs, in PCI order, as both). */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "hook.h"
-#include "mem_hooks.h"
+#include "fgpu/hook.h"
+#include "fgpu/mem_hooks.h"
 
 nvmlReturn_t (*real_nvmlDeviceGetMemoryInfo)(nvmlDevice_t, nvmlMemory_t *);
 nvmlReturn_t (*real_nvmlDeviceGetMemoryInfo_v2)(nvmlDevice_t, nvmlMemory_v2_t *);

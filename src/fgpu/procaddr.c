@@ -4,9 +4,9 @@
  * per-thread-stream variant stands; if the address it gives is the real
  * function of one of our wrappers, the wrapper is returned instead.  Also
  * the lookup of our symbols by name (dlsym) and by real address. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "hook.h"
+#include "fgpu/hook.h"
 
 #undef cuGetProcAddress /* cuda.h maps it to _v2; the 4-argument one is a symbol of its own */
 

@@ -6,11 +6,11 @@
  * is set and the real library has it).  Everything else goes to the real
  * dlsym as a tail call, so that glibc still sees the original caller:
  * RTLD_NEXT lookups of other interposers keep their meaning. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <dlfcn.h>
 
-#include "hook.h"
+#include "fgpu/hook.h"
 
 typedef void *(*dlsym_fn)(void *, const char *);
 

@@ -2,7 +2,7 @@
  * name, initialises the lock and the header, and links it into place, so
  * nobody ever maps a half-made region; a process that loses the race maps
  * the winner's. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "region.h"
+#include "fgpu/region.h"
 
 /* This process's slot: cached, and found again after a fork. */
 static __thread int slot_hint = -1;

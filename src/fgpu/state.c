@@ -1,12 +1,12 @@
 /* state.c - the process's hook state: one initialisation (the config, the
  * real libraries, the region), logging, charging, and the table of what
  * each allocation was charged, so frees refund exactly that. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
 
-#include "hook.h"
+#include "fgpu/hook.h"
 
 struct fgpu_state fgpu;
 

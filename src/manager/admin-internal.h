@@ -23,11 +23,11 @@
 
 #include <jansson.h>
 
-#include "../common/buf.h"
-#include "../common/error.h"
-#include "api.h"
-#include "db.h"
-#include "vfolder.h"
+#include "common/buf.h"
+#include "common/error.h"
+#include "manager/api.h"
+#include "manager/db.h"
+#include "manager/vfolder.h"
 
 #define ADMIN_MAX_FIELDS 24
 #define ADMIN_MAX_ARGS 32

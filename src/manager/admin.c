@@ -2,13 +2,13 @@
  * table and the generic list, show, create, update and delete handlers,
  * which work on any entity table (admin-internal.h).  A handler finds its
  * entity by the path prefix of its route. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "../common/crypto.h"
-#include "../common/timeutil.h"
-#include "admin-internal.h"
-#include "admin.h"
-#include "manager.h"
+#include "common/crypto.h"
+#include "common/timeutil.h"
+#include "manager/admin-internal.h"
+#include "manager/admin.h"
+#include "manager/manager.h"
 
 static void admin_list(struct api_ctx *c);
 static void admin_show(struct api_ctx *c);

@@ -5,7 +5,7 @@
 #ifndef TESS_ADMIN_H
 #define TESS_ADMIN_H
 
-#include "api.h"
+#include "manager/api.h"
 
 extern const struct route admin_routes[];
 

@@ -1,14 +1,14 @@
 /* admin_catalog.c - /admin/images, /admin/agents and /admin/audit-log:
  * what the cluster runs, what it runs on, and who did what. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <ctype.h>
 
-#include "../common/slots.h"
-#include "admin-internal.h"
-#include "http.h"
-#include "manager.h"
-#include "usage.h"
+#include "common/slots.h"
+#include "manager/admin-internal.h"
+#include "manager/http.h"
+#include "manager/manager.h"
+#include "manager/usage.h"
 
 /* "registry.local:5000/stable/python": no ':' after the last '/'. */
 static bool image_name_ok(const char *s)

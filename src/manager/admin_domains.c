@@ -1,9 +1,9 @@
 /* admin_domains.c - /admin/domains: the domain table.  Domains are named
  * by their primary key, so a domain is never renamed; it cannot be deleted
  * while users or projects belong to it. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "admin-internal.h"
+#include "manager/admin-internal.h"
 
 static const struct field domain_fields[] = {
         { "id", "id", FT_TEXT, FF_RO },

@@ -1,10 +1,10 @@
 /* admin_fields.c - the field tables at work: parsing and validating request
  * bodies, and turning rows into JSON (see admin-internal.h). */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "../common/slots.h"
-#include "../common/timeutil.h"
-#include "admin-internal.h"
+#include "common/slots.h"
+#include "common/timeutil.h"
+#include "manager/admin-internal.h"
 
 #define LIST_MAX_ITEMS 256
 

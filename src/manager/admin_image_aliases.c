@@ -2,11 +2,11 @@
  * images ("python" -> "registry.local/stable/python:3.11"), which session
  * create resolves before names and tags (api_session.c).  An alias goes
  * when its image goes (ON DELETE CASCADE). */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <ctype.h>
 
-#include "admin-internal.h"
+#include "manager/admin-internal.h"
 
 /* Letters, digits, '.', '_', '-', '/', ':'; starting with a letter or digit. */
 static bool alias_ok(const char *s)

@@ -5,11 +5,11 @@
  * keypair's.  A secret key appears only in the answer that creates it.
  * Making a keypair main clears the flag on the user's other keypairs; a
  * main keypair cannot be deleted (make another one main first). */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "admin-internal.h"
-#include "manager.h"
-#include "model.h"
+#include "manager/admin-internal.h"
+#include "manager/manager.h"
+#include "manager/model.h"
 
 static const struct field keypair_fields[] = {
         { "access_key", "access_key", FT_TEXT, FF_CREATE, .min = 20, .max = 20 },

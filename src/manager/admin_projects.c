@@ -2,13 +2,13 @@
  *
  * A project is addressed by id, or by name within ?domain= (default: the
  * caller's domain).  Members must be users of the project's domain. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "../common/crypto.h"
-#include "admin-internal.h"
-#include "http.h"
-#include "manager.h"
-#include "model.h"
+#include "common/crypto.h"
+#include "manager/admin-internal.h"
+#include "manager/http.h"
+#include "manager/manager.h"
+#include "manager/model.h"
 
 static const struct field project_fields[] = {
         { "id", "id", FT_TEXT, FF_RO },

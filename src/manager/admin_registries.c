@@ -8,12 +8,12 @@
  * to the repositories under that prefix.  The password is write-only: it
  * is stored sealed under the master key and shown only as has_password.
  * Deleting a registry keeps its images. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "../agent/registry.h"
-#include "admin-internal.h"
-#include "manager.h"
-#include "registry_rescan.h"
+#include "agent/registry.h"
+#include "manager/admin-internal.h"
+#include "manager/manager.h"
+#include "manager/registry_rescan.h"
 
 /* Is s read back as the registry of "<s>/x" by Docker's grammar
  * (registry_ref.c): a host with a '.' or a port, or localhost? */

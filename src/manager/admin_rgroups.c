@@ -5,13 +5,13 @@
  * (model_rg_allowed).  Admins and monitors see the groups open to their
  * domain (directly, or through one of its projects or keypairs), and only
  * the entries of the access lists that belong to their domain. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "../common/crypto.h"
-#include "../sched/sched.h"
-#include "admin-internal.h"
-#include "manager.h"
-#include "model.h"
+#include "common/crypto.h"
+#include "sched/sched.h"
+#include "manager/admin-internal.h"
+#include "manager/manager.h"
+#include "manager/model.h"
 
 static const char *const schedulers[] = { "fifo", "lifo", "drf", "fair-share", NULL };
 

@@ -1,11 +1,11 @@
 /* admin_rows.c - finding the rows of an entity that the caller may see,
  * and small helpers the entity files share (see admin-internal.h). */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "../common/timeutil.h"
-#include "admin-internal.h"
-#include "http.h"
-#include "manager.h"
+#include "common/timeutil.h"
+#include "manager/admin-internal.h"
+#include "manager/http.h"
+#include "manager/manager.h"
 
 void admin_where(struct buf *where, struct db_arg *args, int *nargs, const char *sql, struct db_arg value)
 {

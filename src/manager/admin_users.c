@@ -5,12 +5,12 @@
  * secret is shown in the create answer only.  Only a superadmin may grant
  * the superadmin role, or change or delete a superadmin.  Deleting a user
  * removes its keypairs and memberships (the foreign keys cascade). */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "../common/crypto.h"
-#include "admin-internal.h"
-#include "manager.h"
-#include "model.h"
+#include "common/crypto.h"
+#include "manager/admin-internal.h"
+#include "manager/manager.h"
+#include "manager/model.h"
 
 static const char *const user_roles[] = { "superadmin", "admin", "user", "monitor", NULL };
 static const char *const user_statuses[] = { "active", "inactive", NULL };

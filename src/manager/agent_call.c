@@ -1,23 +1,23 @@
 /* agent_call.c - see agent_call.h.  Each call runs in a worker thread
  * (worker.h) whose end comes back to the loop thread, so that everything
  * but the HTTP exchange happens there (the reference count included). */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <curl/curl.h>
 #include <jansson.h>
 #include <signal.h>
 #include <unistd.h>
 
-#include "../common/log.h"
-#include "../common/loop.h"
-#include "../common/crypto.h"
-#include "../common/sign.h"
-#include "../common/timeutil.h"
-#include "agent_call.h"
-#include "api.h"
-#include "http.h"
-#include "manager.h"
-#include "worker.h"
+#include "common/log.h"
+#include "common/loop.h"
+#include "common/crypto.h"
+#include "common/sign.h"
+#include "common/timeutil.h"
+#include "manager/agent_call.h"
+#include "manager/api.h"
+#include "manager/http.h"
+#include "manager/manager.h"
+#include "manager/worker.h"
 
 #define ANSWER_MAX (80u << 20) /* a file of AGENT_HTTP_FILE_MAX and some */
 

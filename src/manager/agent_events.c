@@ -40,18 +40,18 @@
  *   commit-progress, commit-done,  a session commit's background task
  *   commit-failed                  (session_commit.h), also after the
  *                                  kernel ended */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "../common/log.h"
-#include "../common/timeutil.h"
-#include "agent_report.h"
-#include "agent_sync.h"
-#include "api.h"
-#include "db.h"
-#include "manager.h"
-#include "session.h"
-#include "session_commit.h"
-#include "usage_measure.h"
+#include "common/log.h"
+#include "common/timeutil.h"
+#include "manager/agent_report.h"
+#include "manager/agent_sync.h"
+#include "manager/api.h"
+#include "manager/db.h"
+#include "manager/manager.h"
+#include "manager/session.h"
+#include "manager/session_commit.h"
+#include "manager/usage_measure.h"
 
 /* The way up to RUNNING; PULLING only when the agent pulls. */
 static const enum session_status chain[] = {

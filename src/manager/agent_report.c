@@ -1,9 +1,9 @@
 /* agent_report.c - see agent_report.h. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "../sched/sched.h"
-#include "agent_report.h"
-#include "api.h"
+#include "sched/sched.h"
+#include "manager/agent_report.h"
+#include "manager/api.h"
 
 int agent_auth_parse(const char *value, char id[AGENT_ID_MAX + 1], char sig[SIGN_HEX_MAX])
 {

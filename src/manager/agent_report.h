@@ -7,9 +7,9 @@
 
 #include <jansson.h>
 
-#include "../common/error.h"
-#include "../common/sign.h"
-#include "../common/slots.h"
+#include "common/error.h"
+#include "common/sign.h"
+#include "common/slots.h"
 
 #define AGENT_ID_MAX 39
 #define AGENT_STATS_MAX 4096 /* kernels with statistics in one heartbeat */

@@ -1,19 +1,19 @@
 /* agent_socket.c - see agent_socket.h. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <jansson.h>
 #include <poll.h>
 #include <strings.h>
 #include <sys/socket.h>
 
-#include "../common/crypto.h"
-#include "../common/http_head.h"
-#include "../common/netaddr.h"
-#include "../common/relay.h"
-#include "../common/sign.h"
-#include "../common/timeutil.h"
-#include "../common/ws.h"
-#include "agent_socket.h"
+#include "common/crypto.h"
+#include "common/http_head.h"
+#include "common/netaddr.h"
+#include "common/relay.h"
+#include "common/sign.h"
+#include "common/timeutil.h"
+#include "common/ws.h"
+#include "manager/agent_socket.h"
 
 /* The agent's refusal (status and {"error": ...}) as an errno. */
 static int refused(const struct http_head *h, const char *body, size_t len, struct tess_error **err)

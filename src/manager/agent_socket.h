@@ -8,8 +8,8 @@
 #ifndef TESS_MANAGER_AGENT_SOCKET_H
 #define TESS_MANAGER_AGENT_SOCKET_H
 
-#include "../common/buf.h"
-#include "../common/error.h"
+#include "common/buf.h"
+#include "common/error.h"
 
 #define AGENT_SOCKET_TIMEOUT_MS 5000
 

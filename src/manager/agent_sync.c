@@ -16,19 +16,19 @@
  * session event touches one of the agent's kernels, and then answers.
  * One listener serves all waiting agents: per event, one query finds the
  * agents that hold the session's kernels. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "../common/crypto.h"
-#include "../common/log.h"
-#include "../common/loop.h"
-#include "../common/strmap.h"
-#include "../common/timeutil.h"
-#include "agent_sync.h"
-#include "api.h"
-#include "db.h"
-#include "events.h"
-#include "http.h"
-#include "manager.h"
+#include "common/crypto.h"
+#include "common/log.h"
+#include "common/loop.h"
+#include "common/strmap.h"
+#include "common/timeutil.h"
+#include "manager/agent_sync.h"
+#include "manager/api.h"
+#include "manager/db.h"
+#include "manager/events.h"
+#include "manager/http.h"
+#include "manager/manager.h"
 
 #define SYNC_MAX_WAIT_SEC 30
 

@@ -5,7 +5,7 @@
 #ifndef TESS_AGENT_SYNC_H
 #define TESS_AGENT_SYNC_H
 
-#include "agent_report.h"
+#include "manager/agent_report.h"
 
 struct manager;
 struct agent_sync;

@@ -1,24 +1,24 @@
 /* api.c - route table and the dispatcher (see api.h). */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <ctype.h>
 #include <stdarg.h>
 
-#include "../common/buf.h"
-#include "../common/log.h"
-#include "../common/loop.h"
-#include "../common/timeutil.h"
-#include "../common/vfolder_hosts.h"
-#include "admin.h"
-#include "api.h"
-#include "api_vfolder.h"
-#include "audit.h"
-#include "auth.h"
-#include "events.h"
-#include "http.h"
-#include "manager.h"
-#include "web_session.h"
-#include "metrics.h"
+#include "common/buf.h"
+#include "common/log.h"
+#include "common/loop.h"
+#include "common/timeutil.h"
+#include "common/vfolder_hosts.h"
+#include "manager/admin.h"
+#include "manager/api.h"
+#include "manager/api_vfolder.h"
+#include "manager/audit.h"
+#include "manager/auth.h"
+#include "manager/events.h"
+#include "manager/http.h"
+#include "manager/manager.h"
+#include "manager/web_session.h"
+#include "manager/metrics.h"
 
 /* The app proxy takes every method the apps use (HEAD goes with GET). */
 #define APP_PROXY_ROUTE(method)                                                                                   \

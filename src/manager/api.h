@@ -18,8 +18,8 @@
 
 #include <jansson.h>
 
-#include "../common/error.h"
-#include "../common/slots.h"
+#include "common/error.h"
+#include "common/slots.h"
 
 struct manager;
 struct http_req;

@@ -21,19 +21,19 @@
  * The resource group is taken at first contact; afterwards an
  * administrator's move (PATCH /admin/agents/{id}) sticks.  A heartbeat
  * from a LOST agent makes it ALIVE again. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "../common/log.h"
-#include "../common/sign.h"
-#include "../common/slots.h"
-#include "../common/timeutil.h"
-#include "agent_report.h"
-#include "api.h"
-#include "db.h"
-#include "http.h"
-#include "manager.h"
-#include "scheduler.h"
-#include "usage_measure.h"
+#include "common/log.h"
+#include "common/sign.h"
+#include "common/slots.h"
+#include "common/timeutil.h"
+#include "manager/agent_report.h"
+#include "manager/api.h"
+#include "manager/db.h"
+#include "manager/http.h"
+#include "manager/manager.h"
+#include "manager/scheduler.h"
+#include "manager/usage_measure.h"
 
 int api_agent_auth(struct api_ctx *c, struct tess_error **err)
 {

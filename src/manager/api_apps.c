@@ -12,21 +12,21 @@
  * the app (app_proxy.c).  With conf.app_listen both are served on that
  * listener only, an origin apart from the API's and the web UI's
  * (ROUTE_APP, api.c). */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <strings.h>
 
-#include "../common/crypto.h"
-#include "../common/timeutil.h"
-#include "agent_call.h"
-#include "api.h"
-#include "app_proxy.h"
-#include "app_token.h"
-#include "db.h"
-#include "http.h"
-#include "http_cookie.h"
-#include "manager.h"
-#include "session.h"
+#include "common/crypto.h"
+#include "common/timeutil.h"
+#include "manager/agent_call.h"
+#include "manager/api.h"
+#include "manager/app_proxy.h"
+#include "manager/app_token.h"
+#include "manager/db.h"
+#include "manager/http.h"
+#include "manager/http_cookie.h"
+#include "manager/manager.h"
+#include "manager/session.h"
 
 /* The session of g RUNNING with its main kernel, as t.  Answers c (404,
  * 409) and returns false when not. */

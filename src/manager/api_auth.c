@@ -1,15 +1,15 @@
 /* api_auth.c - /auth routes: password login returning the main keypair,
  * the caller's role, and password change. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "../common/crypto.h"
-#include "../common/log.h"
-#include "../common/timeutil.h"
-#include "api.h"
-#include "auth.h"
-#include "db.h"
-#include "http.h"
-#include "manager.h"
+#include "common/crypto.h"
+#include "common/log.h"
+#include "common/timeutil.h"
+#include "manager/api.h"
+#include "manager/auth.h"
+#include "manager/db.h"
+#include "manager/http.h"
+#include "manager/manager.h"
 
 void api_auth_authorize(struct api_ctx *c)
 {

@@ -12,19 +12,19 @@
  * its domain and superadmins; to anyone else it does not exist (404).
  * Changes made through another manager are picked up from the database
  * every POLL_USEC. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <inttypes.h>
 
-#include "../common/buf.h"
-#include "../common/loop.h"
-#include "../common/timeutil.h"
-#include "api.h"
-#include "bgtask.h"
-#include "db.h"
-#include "events.h"
-#include "http.h"
-#include "manager.h"
+#include "common/buf.h"
+#include "common/loop.h"
+#include "common/timeutil.h"
+#include "manager/api.h"
+#include "manager/bgtask.h"
+#include "manager/db.h"
+#include "manager/events.h"
+#include "manager/http.h"
+#include "manager/manager.h"
 
 #define POLL_USEC (2 * USEC_PER_SEC)
 

@@ -10,19 +10,19 @@
  * that ask with ?waiting=1, one of Tessera's: session_waiting, when the
  * scheduler's reason a PENDING session waits changed (`reason` is its
  * message, as statusData has it); Backend.AI's clients never see it. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <inttypes.h>
 
-#include "../common/buf.h"
-#include "../common/loop.h"
-#include "../common/timeutil.h"
-#include "api.h"
-#include "auth.h"
-#include "db.h"
-#include "events.h"
-#include "http.h"
-#include "manager.h"
+#include "common/buf.h"
+#include "common/loop.h"
+#include "common/timeutil.h"
+#include "manager/api.h"
+#include "manager/auth.h"
+#include "manager/db.h"
+#include "manager/events.h"
+#include "manager/http.h"
+#include "manager/manager.h"
 
 #define KEEPALIVE_USEC (15 * USEC_PER_SEC)
 

@@ -24,17 +24,17 @@
  * digest, labels and size, so that sessions may name it at once.  Each
  * import also removes uploads untouched for a day and blobs no image has
  * used for a day. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "../common/crypto.h"
-#include "../common/log.h"
-#include "../common/timeutil.h"
-#include "api.h"
-#include "blob_store.h"
-#include "db.h"
-#include "http.h"
-#include "import_manifest.h"
-#include "manager.h"
+#include "common/crypto.h"
+#include "common/log.h"
+#include "common/timeutil.h"
+#include "manager/api.h"
+#include "manager/blob_store.h"
+#include "manager/db.h"
+#include "manager/http.h"
+#include "manager/import_manifest.h"
+#include "manager/manager.h"
 
 static json_t *blob_state(const char *digest, bool complete, int64_t n)
 {

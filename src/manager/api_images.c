@@ -3,12 +3,12 @@
  * shows).  Hidden images, those of registries the caller's domain does
  * not allow and the private images (session commits) the caller may not
  * see (session_image.h: struct image_viewer) are left out. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "api.h"
-#include "db.h"
-#include "manager.h"
-#include "session_image.h"
+#include "manager/api.h"
+#include "manager/db.h"
+#include "manager/manager.h"
+#include "manager/session_image.h"
 
 /* The aliases of image `id` as a JSON array of strings. */
 static json_t *aliases_of(const struct db_rows *al, const char *id)

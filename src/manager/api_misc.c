@@ -1,19 +1,19 @@
 /* api_misc.c - unauthenticated meta routes: version, metrics, OpenAPI. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <ctype.h>
 #include <inttypes.h>
 
-#include "../common/buf.h"
-#include "../common/sign.h"
-#include "admin.h"
-#include "api.h"
-#include "db.h"
-#include "events.h"
-#include "http.h"
-#include "manager.h"
-#include "metrics.h"
-#include "../common/version.h"
+#include "common/buf.h"
+#include "common/sign.h"
+#include "manager/admin.h"
+#include "manager/api.h"
+#include "manager/db.h"
+#include "manager/events.h"
+#include "manager/http.h"
+#include "manager/manager.h"
+#include "manager/metrics.h"
+#include "common/version.h"
 
 void api_root_version(struct api_ctx *c)
 {

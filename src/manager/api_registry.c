@@ -21,19 +21,19 @@
  * set), preferring the asking agent's architecture.  Errors are the
  * registry's JSON ({"errors": [{"code", "message"}]}), which registry
  * clients print. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <fcntl.h>
 
-#include "../common/crypto.h"
-#include "../common/log.h"
-#include "api.h"
-#include "blob_store.h"
-#include "db.h"
-#include "http.h"
-#include "http_range.h"
-#include "import_manifest.h"
-#include "manager.h"
+#include "common/crypto.h"
+#include "common/log.h"
+#include "manager/api.h"
+#include "manager/blob_store.h"
+#include "manager/db.h"
+#include "manager/http.h"
+#include "manager/http_range.h"
+#include "manager/import_manifest.h"
+#include "manager/manager.h"
 
 static void registry_error(struct api_ctx *c, unsigned status, const char *code, const char *fmt, ...)
         __attribute__((format(printf, 4, 5)));

@@ -3,14 +3,14 @@
  * check-presets answers, for the caller's keypair, the given project and
  * resource group: limits, what is in use and what remains (unlimited is
  * the string "Infinity"), and for each preset whether it fits now. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "../common/slots.h"
-#include "api.h"
-#include "db.h"
-#include "http.h"
-#include "manager.h"
-#include "model.h"
+#include "common/slots.h"
+#include "manager/api.h"
+#include "manager/db.h"
+#include "manager/http.h"
+#include "manager/manager.h"
+#include "manager/model.h"
 
 static const char *const base_slots[] = { "cpu", "mem", "cuda.device", "cuda.shares" };
 

@@ -13,13 +13,13 @@
  *
  * Only active projects and resource groups are listed; a project the
  * caller does not belong to is a 404, as one that does not exist. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "api.h"
-#include "db.h"
-#include "http.h"
-#include "manager.h"
-#include "model.h"
+#include "manager/api.h"
+#include "manager/db.h"
+#include "manager/http.h"
+#include "manager/manager.h"
+#include "manager/model.h"
 
 static bool sees_all_projects(const struct api_ctx *c)
 {

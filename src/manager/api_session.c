@@ -7,27 +7,27 @@
  * session with its kernels and dependencies in one transaction as PENDING
  * and publishes session_enqueued.  Unless enqueueOnly, the answer waits up
  * to maxWaitSeconds for the session to start or end. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <ctype.h>
 
-#include "../common/buf.h"
-#include "../common/crypto.h"
-#include "../common/loop.h"
-#include "../common/slots.h"
-#include "../common/timeutil.h"
-#include "agent_call.h"
-#include "api.h"
-#include "auth.h"
-#include "db.h"
-#include "events.h"
-#include "http.h"
-#include "manager.h"
-#include "model.h"
-#include "session.h"
-#include "session_mounts.h"
-#include "session_image.h"
-#include "session_request.h"
+#include "common/buf.h"
+#include "common/crypto.h"
+#include "common/loop.h"
+#include "common/slots.h"
+#include "common/timeutil.h"
+#include "manager/agent_call.h"
+#include "manager/api.h"
+#include "manager/auth.h"
+#include "manager/db.h"
+#include "manager/events.h"
+#include "manager/http.h"
+#include "manager/manager.h"
+#include "manager/model.h"
+#include "manager/session.h"
+#include "manager/session_mounts.h"
+#include "manager/session_image.h"
+#include "manager/session_request.h"
 
 /* The keypair a request acts for: the caller, or owner_access_key for admins. */
 static int resolve_owner(struct api_ctx *c, const char *owner_ak, struct principal *ret, struct tess_error **err)

@@ -24,19 +24,19 @@
  * shutdown-service: the app's tokens and cookies end, then the runner
  * stops its process (every port it was opened on): 204; 404 when it does
  * not run, 400 for an app the image does not declare. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <strings.h>
 
-#include "../common/service_ports.h"
-#include "../common/timeutil.h"
-#include "agent_call.h"
-#include "api.h"
-#include "app_start.h"
-#include "app_token.h"
-#include "db.h"
-#include "http.h"
-#include "manager.h"
+#include "common/service_ports.h"
+#include "common/timeutil.h"
+#include "manager/agent_call.h"
+#include "manager/api.h"
+#include "manager/app_start.h"
+#include "manager/app_token.h"
+#include "manager/db.h"
+#include "manager/http.h"
+#include "manager/manager.h"
 
 #define START_WAIT_MS   60000 /* for the app's port to listen */
 #define START_TIMEOUT_S 90

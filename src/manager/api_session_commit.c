@@ -1,20 +1,20 @@
 /* api_session_commit.c - committing a running session to a private image;
  * see session_commit.h. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <ctype.h>
 #include <time.h>
 
-#include "../common/log.h"
-#include "../common/timeutil.h"
-#include "agent_call.h"
-#include "agent_report.h"
-#include "api.h"
-#include "bgtask.h"
-#include "db.h"
-#include "http.h"
-#include "manager.h"
-#include "session_commit.h"
+#include "common/log.h"
+#include "common/timeutil.h"
+#include "manager/agent_call.h"
+#include "manager/agent_report.h"
+#include "manager/api.h"
+#include "manager/bgtask.h"
+#include "manager/db.h"
+#include "manager/http.h"
+#include "manager/manager.h"
+#include "manager/session_commit.h"
 
 #define TASK_KIND       "session-commit"
 #define AGENT_TIMEOUT_S 30

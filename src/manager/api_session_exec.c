@@ -12,17 +12,17 @@
  *
  * The session must be RUNNING (409 otherwise).  Each of these counts as the
  * owner's activity for the idle timeout. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <sys/stat.h>
 
-#include "../common/buf.h"
-#include "agent_call.h"
-#include "api.h"
-#include "db.h"
-#include "http.h"
-#include "manager.h"
-#include "session.h"
+#include "common/buf.h"
+#include "manager/agent_call.h"
+#include "manager/api.h"
+#include "manager/db.h"
+#include "manager/http.h"
+#include "manager/manager.h"
+#include "manager/session.h"
 
 #define EXEC_TIMEOUT_S 60 /* the runner answers within its wait (at most 30 s) */
 #define FILES_TIMEOUT_S \

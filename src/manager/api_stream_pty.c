@@ -17,7 +17,7 @@
  * upgrade, records the owner's activity (keystrokes and pings keep the
  * session from the idle timeout) and closes the client's connection when
  * the thread is done, both through one pipe. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -25,18 +25,18 @@
 #include <strings.h>
 #include <sys/socket.h>
 
-#include "../common/log.h"
-#include "../common/loop.h"
-#include "../common/crypto.h"
-#include "../common/terminal_id.h"
-#include "../common/timeutil.h"
-#include "../common/ws.h"
-#include "agent_call.h"
-#include "agent_socket.h"
-#include "api.h"
-#include "http.h"
-#include "manager.h"
-#include "session.h"
+#include "common/log.h"
+#include "common/loop.h"
+#include "common/crypto.h"
+#include "common/terminal_id.h"
+#include "common/timeutil.h"
+#include "common/ws.h"
+#include "manager/agent_call.h"
+#include "manager/agent_socket.h"
+#include "manager/api.h"
+#include "manager/http.h"
+#include "manager/manager.h"
+#include "manager/session.h"
 
 #define TOUCH_EVERY_USEC (5 * USEC_PER_SEC)
 #define CLOSE_GRACE_MS   2000

@@ -39,16 +39,16 @@
  *
  * Who sees what: superadmins everything, admins and monitors their domain,
  * users only their own sessions. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "../common/buf.h"
-#include "../common/strmap.h"
-#include "../common/timeutil.h"
-#include "api.h"
-#include "db.h"
-#include "http.h"
-#include "manager.h"
-#include "usage.h"
+#include "common/buf.h"
+#include "common/strmap.h"
+#include "common/timeutil.h"
+#include "manager/api.h"
+#include "manager/db.h"
+#include "manager/http.h"
+#include "manager/manager.h"
+#include "manager/usage.h"
 
 #define ALL_DAYS INT32_MIN
 #define STATS_DAYS 30

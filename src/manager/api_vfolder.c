@@ -14,21 +14,21 @@
  * A user folder belongs to its creator; a project folder (`group` names a
  * project) to the project, and only admins of its domain create one.  A
  * folder mounted by a live session can be neither trashed nor purged. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <sys/statvfs.h>
 
-#include "../common/crypto.h"
-#include "../common/fs.h"
-#include "../common/log.h"
-#include "../common/timeutil.h"
-#include "../common/work_user.h"
-#include "api_vfolder.h"
-#include "db.h"
-#include "http.h"
-#include "manager.h"
-#include "model.h"
-#include "vfolder.h"
+#include "common/crypto.h"
+#include "common/fs.h"
+#include "common/log.h"
+#include "common/timeutil.h"
+#include "common/work_user.h"
+#include "manager/api_vfolder.h"
+#include "manager/db.h"
+#include "manager/http.h"
+#include "manager/manager.h"
+#include "manager/model.h"
+#include "manager/vfolder.h"
 
 /* clang-format off */
 const struct route vfolder_routes[] = {

@@ -15,7 +15,7 @@
 #ifndef TESS_API_VFOLDER_H
 #define TESS_API_VFOLDER_H
 
-#include "api.h"
+#include "manager/api.h"
 
 extern const struct route vfolder_routes[];
 

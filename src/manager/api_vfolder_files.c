@@ -10,19 +10,19 @@
  * modify-vfolder (mkdir, rename, move) or delete-vfolder (delete), as
  * Backend.AI checks them.  Every path goes through vfolder_fs.h: nothing
  * outside the folder is ever listed, made, moved or removed. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include "../common/beneath.h"
-#include "../common/buf.h"
-#include "../common/timeutil.h"
-#include "api_vfolder.h"
-#include "http.h"
-#include "vfolder.h"
-#include "vfolder_fs.h"
+#include "common/beneath.h"
+#include "common/buf.h"
+#include "common/timeutil.h"
+#include "manager/api_vfolder.h"
+#include "manager/http.h"
+#include "manager/vfolder.h"
+#include "manager/vfolder_fs.h"
 
 #define MKDIR_MAX  1000 /* paths in one mkdir */
 #define DELETE_MAX 1000 /* files in one delete-files */

@@ -16,15 +16,15 @@
  * An accepted invitation (or a `share`) is a row of vfolder_permissions;
  * vf_find() reads it, so every folder and file route sees a change at once.
  * Invitations name users by id; answers show their emails. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "../common/crypto.h"
-#include "../common/timeutil.h"
-#include "api_vfolder.h"
-#include "http.h"
-#include "db.h"
-#include "manager.h"
-#include "vfolder.h"
+#include "common/crypto.h"
+#include "common/timeutil.h"
+#include "manager/api_vfolder.h"
+#include "manager/http.h"
+#include "manager/db.h"
+#include "manager/manager.h"
+#include "manager/vfolder.h"
 
 #define MAX_USERS 100
 

@@ -13,25 +13,25 @@
  * that file's size.  The file appears in the folder, renamed into place
  * after an fdatasync, only when complete; one left alone for
  * vfolder_upload_keep is removed (vfolder_upload_sweep.c). */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include "../common/beneath.h"
-#include "../common/buf.h"
-#include "../common/crypto.h"
-#include "../common/log.h"
-#include "../common/timeutil.h"
-#include "api_vfolder.h"
-#include "db.h"
-#include "http.h"
-#include "http_range.h"
-#include "manager.h"
-#include "vfolder.h"
-#include "vfolder_archive.h"
-#include "vfolder_fs.h"
-#include "vfolder_token.h"
+#include "common/beneath.h"
+#include "common/buf.h"
+#include "common/crypto.h"
+#include "common/log.h"
+#include "common/timeutil.h"
+#include "manager/api_vfolder.h"
+#include "manager/db.h"
+#include "manager/http.h"
+#include "manager/http_range.h"
+#include "manager/manager.h"
+#include "manager/vfolder.h"
+#include "manager/vfolder_archive.h"
+#include "manager/vfolder_fs.h"
+#include "manager/vfolder_token.h"
 
 #define TUS_VERSION "1.0.0"
 

@@ -1,21 +1,21 @@
 /* app_proxy.c - what the app proxy's HTTP and WebSocket forwarding share
  * (see app_proxy.h): threads, one pipe back to the loop, the headers
  * passed on. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <fcntl.h>
 #include <pthread.h>
 #include <strings.h>
 
-#include "../common/buf.h"
-#include "../common/loop.h"
-#include "../common/log.h"
-#include "api.h"
-#include "app_proxy.h"
-#include "app_token.h"
-#include "http.h"
-#include "manager.h"
-#include "web_session.h"
+#include "common/buf.h"
+#include "common/loop.h"
+#include "common/log.h"
+#include "manager/api.h"
+#include "manager/app_proxy.h"
+#include "manager/app_token.h"
+#include "manager/http.h"
+#include "manager/manager.h"
+#include "manager/web_session.h"
 
 struct post {
         void (*fn)(void *data);

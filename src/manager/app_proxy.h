@@ -24,9 +24,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../common/buf.h"
-#include "agent_call.h"
-#include "agent_socket.h"
+#include "common/buf.h"
+#include "manager/agent_call.h"
+#include "manager/agent_socket.h"
 
 #define APP_PROXY_THREADS_MAX  1024  /* requests and WebSockets forwarded at once */
 #define APP_PROXY_HEAD_WAIT_MS 60000 /* for the app's answer to a WebSocket upgrade */

@@ -25,18 +25,18 @@
  *   out_end     thread              curl finished: what is buffered is all
  *   failed      thread              no (more) answer: err says why when !head_ready
  *   cancelled   loop                the client is gone, or the manager stops */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <curl/curl.h>
 #include <pthread.h>
 #include <strings.h>
 
-#include "../common/buf.h"
-#include "../common/log.h"
-#include "api.h"
-#include "app_proxy.h"
-#include "http.h"
-#include "manager.h"
+#include "common/buf.h"
+#include "common/log.h"
+#include "manager/api.h"
+#include "manager/app_proxy.h"
+#include "manager/http.h"
+#include "manager/manager.h"
 
 #define XFER_BUF (256u << 10)
 

@@ -10,20 +10,20 @@
  *   3. once the 101 is sent, a thread relays; the owner's traffic counts
  *      as activity against the idle timeout
  *   4. the loop closes the client's connection */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <strings.h>
 
-#include "../common/buf.h"
-#include "../common/http_head.h"
-#include "../common/log.h"
-#include "../common/relay.h"
-#include "../common/timeutil.h"
-#include "api.h"
-#include "app_proxy.h"
-#include "http.h"
-#include "manager.h"
-#include "session.h"
+#include "common/buf.h"
+#include "common/http_head.h"
+#include "common/log.h"
+#include "common/relay.h"
+#include "common/timeutil.h"
+#include "manager/api.h"
+#include "manager/app_proxy.h"
+#include "manager/http.h"
+#include "manager/manager.h"
+#include "manager/session.h"
 
 #define TOUCH_EVERY_USEC (5 * USEC_PER_SEC)
 

@@ -1,8 +1,8 @@
 /* app_start.c - see app_start.h. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "../common/buf.h"
-#include "app_start.h"
+#include "common/buf.h"
+#include "manager/app_start.h"
 
 /* Well-known apps.  Jupyter listens on the container's loopback only (the
  * agent's tunnel reaches it there), without its own token or password (the

@@ -10,7 +10,7 @@
 
 #include <jansson.h>
 
-#include "../common/error.h"
+#include "common/error.h"
 
 #define APP_START_LABEL_PREFIX "ai.backend.service-start."
 #define APP_START_ARGS_MAX     64

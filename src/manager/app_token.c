@@ -1,11 +1,11 @@
 /* app_token.c - see app_token.h. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "../common/crypto.h"
-#include "../common/timeutil.h"
-#include "app_token.h"
-#include "db.h"
-#include "manager.h"
+#include "common/crypto.h"
+#include "common/timeutil.h"
+#include "manager/app_token.h"
+#include "manager/db.h"
+#include "manager/manager.h"
 
 static const char *const kind_names[] = { [APP_TOKEN_OPEN] = "open", [APP_TOKEN_COOKIE] = "cookie" };
 

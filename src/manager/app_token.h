@@ -14,7 +14,7 @@
 #ifndef TESS_APP_TOKEN_H
 #define TESS_APP_TOKEN_H
 
-#include "../common/error.h"
+#include "common/error.h"
 
 #define APP_TOKEN_LEN   64 /* hex of 32 random bytes */
 #define APP_COOKIE      "tessera_app"

@@ -1,15 +1,15 @@
 /* audit.c - see audit.h. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "../common/crypto.h"
-#include "../common/log.h"
-#include "../common/loop.h"
-#include "../common/timeutil.h"
-#include "api.h"
-#include "audit.h"
-#include "db.h"
-#include "http.h"
-#include "manager.h"
+#include "common/crypto.h"
+#include "common/log.h"
+#include "common/loop.h"
+#include "common/timeutil.h"
+#include "manager/api.h"
+#include "manager/audit.h"
+#include "manager/db.h"
+#include "manager/http.h"
+#include "manager/manager.h"
 
 #define AUDIT_BATCH 64
 #define AUDIT_DELAY (200 * USEC_PER_MSEC)

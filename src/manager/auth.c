@@ -1,15 +1,15 @@
 /* auth.c - see auth.h. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "../common/crypto.h"
-#include "../common/sign.h"
-#include "../common/timeutil.h"
-#include "auth.h"
-#include "db.h"
-#include "http.h"
-#include "manager.h"
-#include "ratelimit.h"
-#include "web_session.h"
+#include "common/crypto.h"
+#include "common/sign.h"
+#include "common/timeutil.h"
+#include "manager/auth.h"
+#include "manager/db.h"
+#include "manager/http.h"
+#include "manager/manager.h"
+#include "manager/ratelimit.h"
+#include "manager/web_session.h"
 
 #define AUTH_CACHE_SLOTS 1024 /* power of two */
 

@@ -3,8 +3,8 @@
 #ifndef TESS_AUTH_H
 #define TESS_AUTH_H
 
-#include "../common/error.h"
-#include "api.h"
+#include "common/error.h"
+#include "manager/api.h"
 
 #define AUTH_MAX_SKEW_USEC (15LL * 60 * 1000000)
 

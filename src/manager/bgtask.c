@@ -1,12 +1,12 @@
 /* bgtask.c - background tasks in the database, published on the event
  * bus (bgtask.h). */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "../common/timeutil.h"
-#include "bgtask.h"
-#include "db.h"
-#include "events.h"
-#include "manager.h"
+#include "common/timeutil.h"
+#include "manager/bgtask.h"
+#include "manager/db.h"
+#include "manager/events.h"
+#include "manager/manager.h"
 
 #define COLUMNS                                                                                                  \
         "id, kind, status, current_progress, total_progress, message, user_id, domain_name, session_id, result," \

@@ -22,9 +22,9 @@
 
 #include <jansson.h>
 
-#include "../common/crypto.h"
-#include "../common/error.h"
-#include "../common/timeutil.h"
+#include "common/crypto.h"
+#include "common/error.h"
+#include "common/timeutil.h"
 
 struct manager;
 struct db_rows;

@@ -1,5 +1,5 @@
 /* blob_store.c - see blob_store.h. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -7,9 +7,9 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "../common/crypto.h"
-#include "../common/fs.h"
-#include "blob_store.h"
+#include "common/crypto.h"
+#include "common/fs.h"
+#include "manager/blob_store.h"
 
 #define UPLOADS_MAX  32 /* hash states kept; the oldest gives way (it is rebuilt from its file) */
 #define REHASH_CHUNK (1u << 20)

@@ -19,8 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/crypto.h"
-#include "../common/error.h"
+#include "common/crypto.h"
+#include "common/error.h"
 
 #define BLOB_MAX_BYTES ((int64_t)64 << 30) /* one blob, as the agent's layer limit */
 #define BLOB_STALE_SEC (24 * 3600)         /* an upload untouched this long is abandoned */

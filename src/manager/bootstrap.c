@@ -6,16 +6,16 @@
  * main keypair.  Credentials come from TESSERA_ADMIN_ACCESS_KEY (20 chars),
  * TESSERA_ADMIN_SECRET_KEY (40) and TESSERA_ADMIN_PASSWORD, or are
  * generated, printed once and written to STATE_DIR/admin-credentials (0600). */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "../common/buf.h"
-#include "../common/crypto.h"
-#include "../common/fs.h"
-#include "../common/log.h"
-#include "../common/timeutil.h"
-#include "db.h"
-#include "manager.h"
-#include "model.h"
+#include "common/buf.h"
+#include "common/crypto.h"
+#include "common/fs.h"
+#include "common/log.h"
+#include "common/timeutil.h"
+#include "manager/db.h"
+#include "manager/manager.h"
+#include "manager/model.h"
 
 #define ADMIN_EMAIL "admin@tessera.local"
 

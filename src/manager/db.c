@@ -1,8 +1,8 @@
 /* db.c - driver dispatch, transactions, results (see db.h). */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "../common/timeutil.h"
-#include "db-internal.h"
+#include "common/timeutil.h"
+#include "manager/db-internal.h"
 
 int db_open(const char *url, bool sqlite_sync_full, struct db **ret, struct tess_error **err)
 {

@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../common/error.h"
+#include "common/error.h"
 
 enum db_kind {
         DB_SQLITE,

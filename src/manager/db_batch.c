@@ -1,9 +1,9 @@
 /* db_batch.c - many rows through a few UPDATE ... FROM (VALUES ...)
  * statements (see db_batch.h). */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "../common/buf.h"
-#include "db_batch.h"
+#include "common/buf.h"
+#include "manager/db_batch.h"
 
 /* Rows per statement at most: 128 rows of 5 values stay far below
  * SQLite's and PostgreSQL's limits on parameters. */

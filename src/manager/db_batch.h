@@ -15,7 +15,7 @@
 #ifndef TESSERA_DB_BATCH_H
 #define TESSERA_DB_BATCH_H
 
-#include "db.h"
+#include "manager/db.h"
 
 struct db_batch {
         const char *head, *tail;

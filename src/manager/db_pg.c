@@ -3,13 +3,13 @@
  * `?` placeholders are rewritten to $1..$n outside of quoted strings;
  * statements are prepared once per connection and cached by SQL text.
  * A lost connection is re-established once per query (PQreset). */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <inttypes.h>
 #include <libpq-fe.h>
 
-#include "../common/buf.h"
-#include "db-internal.h"
+#include "common/buf.h"
+#include "manager/db-internal.h"
 
 #define STMT_CACHE 256
 

@@ -6,10 +6,10 @@
  * Conventions: ids are UUID text; timestamps are BIGINT microseconds since
  * the epoch; booleans are INTEGER 0/1; JSON is TEXT; resource slots are JSON
  * objects of decimal strings.  Never edit a released migration: add one. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "../common/timeutil.h"
-#include "db.h"
+#include "common/timeutil.h"
+#include "manager/db.h"
 
 struct migration {
         int version;

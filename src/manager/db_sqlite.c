@@ -3,12 +3,12 @@
  * synchronous=NORMAL in WAL mode keeps every committed transaction across a
  * crash or kill of the process; synchronous=FULL (config `sqlite_sync =
  * full`) also across power loss, at the cost of an fsync per commit. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <inttypes.h>
 #include <sqlite3.h>
 
-#include "db-internal.h"
+#include "manager/db-internal.h"
 
 #define STMT_CACHE 256
 

@@ -10,17 +10,17 @@
  * would know one on another node.  At exit the agent is stopped (SIGTERM,
  * also when the manager is killed: PR_SET_PDEATHSIG); its containers keep
  * running, and the next `tessera dev` finds them. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../common/buf.h"
-#include "../common/fs.h"
-#include "../common/log.h"
-#include "manager.h"
+#include "common/buf.h"
+#include "common/fs.h"
+#include "common/log.h"
+#include "manager/manager.h"
 
 /* The manager's storage hosts, resolved: the agent binds folders from the same directories. */
 static char *hosts_text(const struct manager *m)

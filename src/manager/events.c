@@ -1,7 +1,7 @@
 /* events.c - see events.h. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "events.h"
+#include "manager/events.h"
 
 struct listener {
         uint64_t id;

@@ -1,5 +1,5 @@
 /* http.c - see http.h. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -8,10 +8,10 @@
 #include <signal.h>
 #include <sys/socket.h>
 
-#include "../common/loop.h"
-#include "../common/netaddr.h"
-#include "../common/timeutil.h"
-#include "http.h"
+#include "common/loop.h"
+#include "common/netaddr.h"
+#include "common/timeutil.h"
+#include "manager/http.h"
 
 /* Memory MHD gives each connection: its read and write buffers come out of
  * it, so large bodies and answers move in pieces of up to about half. */

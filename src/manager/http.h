@@ -21,8 +21,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "../common/buf.h"
-#include "../common/error.h"
+#include "common/buf.h"
+#include "common/error.h"
 
 struct loop;
 struct http_server;

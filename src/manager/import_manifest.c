@@ -1,10 +1,10 @@
 /* import_manifest.c - see import_manifest.h. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <ctype.h>
 
-#include "blob_store.h"
-#include "import_manifest.h"
+#include "manager/blob_store.h"
+#include "manager/import_manifest.h"
 
 #define NAME_MAX_LEN 255
 #define TAG_MAX_LEN  128

@@ -11,7 +11,7 @@
 
 #include <jansson.h>
 
-#include "../common/error.h"
+#include "common/error.h"
 
 #define IMPORT_MANIFEST_MAX ((size_t)4 << 20) /* as registries */
 #define IMPORT_CONFIG_MAX   ((size_t)16 << 20)

@@ -4,13 +4,13 @@
  *     rest; managers sharing one PostgreSQL must share this file too;
  *   - the cluster secret (conf.cluster_secret_file) authenticates agents
  *     and the manager to each other; every agent is given a copy. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include "../common/fs.h"
-#include "manager.h"
+#include "common/fs.h"
+#include "manager/manager.h"
 
 static int hexval(char c)
 {

@@ -4,7 +4,7 @@
  * Start-up: config -> state dir -> master key -> database (migrations) ->
  * bootstrap -> HTTP server -> loop.  `tessera dev` is the embedded default:
  * SQLite in --state-dir, one node (the agent joins here in a later part). */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <getopt.h>
 #include <malloc.h>
@@ -12,29 +12,29 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 
-#include "../common/buf.h"
-#include "../common/conf.h"
-#include "../common/fs.h"
-#include "../common/log.h"
-#include "../common/loop.h"
-#include "../common/timeutil.h"
-#include "agent_call.h"
-#include "api.h"
-#include "audit.h"
-#include "auth.h"
-#include "bgtask.h"
-#include "blob_store.h"
-#include "agent_sync.h"
-#include "db.h"
-#include "events.h"
-#include "http.h"
-#include "manager.h"
-#include "web_session.h"
-#include "metrics.h"
-#include "ratelimit.h"
-#include "registry_rescan.h"
-#include "scheduler.h"
-#include "vfolder.h"
+#include "common/buf.h"
+#include "common/conf.h"
+#include "common/fs.h"
+#include "common/log.h"
+#include "common/loop.h"
+#include "common/timeutil.h"
+#include "manager/agent_call.h"
+#include "manager/api.h"
+#include "manager/audit.h"
+#include "manager/auth.h"
+#include "manager/bgtask.h"
+#include "manager/blob_store.h"
+#include "manager/agent_sync.h"
+#include "manager/db.h"
+#include "manager/events.h"
+#include "manager/http.h"
+#include "manager/manager.h"
+#include "manager/web_session.h"
+#include "manager/metrics.h"
+#include "manager/ratelimit.h"
+#include "manager/registry_rescan.h"
+#include "manager/scheduler.h"
+#include "manager/vfolder.h"
 
 #define MC struct manager_conf
 const struct conf_opt manager_conf_opts[] = {

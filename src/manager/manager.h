@@ -10,10 +10,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "../common/conf.h"
-#include "../common/crypto.h"
-#include "../common/error.h"
-#include "vfolder.h"
+#include "common/conf.h"
+#include "common/crypto.h"
+#include "common/error.h"
+#include "manager/vfolder.h"
 
 struct loop;
 struct db;

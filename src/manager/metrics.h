@@ -6,7 +6,7 @@
 #ifndef TESS_METRICS_H
 #define TESS_METRICS_H
 
-#include "../common/buf.h"
+#include "common/buf.h"
 
 struct metrics;
 struct manager;

@@ -1,12 +1,12 @@
 /* model.c - see model.h. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "../common/crypto.h"
-#include "../common/timeutil.h"
-#include "api.h"
-#include "db.h"
-#include "manager.h"
-#include "model.h"
+#include "common/crypto.h"
+#include "common/timeutil.h"
+#include "manager/api.h"
+#include "manager/db.h"
+#include "manager/manager.h"
+#include "manager/model.h"
 
 static bool key_chars_ok(const char *s, size_t want)
 {

@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 
-#include "../common/error.h"
+#include "common/error.h"
 
 struct manager;
 

@@ -1,13 +1,13 @@
 /* ratelimit.c - see ratelimit.h.  Open-addressing hash of access keys. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <inttypes.h>
 
-#include "../common/timeutil.h"
-#include "api.h"
-#include "http.h"
-#include "manager.h"
-#include "ratelimit.h"
+#include "common/timeutil.h"
+#include "manager/api.h"
+#include "manager/http.h"
+#include "manager/manager.h"
+#include "manager/ratelimit.h"
 
 struct rl_entry {
         char key[24];

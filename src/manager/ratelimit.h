@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "../common/error.h"
+#include "common/error.h"
 
 struct api_ctx;
 struct ratelimit;

@@ -5,17 +5,17 @@
  *   work (thread)    registry_scan_run(); progress posted to the loop at
  *                    most every PROGRESS_USEC
  *   done (loop)      apply the images in one transaction, finish the task */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "../common/log.h"
-#include "../common/loop.h"
-#include "../common/timeutil.h"
-#include "bgtask.h"
-#include "db.h"
-#include "manager.h"
-#include "registry_rescan.h"
-#include "registry_scan.h"
-#include "worker.h"
+#include "common/log.h"
+#include "common/loop.h"
+#include "common/timeutil.h"
+#include "manager/bgtask.h"
+#include "manager/db.h"
+#include "manager/manager.h"
+#include "manager/registry_rescan.h"
+#include "manager/registry_scan.h"
+#include "manager/worker.h"
 
 #define PROGRESS_USEC     (250 * 1000)
 #define RESULT_ERRORS_MAX 100

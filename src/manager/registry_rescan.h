@@ -20,8 +20,8 @@
 #ifndef TESS_MANAGER_REGISTRY_RESCAN_H
 #define TESS_MANAGER_REGISTRY_RESCAN_H
 
-#include "../common/crypto.h"
-#include "../common/error.h"
+#include "common/crypto.h"
+#include "common/error.h"
 
 struct manager;
 

@@ -2,11 +2,11 @@
  * agent's (src/agent/registry_catalog.c lists and fetches); the config is
  * read as an image import reads it (import_manifest.c: architecture and
  * labels). */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "../agent/registry-internal.h"
-#include "import_manifest.h"
-#include "registry_scan.h"
+#include "agent/registry-internal.h"
+#include "manager/import_manifest.h"
+#include "manager/registry_scan.h"
 
 struct scan {
         const struct registry_scan_opts *o;

@@ -17,7 +17,7 @@
 
 #include <jansson.h>
 
-#include "../common/error.h"
+#include "common/error.h"
 
 /* A container_registries row, with its password opened. */
 struct registry_scan_opts {

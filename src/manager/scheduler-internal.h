@@ -7,8 +7,8 @@
 
 #include <stdint.h>
 
-#include "../common/strmap.h"
-#include "../sched/sched.h"
+#include "common/strmap.h"
+#include "sched/sched.h"
 
 struct manager;
 struct db_rows;

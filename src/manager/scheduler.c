@@ -5,17 +5,17 @@
  * half of the manager's time and API requests keep being answered; the
  * periodic timer catches what no event announces (batch start times,
  * timeouts, silent agents). */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "../common/log.h"
-#include "../common/loop.h"
-#include "../common/timeutil.h"
-#include "db.h"
-#include "events.h"
-#include "manager.h"
-#include "metrics.h"
-#include "scheduler-internal.h"
-#include "scheduler.h"
+#include "common/log.h"
+#include "common/loop.h"
+#include "common/timeutil.h"
+#include "manager/db.h"
+#include "manager/events.h"
+#include "manager/manager.h"
+#include "manager/metrics.h"
+#include "manager/scheduler-internal.h"
+#include "manager/scheduler.h"
 
 #define SCHED_LOCK_KEY 7419002 /* pg advisory lock: one scheduling manager */
 #define KICK_DELAY_USEC (1 * USEC_PER_MSEC)

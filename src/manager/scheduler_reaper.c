@@ -15,14 +15,14 @@
  * (TERMINATING -> TERMINATED, keeping the reason), since no agent will
  * report them gone.  Times count from when the session got its resources
  * (sessions.occupied_at). */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "../common/log.h"
-#include "../common/timeutil.h"
-#include "db.h"
-#include "manager.h"
-#include "scheduler-internal.h"
-#include "session.h"
+#include "common/log.h"
+#include "common/timeutil.h"
+#include "manager/db.h"
+#include "manager/manager.h"
+#include "manager/scheduler-internal.h"
+#include "manager/session.h"
 
 static void end_session(struct manager *m, const char *id, const char *status, enum session_status to,
                         const char *reason)

@@ -3,14 +3,14 @@
  * resource group at once: ALIVE agents with what their kernels occupy
  * (per GPU device), the PENDING sessions with their limits, dependencies
  * and image minimums, and the quota scopes with what they occupy. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "../common/log.h"
-#include "../common/slots.h"
-#include "db.h"
-#include "manager.h"
-#include "scheduler-internal.h"
-#include "usage.h"
+#include "common/log.h"
+#include "common/slots.h"
+#include "manager/db.h"
+#include "manager/manager.h"
+#include "manager/scheduler-internal.h"
+#include "manager/usage.h"
 
 #define OCCUPYING "('SCHEDULED', 'PREPARING', 'PULLING', 'CREATING', 'RUNNING', 'TERMINATING')"
 

@@ -8,16 +8,16 @@
  * status_data.scheduler when it changed.  Rows of a kind go in batches
  * (db_batch.h): a few statements per pass, not one per row.  Events follow
  * the commit. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "../common/log.h"
-#include "../common/slots.h"
-#include "../common/timeutil.h"
-#include "db.h"
-#include "db_batch.h"
-#include "manager.h"
-#include "scheduler-internal.h"
-#include "session.h"
+#include "common/log.h"
+#include "common/slots.h"
+#include "common/timeutil.h"
+#include "manager/db.h"
+#include "manager/db_batch.h"
+#include "manager/manager.h"
+#include "manager/scheduler-internal.h"
+#include "manager/session.h"
 
 static char *vec_text(const struct snapshot *s, const struct sched_vec *v, int times)
 {

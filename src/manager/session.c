@@ -1,14 +1,14 @@
 /* session.c - see session.h. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "../common/log.h"
-#include "../common/slots.h"
-#include "../common/timeutil.h"
-#include "db.h"
-#include "events.h"
-#include "manager.h"
-#include "session.h"
-#include "usage.h"
+#include "common/log.h"
+#include "common/slots.h"
+#include "common/timeutil.h"
+#include "manager/db.h"
+#include "manager/events.h"
+#include "manager/manager.h"
+#include "manager/session.h"
+#include "manager/usage.h"
 
 static const char *const status_names[] = {
         [SESSION_PENDING] = "PENDING",         [SESSION_SCHEDULED] = "SCHEDULED",

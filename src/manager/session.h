@@ -20,7 +20,7 @@
 
 #include <jansson.h>
 
-#include "../common/error.h"
+#include "common/error.h"
 
 struct manager;
 struct db_rows;

@@ -20,7 +20,7 @@
 #ifndef TESS_SESSION_COMMIT_H
 #define TESS_SESSION_COMMIT_H
 
-#include "../common/error.h"
+#include "common/error.h"
 
 struct manager;
 struct agent_event;

@@ -1,11 +1,11 @@
 /* session_image.c - resolve the image of a session create and apply its
  * resource bounds (session_image.h). */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <jansson.h>
 
-#include "../common/slots.h"
-#include "session_image.h"
+#include "common/slots.h"
+#include "manager/session_image.h"
 
 #define MIN_LABEL "ai.backend.resource.min."
 

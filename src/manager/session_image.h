@@ -6,10 +6,10 @@
 
 #include <stdbool.h>
 
-#include "../common/error.h"
-#include "db.h"
-#include "manager.h"
-#include "session_request.h"
+#include "common/error.h"
+#include "manager/db.h"
+#include "manager/manager.h"
+#include "manager/session_request.h"
 
 /* Who looks at private images (those of session commits, owner_id set):
  * their owner sees them, a superadmin all, an admin those of the users of

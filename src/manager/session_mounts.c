@@ -1,12 +1,12 @@
 /* session_mounts.c - resolving the folders a session mounts, for its
  * owner (see session_mounts.h). */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "api.h"
-#include "db.h"
-#include "manager.h"
-#include "session_mounts.h"
-#include "vfolder.h"
+#include "manager/api.h"
+#include "manager/db.h"
+#include "manager/manager.h"
+#include "manager/session_mounts.h"
+#include "manager/vfolder.h"
 
 static bool under(const char *path, const char *root, bool root_itself)
 {

@@ -15,7 +15,7 @@
 
 #include <jansson.h>
 
-#include "../common/error.h"
+#include "common/error.h"
 
 struct manager;
 struct principal;

@@ -1,12 +1,12 @@
 /* session_request.c - see session_request.h. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <ctype.h>
 
-#include "../common/slots.h"
-#include "../common/timeutil.h"
-#include "api.h"
-#include "session_request.h"
+#include "common/slots.h"
+#include "common/timeutil.h"
+#include "manager/api.h"
+#include "manager/session_request.h"
 
 static int parse_environ(json_t *cfg, struct session_request *q, struct tess_error **err)
 {

@@ -14,8 +14,8 @@
 
 #include <jansson.h>
 
-#include "../common/error.h"
-#include "../common/slots.h"
+#include "common/error.h"
+#include "common/slots.h"
 
 #define SESSION_MAX_CLUSTER_SIZE 64
 #define SESSION_MAX_WAIT_SECONDS 3600

@@ -1,15 +1,15 @@
 /* usage.c - see usage.h. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <ctype.h>
 #include <math.h>
 
-#include "../common/buf.h"
-#include "../common/strmap.h"
-#include "../common/timeutil.h"
-#include "db.h"
-#include "manager.h"
-#include "usage.h"
+#include "common/buf.h"
+#include "common/strmap.h"
+#include "common/timeutil.h"
+#include "manager/db.h"
+#include "manager/manager.h"
+#include "manager/usage.h"
 
 /* ---- days ---- */
 

@@ -33,8 +33,8 @@
 
 #include <jansson.h>
 
-#include "../common/error.h"
-#include "../common/slots.h"
+#include "common/error.h"
+#include "common/slots.h"
 
 struct buf;
 struct db_arg;

@@ -1,14 +1,14 @@
 /* usage_measure.c - see usage_measure.h. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <ctype.h>
 
-#include "../common/strmap.h"
-#include "db.h"
-#include "db_batch.h"
-#include "manager.h"
-#include "usage.h"
-#include "usage_measure.h"
+#include "common/strmap.h"
+#include "manager/db.h"
+#include "manager/db_batch.h"
+#include "manager/manager.h"
+#include "manager/usage.h"
+#include "manager/usage_measure.h"
 
 /* "123", "123.456" as value x 10^decimals, fixed point; digits beyond
  * `decimals` are dropped.  -1 unless well formed and within int64. */

@@ -1,13 +1,13 @@
 /* vfolder.c - the folder model: storage hosts, names, layout, permissions,
  * and finding the folders a caller may use (see vfolder.h). */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "../common/crypto.h"
-#include "../common/fs.h"
-#include "api.h"
-#include "db.h"
-#include "manager.h"
-#include "vfolder.h"
+#include "common/crypto.h"
+#include "common/fs.h"
+#include "manager/api.h"
+#include "manager/db.h"
+#include "manager/manager.h"
+#include "manager/vfolder.h"
 
 static const char *const perm_names[] = { [VF_PERM_NONE] = "none", [VF_PERM_RO] = "ro", [VF_PERM_RW] = "rw",
                                           [VF_PERM_WD] = "wd" };

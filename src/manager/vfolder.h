@@ -19,8 +19,8 @@
 
 #include <jansson.h>
 
-#include "../common/error.h"
-#include "../common/vfolder_hosts.h"
+#include "common/error.h"
+#include "common/vfolder_hosts.h"
 
 struct api_ctx;
 struct manager;

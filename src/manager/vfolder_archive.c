@@ -1,5 +1,5 @@
 /* vfolder_archive.c - see vfolder_archive.h. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -7,10 +7,10 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include "../common/beneath.h"
-#include "../common/buf.h"
-#include "../common/log.h"
-#include "vfolder_archive.h"
+#include "common/beneath.h"
+#include "common/buf.h"
+#include "common/log.h"
+#include "manager/vfolder_archive.h"
 
 #define CHUNK (256 * 1024)
 

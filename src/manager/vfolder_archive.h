@@ -7,7 +7,7 @@
 
 #include <sys/types.h>
 
-#include "../common/error.h"
+#include "common/error.h"
 
 struct vf_archive;
 

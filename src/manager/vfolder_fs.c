@@ -1,15 +1,15 @@
 /* vfolder_fs.c - see vfolder_fs.h. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include "../common/beneath.h"
-#include "../common/log.h"
-#include "../common/work_user.h"
-#include "vfolder.h"
-#include "vfolder_fs.h"
+#include "common/beneath.h"
+#include "common/log.h"
+#include "common/work_user.h"
+#include "manager/vfolder.h"
+#include "manager/vfolder_fs.h"
 
 int vf_root_open(const struct vfolder *f, struct tess_error **err)
 {

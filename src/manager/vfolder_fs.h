@@ -8,7 +8,7 @@
 
 #include <stdbool.h>
 
-#include "../common/error.h"
+#include "common/error.h"
 
 struct vfolder;
 

@@ -27,7 +27,7 @@
  * on scopes of many files stay cheap; what a check lets through is added to
  * the cached use until the next walk, and a check that would refuse walks
  * again first, so a deletion frees room at once. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -42,14 +42,14 @@
 #include <sys/sysmacros.h>
 #include <sys/vfs.h>
 
-#include "../common/disk_usage.h"
-#include "../common/log.h"
-#include "../common/timeutil.h"
-#include "api_vfolder.h"
-#include "db.h"
-#include "http.h"
-#include "manager.h"
-#include "vfolder.h"
+#include "common/disk_usage.h"
+#include "common/log.h"
+#include "common/timeutil.h"
+#include "manager/api_vfolder.h"
+#include "manager/db.h"
+#include "manager/http.h"
+#include "manager/manager.h"
+#include "manager/vfolder.h"
 
 #ifndef PRJQUOTA
 #define PRJQUOTA 2

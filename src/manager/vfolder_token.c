@@ -1,12 +1,12 @@
 /* vfolder_token.c - see vfolder_token.h. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
-#include "../common/buf.h"
-#include "vfolder_token.h"
+#include "common/buf.h"
+#include "manager/vfolder_token.h"
 
 static const char b64url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 

@@ -17,9 +17,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../common/beneath.h"
-#include "../common/crypto.h"
-#include "../common/error.h"
+#include "common/beneath.h"
+#include "common/crypto.h"
+#include "common/error.h"
 
 #define VF_TOKEN_KEY_LEN 32
 #define VF_TOKEN_MAX     8192 /* longest token text accepted */

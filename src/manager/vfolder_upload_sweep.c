@@ -6,17 +6,17 @@
  * the uploads themselves do (so no PATCH writes a file while it is judged):
  * once at start, then every SWEEP_EVERY, or every quarter of the keep when
  * that is shorter.  A keep of 0 turns it off. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include "../common/log.h"
-#include "../common/loop.h"
-#include "../common/timeutil.h"
-#include "manager.h"
-#include "vfolder.h"
+#include "common/log.h"
+#include "common/loop.h"
+#include "common/timeutil.h"
+#include "manager/manager.h"
+#include "manager/vfolder.h"
 
 #define SWEEP_EVERY (3600 * USEC_PER_SEC)
 

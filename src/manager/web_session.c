@@ -1,19 +1,19 @@
 /* web_session.c - browser sessions; see web_session.h. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <ctype.h>
 #include <strings.h>
 
-#include "../common/crypto.h"
-#include "../common/log.h"
-#include "../common/sign.h"
-#include "api.h"
-#include "auth.h"
-#include "db.h"
-#include "http.h"
-#include "http_cookie.h"
-#include "manager.h"
-#include "web_session.h"
+#include "common/crypto.h"
+#include "common/log.h"
+#include "common/sign.h"
+#include "manager/api.h"
+#include "manager/auth.h"
+#include "manager/db.h"
+#include "manager/http.h"
+#include "manager/http_cookie.h"
+#include "manager/manager.h"
+#include "manager/web_session.h"
 
 #define TOKEN_BYTES     32
 #define GUARD_SLOTS     512

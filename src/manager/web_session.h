@@ -25,8 +25,8 @@
 #ifndef TESS_WEB_SESSION_H
 #define TESS_WEB_SESSION_H
 
-#include "../common/error.h"
-#include "../common/timeutil.h"
+#include "common/error.h"
+#include "common/timeutil.h"
 
 #define WEB_SESSION_COOKIE "tessera_session"
 #define WEB_SESSION_IDLE   (12 * 3600 * USEC_PER_SEC)

@@ -11,7 +11,7 @@
  * accept gzip.  Answers carry an ETag (size and mtime) for revalidation,
  * and index.html a Content-Security-Policy that allows only the manager's
  * own scripts, styles and connections. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <ctype.h>
 #include <fcntl.h>
@@ -19,9 +19,9 @@
 #include <limits.h>
 #include <sys/stat.h>
 
-#include "api.h"
-#include "http.h"
-#include "manager.h"
+#include "manager/api.h"
+#include "manager/http.h"
+#include "manager/manager.h"
 
 #define NAME_MAX_LEN 200
 

@@ -1,17 +1,17 @@
 /* worker.c - see worker.h.  Each message is one write of a small struct
  * to a pipe (atomic below PIPE_BUF), so the threads' messages never
  * interleave; the loop reads them in order. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <curl/curl.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <unistd.h>
 
-#include "../common/log.h"
-#include "../common/loop.h"
-#include "manager.h"
-#include "worker.h"
+#include "common/log.h"
+#include "common/loop.h"
+#include "manager/manager.h"
+#include "manager/worker.h"
 
 struct worker {
         struct manager *m;

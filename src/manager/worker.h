@@ -13,7 +13,7 @@
 #ifndef TESS_MANAGER_WORKER_H
 #define TESS_MANAGER_WORKER_H
 
-#include "../common/error.h"
+#include "common/error.h"
 
 struct manager;
 struct worker;

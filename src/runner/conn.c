@@ -12,14 +12,14 @@
  *
  * Every state has a deadline: a silent or stalled peer is dropped.  With
  * CONN_MAX connections open, new ones wait in the listen backlog. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 
-#include "runner.h"
+#include "runner/runner.h"
 
 #define IO_TIMEOUT_MS 30000
 #define IO_CHUNK      65536

@@ -9,13 +9,13 @@
  * to the user and the user's permissions apply; a race with the user's own
  * processes can only reach what the user could reach anyway.  Uploads go
  * to a temporary name and are renamed into place when complete. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include "runner.h"
+#include "runner/runner.h"
 
 #define LIST_MAX 10000
 

@@ -2,9 +2,9 @@
  * poll() set each round.  A watch removed (or replaced) by an earlier
  * callback in the same round is not called: each registration has a serial
  * number that the dispatch checks. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "runner.h"
+#include "runner/runner.h"
 
 struct watch {
         int fd;

@@ -18,7 +18,7 @@
  * the images) for user processes when the runner is root, TESSERA_PYTHON
  * (default python3) for query mode, TESSERA_STARTUP_COMMAND for --batch
  * without a command (run by /bin/sh -c). */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <fcntl.h>
 #include <getopt.h>
@@ -28,7 +28,7 @@
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 
-#include "runner.h"
+#include "runner/runner.h"
 
 struct runner_conf rconf = {
         .socket_dir = "/opt/tessera/run",

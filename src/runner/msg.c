@@ -1,12 +1,12 @@
 /* msg.c - the runner's JSON reader and writer and its request validator
  * (see msg.h).  No dependencies but libc and xrealloc: fuzzed by
  * tests/fuzz/fuzz_runner_msg.c, which includes this file. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <stdarg.h>
 
-#include "../common/utf8.h"
-#include "msg.h"
+#include "common/utf8.h"
+#include "runner/msg.h"
 
 /* ---- reader ---- */
 

@@ -3,7 +3,7 @@
  * the table of children whose exit someone waits for, reaping every child
  * (the runner is PID 1 or a child subreaper), and signalling them all at
  * shutdown. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -13,7 +13,7 @@
 #include <sys/ioctl.h>
 #include <sys/wait.h>
 
-#include "runner.h"
+#include "runner/runner.h"
 
 extern char **environ;
 

@@ -4,14 +4,14 @@
  * terminal's bytes never pass through the runner.  The agent resizes with
  * TIOCSWINSZ on its fd and keeps the fd as long as the terminal lives;
  * closing it hangs the shell up.  Any number of terminals may be open. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <fcntl.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <termios.h>
 
-#include "runner.h"
+#include "runner/runner.h"
 
 static int open_slave(int master, char *name, size_t namesz)
 {

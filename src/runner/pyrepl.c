@@ -18,12 +18,12 @@
  * output pipes, then applies the frames: output never lands in the wrong
  * run.  One query runs at a time; if the interpreter dies, the current run
  * ends with its status and the next query starts a fresh one. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <signal.h>
 #include <sys/wait.h>
 
-#include "runner.h"
+#include "runner/runner.h"
 
 #define READ_CHUNK    65536
 #define FRAME_MAX     65536 /* an input() prompt */

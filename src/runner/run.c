@@ -17,12 +17,12 @@
  * pending.  Then it answers with Backend.AI's result object and what output
  * fits in FETCH_MAX.  While RUN_BUF_MAX bytes are pending the runner stops
  * reading the run's pipes: the child blocks (backpressure). */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <signal.h>
 #include <sys/wait.h>
 
-#include "runner.h"
+#include "runner/runner.h"
 
 #define READ_CHUNK 65536
 

@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "msg.h"
+#include "runner/msg.h"
 
 #define RUNNER_VERSION "1"
 #define RUNNER_SOCKET  "runner.sock"

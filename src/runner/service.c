@@ -8,12 +8,12 @@
  * process group (proc_spawn made it a session of its own), SIGKILL after
  * STOP_GRACE_MS, and answers once the service exited; it may then be
  * started again. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <signal.h>
 #include <sys/wait.h>
 
-#include "runner.h"
+#include "runner/runner.h"
 
 #define SERVICE_MAX     32
 #define PROBE_MS        100

@@ -1,12 +1,12 @@
 /* util.c - the runner's small helpers: the clock, logging to stderr (the
  * container's log), pipes and fds.  (Its x-allocators are
  * src/common/xalloc.c, the one file of src/common it links: libc only.) */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <fcntl.h>
 #include <time.h>
 
-#include "runner.h"
+#include "runner/runner.h"
 
 int64_t now_ms(void)
 {

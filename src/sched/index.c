@@ -17,9 +17,9 @@
  * An agent that takes a kernel is taken out of the sorted array and put
  * back at its new place (a memmove of a few KiB at most) and its tree path
  * is recomputed: O(log n) per change. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "sched-internal.h"
+#include "sched/sched-internal.h"
 
 /* The slots in the order the selection compares them. */
 static const int key_order[SCHED_NSLOTS] = {

@@ -11,9 +11,9 @@
  *               is smallest, recomputed after every try.
  * Ties fall back to arrival order, then to queue position, so a pass is
  * deterministic. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "sched-internal.h"
+#include "sched/sched-internal.h"
 
 struct drf_user {
         int scope; /* user scope index, -1 for sessions without one */

@@ -19,9 +19,9 @@
  * A pass scans the agents for its first few searches and builds the agent
  * index (index.c) when more follow: a pass that places one arrival, or
  * stops at a blocked head of the queue, never pays for the index. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "sched-internal.h"
+#include "sched/sched-internal.h"
 
 #define FAIL_CACHE 64
 /* Up to this many searches, or below this many agents, scanning is cheaper

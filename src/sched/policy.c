@@ -1,8 +1,8 @@
 /* policy.c - a resource group's scheduler settings, parsed and checked. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "../common/timeutil.h"
-#include "sched.h"
+#include "common/timeutil.h"
+#include "sched/sched.h"
 
 static const char *const order_names[] = {
         [SCHED_FIFO] = "fifo",

@@ -5,10 +5,10 @@
  *   "project gpu limit: 4 fGPU in use of 4; 1 fGPU requested".
  * Quota checks count every kernel of the session against what the scope
  * already occupies in all resource groups, including what this pass placed. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "../common/timeutil.h"
-#include "sched-internal.h"
+#include "common/timeutil.h"
+#include "sched/sched-internal.h"
 
 const char *const sched_predicate_names[] = {
         "reserved_time",          "dependencies",           "resource_group_access",

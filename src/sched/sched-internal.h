@@ -10,7 +10,7 @@
 #ifndef TESS_SCHED_INTERNAL_H
 #define TESS_SCHED_INTERNAL_H
 
-#include "sched.h"
+#include "sched/sched.h"
 
 /* ---- predicates.c: the checks before placement ---- */
 

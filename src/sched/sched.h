@@ -25,8 +25,8 @@
 
 #include <jansson.h>
 
-#include "../common/error.h"
-#include "../common/slots.h"
+#include "common/error.h"
+#include "common/slots.h"
 
 #define SCHED_NSLOTS 8
 #define SCHED_MAX_DEVICES 32 /* GPUs on one agent */

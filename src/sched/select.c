@@ -17,9 +17,9 @@
  *
  * Two ways to find the agent give the same answer: scanning every candidate
  * (designated agents, small passes) and the pass's index (index.c). */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "sched-internal.h"
+#include "sched/sched-internal.h"
 
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define MAX(a, b) ((a) > (b) ? (a) : (b))

@@ -1,7 +1,7 @@
 /* vec.c - the scheduler's slot table and resource vectors (see sched.h). */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "sched.h"
+#include "sched/sched.h"
 
 static const char *const known_slots[SCHED_FIRST_EXTRA] = {
         [SCHED_CPU] = "cpu",

@@ -23,12 +23,12 @@
  * A row with an empty submit_time or duration is skipped.
  *
  * Times in both logs carry no zone; only differences matter. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <jansson.h>
 
-#include "../common/timeutil.h"
-#include "sim-internal.h"
+#include "common/timeutil.h"
+#include "sim/sim-internal.h"
 
 #define GIB ((int64_t)1 << 30)
 

@@ -2,11 +2,11 @@
  * and the number formats of the simulator's inputs (see sim-internal.h).
  * Input is untrusted (traces from anywhere): every path is bounded and
  * ends in a message naming the line. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <ctype.h>
 
-#include "sim-internal.h"
+#include "sim/sim-internal.h"
 
 void sim_csv_init(struct sim_csv *c, const char *origin, const char *p, size_t len)
 {

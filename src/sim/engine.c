@@ -28,12 +28,12 @@
  * devices that no waiting GPU request can use: on agents without the cores
  * or memory of the smallest waiting request, or in pieces smaller than its
  * per-device need (a lower bound: the minima are taken per dimension). */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <math.h>
 #include <time.h>
 
-#include "sim-internal.h"
+#include "sim/sim-internal.h"
 
 #define SAMPLES_TARGET 1000
 

@@ -13,12 +13,12 @@
  * 1/k^skew; user k belongs to project k mod projects.  The generator is
  * its own xoshiro256** seeded from `seed`, so a seed gives the same
  * workload on every machine. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <math.h>
 
-#include "../common/timeutil.h"
-#include "sim-internal.h"
+#include "common/timeutil.h"
+#include "sim/sim-internal.h"
 
 #define GIB ((int64_t)1 << 30)
 

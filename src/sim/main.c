@@ -7,15 +7,15 @@
  * Every option is one row of `opts[]` (name, which sub-commands take it,
  * help, the function that stores it); --help is printed from the table.
  * Exit codes: 0 success, 1 error (`error: ...`), 2 usage. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <getopt.h>
 #include <inttypes.h>
 
-#include "../common/fs.h"
-#include "../common/slots.h"
-#include "../common/timeutil.h"
-#include "sim-internal.h"
+#include "common/fs.h"
+#include "common/slots.h"
+#include "common/timeutil.h"
+#include "sim/sim-internal.h"
 
 #define EXIT_USAGE 2
 #define INPUT_MAX ((size_t)4 << 30)

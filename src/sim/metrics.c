@@ -7,11 +7,11 @@
  * last long jobs run alone, dilutes the first).  Jain's fairness index is taken over users of each
  * user's mean bounded slowdown, max(1, JCT / max(duration, 10 s)): 1 when
  * every user's jobs are slowed down alike, 1/n when one user bears it all. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <math.h>
 
-#include "sim.h"
+#include "sim/sim.h"
 
 static int cmp_double(const void *pa, const void *pb)
 {

@@ -5,12 +5,12 @@
  *   DIR/summary.csv     one row of the figures (the columns of compare.csv)
  *   DIR/chart.svg       utilization and queue length over time
  *   DIR/compare.csv, DIR/compare.svg   with --compare: one row / line per run */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <inttypes.h>
 
-#include "../common/fs.h"
-#include "sim-internal.h"
+#include "common/fs.h"
+#include "sim/sim-internal.h"
 
 static const char *const colors[] = { "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
                                       "#9467bd", "#8c564b", "#e377c2", "#17becf" };

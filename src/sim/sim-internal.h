@@ -2,8 +2,8 @@
 #ifndef TESS_SIM_INTERNAL_H
 #define TESS_SIM_INTERNAL_H
 
-#include "../common/buf.h"
-#include "sim.h"
+#include "common/buf.h"
+#include "sim/sim.h"
 
 /* ---- csv.c: records of a comma-separated file held in memory ---- */
 

@@ -23,8 +23,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../common/error.h"
-#include "../sched/sched.h"
+#include "common/error.h"
+#include "sched/sched.h"
 
 /* `tessera sim ...`; exit 0 ok, 1 error, 2 usage. */
 int sim_main(int argc, char **argv);

@@ -4,11 +4,11 @@
  * axis ("%" panels run 0-100 from fractions, others scale to their
  * largest value), grid lines, and a legend at its right.  No scripts, no
  * external fonts: any browser or image viewer shows the file. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <math.h>
 
-#include "sim-internal.h"
+#include "sim/sim-internal.h"
 
 #define WIDTH 980
 #define LEFT 70

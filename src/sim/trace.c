@@ -7,13 +7,13 @@
  * The header names the columns, in any order; arrival, duration and user
  * are required, the others have defaults (the `columns[]` table below).
  * docs/sim.md is the user's description; keep the two in step. */
-#include "../common/compat.h"
+#include "common/compat.h"
 
 #include <inttypes.h>
 
-#include "../common/fs.h"
-#include "../common/slots.h"
-#include "sim-internal.h"
+#include "common/fs.h"
+#include "common/slots.h"
+#include "sim/sim-internal.h"
 
 #define TRACE_FILE_MAX ((size_t)4 << 30)
 

@@ -1,8 +1,8 @@
 /* workload.c - the simulator's list of jobs and its interned user and
  * project names (see sim.h). */
-#include "../common/compat.h"
+#include "common/compat.h"
 
-#include "sim.h"
+#include "sim/sim.h"
 
 static uint64_t hash_mem(const char *p, size_t len)
 {

@@ -26,7 +26,7 @@ $(FGPU_HOOK_TEST): tests/fgpu/test_fgpu_hook.c $(call obj,$(TESTLIB_SRC)) src/fg
 		$(FGPU_CLIENT) $(FGPU_LIB) $(FAKE_LIBS) $(FGPU_TSAN)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  TEST    $@")
-	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -Isrc -o $@ $< $(call obj,$(TESTLIB_SRC)) src/fgpu/region.c \
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(call obj,$(TESTLIB_SRC)) src/fgpu/region.c \
 		src/common/buf.c src/common/xalloc.c -lpthread
 
 # ThreadSanitizer: the hook (but real.c, whose dlsym must stay a tail call
@@ -34,7 +34,7 @@ $(FGPU_HOOK_TEST): tests/fgpu/test_fgpu_hook.c $(call obj,$(TESTLIB_SRC)) src/fg
 # preloads libtsan (its path in libtsan.path) before the hook: the runtime
 # must be initialised before the hook's dlsym is first called.  When the
 # compiler cannot, a stub script says why and the test skips.
-FGPU_TSAN_FLAGS := -std=gnu17 $(WARN) -O1 -g -fsanitize=thread -fPIC -I$(CUDA_INC)
+FGPU_TSAN_FLAGS := -std=gnu17 -Isrc $(WARN) -O1 -g -fsanitize=thread -fPIC -I$(CUDA_INC)
 $(FGPU_TSAN_DIR)/libtessera-fgpu.so: $(FGPU_SRC) $(wildcard src/fgpu/*.h) src/fgpu/libtessera-fgpu.map
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@ (tsan)")
@@ -47,7 +47,7 @@ $(FGPU_TSAN_DIR)/libtessera-fgpu.so: $(FGPU_SRC) $(wildcard src/fgpu/*.h) src/fg
 $(FGPU_TSAN_DIR)/fgpu_client: tests/fgpu/fgpu_client.c src/fgpu/region.c src/fgpu/region.h $(FAKE_LIBS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@ (tsan)")
-	$(Q)$(CC) $(FGPU_TSAN_FLAGS) -Isrc -o $@ $< src/fgpu/region.c $(FGPU_CLIENT_LIBS) -Wl,-rpath,'$$ORIGIN/../..' \
+	$(Q)$(CC) $(FGPU_TSAN_FLAGS) -o $@ $< src/fgpu/region.c $(FGPU_CLIENT_LIBS) -Wl,-rpath,'$$ORIGIN/../..' \
 		2>$(FGPU_TSAN_DIR)/client-build.log || { echo "tsan build failed: $$(head -c 300 $(FGPU_TSAN_DIR)/client-build.log)" >$@; }
 
 tests: $(FGPU_HOOK_TEST)

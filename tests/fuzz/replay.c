@@ -5,7 +5,7 @@
  * is copied into a buffer of exactly its size so that ASan sees over-reads.
  * Prints `ok N - file` per input and ends with `N passed, N failed`; a crash
  * prints `not ok` for the input that caused it before the process dies. */
-#include "../../src/common/compat.h"
+#include "common/compat.h"
 
 #include <dirent.h>
 #include <limits.h>

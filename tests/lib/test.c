@@ -1,9 +1,9 @@
 /* test.c - see test.h. */
-#include "../../src/common/compat.h"
+#include "common/compat.h"
 
 #include <stdarg.h>
 
-#include "../../src/common/buf.h"
+#include "common/buf.h"
 #include "test.h"
 
 static int cur_failures;

@@ -6,7 +6,7 @@
  * Built twice: with the other unit tests (ASan), and with
  * -fsanitize=thread -DTEST_UNDER_TSAN into $(BUILD)/tests/tsan/, which
  * the ASan build runs as one more test. */
-#include "../../src/common/compat.h"
+#include "common/compat.h"
 
 #include <limits.h>
 #include <poll.h>
@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "../../src/agent/pty_keep.h"
+#include "agent/pty_keep.h"
 #include "../lib/test.h"
 
 #define ID_A "term-aaaa"
