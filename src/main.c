@@ -11,14 +11,13 @@
 #include "agent/image_cli.h"
 #include "agent/monitor.h"
 #include "cli/cli.h"
-#include "manager/api.h"
-#include "manager/manager.h"
+#include "manager/main.h"
 #include "sim/sim.h"
 
 /* `tessera openapi`: print the API description (docs/openapi.json). */
 static int print_openapi(void)
 {
-        json_t *doc = api_openapi_document();
+        json_t *doc = api_openapi_document(api_route_tables);
         int r = json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
         json_decref(doc);
         fputc('\n', stdout);

@@ -1,7 +1,8 @@
 /* container-internal.h - what container.c, monitor.c and container_log.c
  * share: the files of a container's directory and their readers and
  * writers (container_record.c), the output log (container_log.c) and the
- * teardown both the monitor and container_destroy() run. */
+ * teardown both the monitor and container_destroy() run
+ * (container_teardown.c). */
 #ifndef TESSERA_AGENT_CONTAINER_INTERNAL_H
 #define TESSERA_AGENT_CONTAINER_INTERNAL_H
 

@@ -58,23 +58,9 @@ static struct container_config resolve(const struct container_config *cfg)
         return c;
 }
 
-bool container_id_valid(const char *id)
-{
-        size_t n = id ? strlen(id) : 0;
-
-        if (n == 0 || n > CONTAINER_ID_MAX || streq(id, ".") || streq(id, ".."))
-                return false;
-        return strspn(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") == n;
-}
-
 static char *owners_dir(const struct container_config *cfg)
 {
         return xasprintf("%s/containers", cfg->state_dir);
-}
-
-char *container_dir(const struct container_config *cfg, const char *id)
-{
-        return xasprintf("%s/containers/%s", cfg->state_dir, id);
 }
 
 static bool exists_in(const char *dir, const char *name)
@@ -132,36 +118,6 @@ static int runc_signal(const struct container_record *rec, int sig, struct tess_
         char num[16];
         snprintf(num, sizeof(num), "%d", sig);
         return runc(rec, (const char *[]){ "kill", rec->id, num, NULL }, NULL, NULL, err);
-}
-
-/* ---- teardown ---- */
-
-static void keep_first(int *first, int r, struct tess_error **err, struct tess_error *e)
-{
-        if (r >= 0)
-                return;
-        if (*first == 0 && err) {
-                *err = e;
-                *first = r;
-                return;
-        }
-        tess_error_free(e);
-}
-
-int container_teardown(const struct container_record *rec, struct tess_error **err)
-{
-        struct tess_error *e = NULL;
-        int first = 0;
-
-        keep_first(&first, rootfs_umount(rec->rootfs, &e), err, e);
-        if (rec->netns) {
-                e = NULL;
-                keep_first(&first, netns_detach(rec->veth, &e), err, e);
-                e = NULL;
-                keep_first(&first, netns_remove(rec->netns, &e), err, e);
-                ipam_release(rec->ipam_dir, rec->ip, rec->id);
-        }
-        return first;
 }
 
 /* ---- create ---- */

@@ -1,16 +1,31 @@
-/* container_record.c - the files of a container's directory: container.json
- * and exit.json, written atomically and durably (tmp, fsync, rename, fsync
- * of the directory), and the pid files (atomically, without fsync: a pid
- * means nothing after a reboot). */
+/* container_record.c - a container's directory (named by its id, which is
+ * checked) and its files: container.json and exit.json, written atomically
+ * and durably (tmp, fsync, rename, fsync of the directory), and the pid
+ * files (atomically, without fsync: a pid means nothing after a reboot). */
 #include "common/compat.h"
 
 #include <jansson.h>
 
+#include "agent/container.h"
 #include "common/fs.h"
 #include "agent/container-internal.h"
 #include "agent/proc.h"
 
 #define RECORD_MAX (1 << 20)
+
+bool container_id_valid(const char *id)
+{
+        size_t n = id ? strlen(id) : 0;
+
+        if (n == 0 || n > CONTAINER_ID_MAX || streq(id, ".") || streq(id, ".."))
+                return false;
+        return strspn(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") == n;
+}
+
+char *container_dir(const struct container_config *cfg, const char *id)
+{
+        return xasprintf("%s/containers/%s", cfg->state_dir, id);
+}
 
 char *container_file(const char *dir, const char *name)
 {

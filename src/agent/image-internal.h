@@ -1,7 +1,8 @@
 /* image-internal.h - what the files of the image store share (image.h is
  * the interface the rest of the agent uses):
  *
- *   image_store.c     the store handle, its directory, lock and tmp/ entries
+ *   image_store.c     the store handle, its directory, lock and tmp/ entries,
+ *                     the paths of blobs
  *   image_blob.c      content-addressed blobs and the verifying writer
  *   image_manifest.c  parsing manifests, indexes and image configs (pure)
  *   image_index.c     index.json: tag, get, list, remove; when images were last used
@@ -9,6 +10,7 @@
  *   image_hold.c      holds (containers starting, pulls) against gc: gc.lock
  *   image_lru.c       which images to untag to fit a disk budget (pure)
  *   image_budget.c    the disk budget: measuring the store, untagging, gc
+ *   image_layer_sizes.c  the sizes of unpacked layers, cached per handle
  *   image_path.c      file operations confined beneath a directory fd
  *   image_unpack.c    one layer tar -> a directory, safely (fuzzed)
  *   layer_inflate.c   a layer blob decompressed: gzip (ISA-L), zstd or none
@@ -62,7 +64,7 @@ struct image_store {
         int layersfd; /* layers/sha256/ */
         int usedfd;   /* used/: an empty file per manifest, its mtime the last use */
         struct layer_policy policy;
-        struct image_layer_sizes *layer_sizes; /* image_budget.c's cache of layer sizes */
+        struct image_layer_sizes *layer_sizes; /* the sizes image_budget.c measured (image_layer_sizes.c) */
 };
 
 /* ---- image_store.c ---- */
@@ -282,10 +284,13 @@ struct image_lru_image {
 size_t image_lru_plan(const struct image_lru_image *images, size_t n, const int64_t *bytes, const bool *pinned,
                       size_t n_objects, int64_t budget, size_t *ret_chosen, int64_t *ret_freed, int64_t *ret_kept);
 
-/* ---- image_budget.c ---- */
+/* ---- image_layer_sizes.c ---- */
 
-/* The cache of layer sizes a store handle keeps. */
+/* The cache of layer sizes a store handle keeps: a layer's bytes by the
+ * hex of its diff_id.  Thread-safe. */
 struct image_layer_sizes *image_layer_sizes_new(void);
 struct image_layer_sizes *image_layer_sizes_free(struct image_layer_sizes *c);
+bool image_layer_sizes_get(struct image_layer_sizes *c, const char *hex, int64_t *ret);
+void image_layer_sizes_put(struct image_layer_sizes *c, const char *hex, int64_t bytes);
 
 #endif

@@ -26,32 +26,6 @@ struct image_blob_writer {
         struct image_layer_stream *layer; /* unpacking the bytes as they come, or NULL */
 };
 
-bool image_digest_valid(const char *digest)
-{
-        if (!digest || strncmp(digest, "sha256:", 7) != 0 || strlen(digest) != 7 + 64)
-                return false;
-        for (const char *p = digest + 7; *p; p++) {
-                if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
-                        return false;
-        }
-        return true;
-}
-
-char *image_blob_path(struct image_store *st, const char *digest)
-{
-        struct stat s;
-        char *path;
-
-        if (!image_digest_valid(digest))
-                return NULL;
-        path = image_store_path(st, "blobs/sha256/%s", digest + 7);
-        if (stat(path, &s) < 0 || !S_ISREG(s.st_mode)) {
-                free(path);
-                return NULL;
-        }
-        return path;
-}
-
 bool image_blob_exists(struct image_store *st, const char *digest)
 {
         _cleanup_free_ char *path = image_blob_path(st, digest);

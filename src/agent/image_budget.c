@@ -22,58 +22,7 @@
 #include "common/strmap.h"
 #include "agent/image-internal.h"
 
-/* ---- layer sizes, cached ---- */
-
-struct image_layer_sizes {
-        pthread_mutex_t lock;
-        struct strmap slot; /* diff_id hex -> index into bytes */
-        int64_t *bytes;
-        size_t n, cap;
-};
-
-struct image_layer_sizes *image_layer_sizes_new(void)
-{
-        struct image_layer_sizes *c = xcalloc(1, sizeof(*c));
-
-        pthread_mutex_init(&c->lock, NULL);
-        strmap_init(&c->slot);
-        return c;
-}
-
-struct image_layer_sizes *image_layer_sizes_free(struct image_layer_sizes *c)
-{
-        if (c) {
-                strmap_free(&c->slot);
-                free(c->bytes);
-                pthread_mutex_destroy(&c->lock);
-                free(c);
-        }
-        return NULL;
-}
-
-static bool sizes_get(struct image_layer_sizes *c, const char *hex, int64_t *ret)
-{
-        pthread_mutex_lock(&c->lock);
-        int i = strmap_get(&c->slot, hex);
-        if (i >= 0)
-                *ret = c->bytes[i];
-        pthread_mutex_unlock(&c->lock);
-        return i >= 0;
-}
-
-static void sizes_put(struct image_layer_sizes *c, const char *hex, int64_t bytes)
-{
-        pthread_mutex_lock(&c->lock);
-        if (strmap_get(&c->slot, hex) < 0) {
-                if (c->n == c->cap) {
-                        c->cap = c->cap ? 2 * c->cap : 64;
-                        c->bytes = xrealloc(c->bytes, c->cap * sizeof(*c->bytes));
-                }
-                c->bytes[c->n] = bytes;
-                strmap_put(&c->slot, hex, (int)c->n++);
-        }
-        pthread_mutex_unlock(&c->lock);
-}
+/* ---- layer sizes ---- */
 
 /* What layers/sha256/<hex> takes, the directory itself included; -1 when
  * it is not there. */
@@ -84,7 +33,7 @@ static int64_t layer_bytes(struct image_store *st, const char *hex)
         int64_t bytes;
         int fd;
 
-        if (sizes_get(st->layer_sizes, hex, &bytes))
+        if (image_layer_sizes_get(st->layer_sizes, hex, &bytes))
                 return bytes;
         fd = openat(st->layersfd, hex, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0 || fstat(fd, &s) < 0) {
@@ -95,7 +44,7 @@ static int64_t layer_bytes(struct image_store *st, const char *hex)
         disk_usage_walk_fd(fd, &w);
         disk_usage_walk_release(&w);
         bytes = (int64_t)s.st_blocks * 512 + w.bytes;
-        sizes_put(st->layer_sizes, hex, bytes);
+        image_layer_sizes_put(st->layer_sizes, hex, bytes);
         return bytes;
 }
 

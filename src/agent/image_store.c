@@ -218,3 +218,29 @@ void image_store_set_layer_limits(struct image_store *st, uint64_t max_bytes, ui
         st->policy.max_bytes = max_bytes;
         st->policy.max_entries = max_entries;
 }
+
+bool image_digest_valid(const char *digest)
+{
+        if (!digest || strncmp(digest, "sha256:", 7) != 0 || strlen(digest) != 7 + 64)
+                return false;
+        for (const char *p = digest + 7; *p; p++) {
+                if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+                        return false;
+        }
+        return true;
+}
+
+char *image_blob_path(struct image_store *st, const char *digest)
+{
+        struct stat s;
+        char *path;
+
+        if (!image_digest_valid(digest))
+                return NULL;
+        path = image_store_path(st, "blobs/sha256/%s", digest + 7);
+        if (stat(path, &s) < 0 || !S_ISREG(s.st_mode)) {
+                free(path);
+                return NULL;
+        }
+        return path;
+}

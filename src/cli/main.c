@@ -12,7 +12,6 @@
 #include "cli/cli.h"
 #include "cli/client.h"
 
-bool arg_json;
 const char *arg_endpoint;
 
 static int cmd_help(int argc, char **argv);

@@ -238,3 +238,30 @@ int sign_agent_request_hashed(const char *secret, const char *method, const char
         to_hex(mac, n, out_hex);
         return 0;
 }
+
+int agent_auth_parse(const char *value, char id[AGENT_ID_MAX + 1], char sig[SIGN_HEX_MAX])
+{
+        static const char prefix[] = "TesseraAgent id=";
+        const char *p, *comma;
+        size_t n;
+
+        if (strncmp(value, prefix, sizeof(prefix) - 1) != 0)
+                return -EINVAL;
+        p = value + sizeof(prefix) - 1;
+        comma = strchr(p, ',');
+        if (!comma || comma == p || (size_t)(comma - p) > AGENT_ID_MAX)
+                return -EINVAL;
+        memcpy(id, p, (size_t)(comma - p));
+        id[comma - p] = '\0';
+        p = comma + 1;
+        while (*p == ' ')
+                p++;
+        if (strncmp(p, "signature=", 10) != 0)
+                return -EINVAL;
+        p += 10;
+        n = strspn(p, "0123456789abcdefABCDEF");
+        if (n == 0 || n >= SIGN_HEX_MAX || p[n] != '\0')
+                return -EINVAL;
+        memcpy(sig, p, n + 1);
+        return 0;
+}

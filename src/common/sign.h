@@ -64,6 +64,7 @@ int sign_compute(const char *hash, const char *secret, const char *method, const
  *   Authorization: TesseraManager signature=HEX
  *   X-Tessera-Content-SHA256: hex(SHA256(body)) */
 #define SIGN_AGENT_SKEW 300 /* seconds a signature stays valid either way */
+#define AGENT_ID_MAX    39  /* an agent's id: a name (api_valid_name) of at most this many bytes */
 int sign_agent_request(const char *secret, const char *method, const char *path, int64_t ts, const char *agent_id,
                        const void *body, size_t len, char out_hex[SIGN_HEX_MAX], struct tess_error **err);
 
@@ -71,6 +72,10 @@ int sign_agent_request(const char *secret, const char *method, const char *path,
 int sign_agent_request_hashed(const char *secret, const char *method, const char *path, int64_t ts,
                               const char *agent_id, const char *body_hash, char out_hex[SIGN_HEX_MAX],
                               struct tess_error **err);
+
+/* The Authorization header of an agent's request, "TesseraAgent id=ID,
+ * signature=HEX": -EINVAL unless well formed. */
+int agent_auth_parse(const char *value, char id[AGENT_ID_MAX + 1], char sig[SIGN_HEX_MAX]);
 
 /* Constant-time comparison of two NUL-terminated hex strings. */
 bool sign_equal(const char *a, const char *b);

@@ -184,11 +184,13 @@ void admin_from_sql(const struct entity *e, struct buf *b);
 const char *admin_row_get(const struct entity *e, const struct db_rows *rows, int row, const char *name);
 /* The JSON object of a row (readable fields only). */
 json_t *admin_row_json(const struct entity *e, const struct db_rows *rows, int row);
+/* Append `sql` to where, binding `value` to each of its `?`. */
+void admin_where(struct buf *where, struct db_arg *args, int *nargs, const char *sql, struct db_arg value);
+/* Does `sql` (every `?` bound to value) return a row?  1 yes, 0 no. */
+int admin_exists(struct api_ctx *c, const char *sql, const char *value, struct tess_error **err);
 
 /* ---- admin_rows.c ---- */
 
-/* Append `sql` to where, binding `value` to each of its `?`. */
-void admin_where(struct buf *where, struct db_arg *args, int *nargs, const char *sql, struct db_arg value);
 /* Find the row {key} names among those the caller sees: -ENOENT if none. */
 int admin_find(struct api_ctx *c, const struct entity *e, const char *key, struct db_rows **ret,
                struct tess_error **err);
@@ -202,8 +204,6 @@ int admin_load(struct api_ctx *c, const struct entity *e, const char *pk, struct
 /* The JSON of a row with its decorations. */
 int admin_show_json(struct api_ctx *c, const struct entity *e, const struct db_rows *rows, int row, json_t **ret,
                     struct tess_error **err);
-/* Does `sql` (every `?` bound to value) return a row?  1 yes, 0 no. */
-int admin_exists(struct api_ctx *c, const char *sql, const char *value, struct tess_error **err);
 /* Record "<noun>:<label>" (spaces in the noun as '-') as the audit target. */
 void admin_audit_target(struct api_ctx *c, const struct entity *e, const char *label);
 /* For POST .../{key}/members and .../access: find the row {key} names,

@@ -1,10 +1,12 @@
 /* admin_fields.c - the field tables at work: parsing and validating request
- * bodies, and turning rows into JSON (see admin-internal.h). */
+ * bodies, turning rows into JSON, and the SQL both build (see
+ * admin-internal.h). */
 #include "common/compat.h"
 
 #include "common/slots.h"
 #include "common/timeutil.h"
 #include "manager/admin-internal.h"
+#include "manager/manager.h"
 
 #define LIST_MAX_ITEMS 256
 
@@ -334,4 +336,31 @@ json_t *admin_row_json(const struct entity *e, const struct db_rows *rows, int r
                 if (readable(f))
                         json_object_set_new(o, f->name, cell_json(f, db_get(rows, row, col++)));
         return o;
+}
+
+void admin_where(struct buf *where, struct db_arg *args, int *nargs, const char *sql, struct db_arg value)
+{
+        buf_puts(where, sql);
+        for (const char *p = sql; *p; p++) {
+                if (*p != '?')
+                        continue;
+                if (*nargs >= ADMIN_MAX_ARGS)
+                        abort();
+                args[(*nargs)++] = value;
+        }
+}
+
+
+int admin_exists(struct api_ctx *c, const char *sql, const char *value, struct tess_error **err)
+{
+        _cleanup_(buf_release) struct buf q = BUF_INIT;
+        _cleanup_rows_ struct db_rows *rows = NULL;
+        struct db_arg args[ADMIN_MAX_ARGS];
+        int nargs = 0;
+
+        admin_where(&q, args, &nargs, sql, DB_TEXT(value));
+        int r = db_query(c->m->db, q.data, args, nargs, &rows, err);
+        if (r < 0)
+                return r;
+        return rows->nrows > 0;
 }

@@ -7,18 +7,6 @@
 #include "manager/http.h"
 #include "manager/manager.h"
 
-void admin_where(struct buf *where, struct db_arg *args, int *nargs, const char *sql, struct db_arg value)
-{
-        buf_puts(where, sql);
-        for (const char *p = sql; *p; p++) {
-                if (*p != '?')
-                        continue;
-                if (*nargs >= ADMIN_MAX_ARGS)
-                        abort();
-                args[(*nargs)++] = value;
-        }
-}
-
 /* Restrict `where` to the rows the caller sees; false if it sees none. */
 static bool add_scope(const struct api_ctx *c, const struct entity *e, struct buf *where, struct db_arg *args,
                       int *nargs)
@@ -108,20 +96,6 @@ int admin_show_json(struct api_ctx *c, const struct entity *e, const struct db_r
         }
         *ret = o;
         return 0;
-}
-
-int admin_exists(struct api_ctx *c, const char *sql, const char *value, struct tess_error **err)
-{
-        _cleanup_(buf_release) struct buf q = BUF_INIT;
-        _cleanup_rows_ struct db_rows *rows = NULL;
-        struct db_arg args[ADMIN_MAX_ARGS];
-        int nargs = 0;
-
-        admin_where(&q, args, &nargs, sql, DB_TEXT(value));
-        int r = db_query(c->m->db, q.data, args, nargs, &rows, err);
-        if (r < 0)
-                return r;
-        return rows->nrows > 0;
 }
 
 int admin_only_keys(const json_t *obj, const char *const *allowed, const char *where, struct tess_error **err)

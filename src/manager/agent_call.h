@@ -62,20 +62,6 @@ struct agent_call *agent_call_one(struct api_ctx *c, const char *agent_id, const
  * an unreachable or failing agent as 502.  Frees call->err. */
 void agent_call_fail(struct api_ctx *c, struct agent_call *call);
 
-/* Where a running session's main kernel is. */
-struct session_target {
-        char session[40], kernel[64], agent[128], address[128];
-};
-/* The running session c->param[0] (of owner_ak, for admins) and its main
- * kernel's agent; counts as the owner's activity.  Answers c (404, 409)
- * and returns false when there is none.  (api_session_exec.c) */
-bool api_session_target(struct api_ctx *c, const char *owner_ak, struct session_target *t);
-/* The main kernel of session t->session and its agent into t; ENOENT when
- * it has none on an agent with an address. */
-int session_main_kernel(struct manager *m, struct session_target *t, struct tess_error **err);
-/* owner_access_key of c's query or JSON body (admins acting for an owner). */
-const char *api_owner_access_key(struct api_ctx *c);
-
 /* Abandon requests in flight (manager stopping). */
 void agent_calls_abort(void);
 

@@ -47,6 +47,7 @@
 #include "manager/agent_report.h"
 #include "manager/agent_sync.h"
 #include "manager/api.h"
+#include "manager/api_agent.h"
 #include "manager/db.h"
 #include "manager/manager.h"
 #include "manager/session.h"

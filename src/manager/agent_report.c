@@ -5,33 +5,6 @@
 #include "manager/agent_report.h"
 #include "manager/api.h"
 
-int agent_auth_parse(const char *value, char id[AGENT_ID_MAX + 1], char sig[SIGN_HEX_MAX])
-{
-        static const char prefix[] = "TesseraAgent id=";
-        const char *p, *comma;
-        size_t n;
-
-        if (strncmp(value, prefix, sizeof(prefix) - 1) != 0)
-                return -EINVAL;
-        p = value + sizeof(prefix) - 1;
-        comma = strchr(p, ',');
-        if (!comma || comma == p || (size_t)(comma - p) > AGENT_ID_MAX)
-                return -EINVAL;
-        memcpy(id, p, (size_t)(comma - p));
-        id[comma - p] = '\0';
-        p = comma + 1;
-        while (*p == ' ')
-                p++;
-        if (strncmp(p, "signature=", 10) != 0)
-                return -EINVAL;
-        p += 10;
-        n = strspn(p, "0123456789abcdefABCDEF");
-        if (n == 0 || n >= SIGN_HEX_MAX || p[n] != '\0')
-                return -EINVAL;
-        memcpy(sig, p, n + 1);
-        return 0;
-}
-
 /* Check the devices and add their total to `slots`; the devices' stored
  * form is returned in *ret (caller frees). */
 static int parse_devices(const json_t *devs, struct slots *slots, char **ret, struct tess_error **err)

@@ -1,7 +1,8 @@
 /* agent_report.h - what an agent tells the manager, parsed and checked:
- * the Authorization header of agent requests and the heartbeat body
- * (see api_agent.c for the protocol).  Both parse outside bytes and are
- * fuzzed (tests/fuzz/fuzz_agent_report.c). */
+ * the heartbeat body (see api_agent.c for the protocol) and kernel events
+ * (agent_events.c).  They parse outside bytes and are fuzzed
+ * (tests/fuzz/fuzz_agent_report.c, with the Authorization header of agent
+ * requests: agent_auth_parse, common/sign.h). */
 #ifndef TESS_AGENT_REPORT_H
 #define TESS_AGENT_REPORT_H
 
@@ -11,11 +12,7 @@
 #include "common/sign.h"
 #include "common/slots.h"
 
-#define AGENT_ID_MAX 39
 #define AGENT_STATS_MAX 4096 /* kernels with statistics in one heartbeat */
-
-/* "TesseraAgent id=ID, signature=HEX": -EINVAL unless well formed. */
-int agent_auth_parse(const char *value, char id[AGENT_ID_MAX + 1], char sig[SIGN_HEX_MAX]);
 
 struct agent_report {
         const char *id, *address, *rg, *arch, *version, *runtime; /* borrowed from the body */

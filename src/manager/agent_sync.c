@@ -25,6 +25,7 @@
 #include "common/timeutil.h"
 #include "manager/agent_sync.h"
 #include "manager/api.h"
+#include "manager/api_agent.h"
 #include "manager/db.h"
 #include "manager/events.h"
 #include "manager/http.h"

@@ -1,6 +1,6 @@
 /* api.h - the REST API framework: routes, authentication, JSON, errors.
  *
- * Every route is one row of the table in api.c: method, path pattern with
+ * Every route is one row of the table in routes.c: method, path pattern with
  * {params}, handler, and what it needs (signed or not, role, read-only).
  * The dispatcher authenticates (Backend.AI HMAC signing, see auth.c),
  * applies the rate limit, parses the JSON body within the configured
@@ -99,12 +99,6 @@ struct route {
         const char *tag;     /* OpenAPI tag */
 };
 
-/* The route table (api.c), terminated by a zero row. */
-extern const struct route api_routes[];
-/* Every table the dispatcher searches, in order (api_routes, the vfolder
- * routes, the admin routes), NULL-terminated. */
-extern const struct route *const api_route_tables[];
-
 /* Dispatch entries for http.c (the API's listener; the app listener of
  * conf.app_listen, which serves the ROUTE_APP routes and nothing else,
  * while the API's listener then answers them 404) and request-end hook. */
@@ -158,64 +152,5 @@ bool api_valid_name(const char *s);
 /* Session names: 4-64 chars, \w[\w.-]*\w */
 bool api_valid_session_name(const char *s);
 bool api_valid_email(const char *s);
-
-/* Handlers, by file. */
-void api_root_version(struct api_ctx *c);     /* api_misc.c */
-void api_metrics(struct api_ctx *c);
-void api_openapi(struct api_ctx *c);
-json_t *api_openapi_document(void); /* also written to docs/openapi.json */
-void api_auth_authorize(struct api_ctx *c);   /* api_auth.c */
-void api_auth_role(struct api_ctx *c);
-void api_auth_update_password(struct api_ctx *c);
-void api_session_create(struct api_ctx *c);   /* api_session.c */
-void api_session_info(struct api_ctx *c);
-void api_session_destroy(struct api_ctx *c);
-void api_session_logs(struct api_ctx *c);
-void api_session_list(struct api_ctx *c);
-/* A session by id or name, as its owner (or an admin for owner_ak) sees
- * it; live ones first; ENOENT otherwise.  Rows of session_select(). */
-int api_find_session(struct api_ctx *c, const char *ref, const char *owner_ak, bool live_only, struct db_rows **ret,
-                     struct tess_error **err);
-/* The owner's request keeps the session from the idle timeout. */
-void api_owner_activity(struct api_ctx *c, const struct db_rows *rows);
-void api_session_execute(struct api_ctx *c); /* api_session_exec.c */
-void api_session_interrupt(struct api_ctx *c);
-void api_session_upload(struct api_ctx *c);
-void api_session_download_single(struct api_ctx *c);
-void api_session_files(struct api_ctx *c);
-void api_stream_pty(struct api_ctx *c); /* api_stream_pty.c */
-void api_session_start_service(struct api_ctx *c); /* api_session_apps.c */
-void api_session_shutdown_service(struct api_ctx *c);
-/* A session's servicePorts: the apps of its image's ai.backend.service-ports
- * label, [{name, protocol, ports: [PORT...], container_ports: the same}]
- * (empty without the label or the session); caller owns. */
-json_t *api_session_service_ports(struct manager *m, const char *session);
-void api_apps_open(struct api_ctx *c);             /* api_apps.c */
-void api_apps_proxy(struct api_ctx *c);
-void api_events_session(struct api_ctx *c);   /* api_events.c */
-void api_images_list(struct api_ctx *c);      /* api_images.c */
-void api_bgtask_show(struct api_ctx *c);      /* api_bgtask.c */
-void api_projects_list(struct api_ctx *c);    /* api_scopes.c */
-void api_scaling_groups(struct api_ctx *c);
-void api_web_static(struct api_ctx *c);       /* web_static.c */
-bool web_static_index(struct api_ctx *c);     /* answered GET / with index.html */
-void api_session_commit(struct api_ctx *c);   /* api_session_commit.c */
-void api_session_commit_status(struct api_ctx *c);
-void api_events_bgtask(struct api_ctx *c);
-void api_resource_presets(struct api_ctx *c); /* api_resource.c */
-int api_agent_auth(struct api_ctx *c, struct tess_error **err); /* api_agent.c */
-void api_agent_heartbeat(struct api_ctx *c);
-void api_agent_sync(struct api_ctx *c);       /* agent_sync.c */
-void api_agent_events(struct api_ctx *c);     /* agent_events.c */
-void api_resource_check_presets(struct api_ctx *c);
-void api_usage_period(struct api_ctx *c);     /* api_usage.c */
-void api_usage_user_month(struct api_ctx *c);
-void api_usage_admin(struct api_ctx *c);
-void api_image_blob_show(struct api_ctx *c); /* api_image_import.c */
-void api_image_blob_append(struct api_ctx *c);
-void api_image_blob_finish(struct api_ctx *c);
-void api_image_import(struct api_ctx *c);
-void api_registry_get(struct api_ctx *c); /* api_registry.c */
-void api_registry_push(struct api_ctx *c);
 
 #endif

@@ -29,40 +29,12 @@
 #include "common/timeutil.h"
 #include "manager/agent_report.h"
 #include "manager/api.h"
+#include "manager/api_agent.h"
 #include "manager/db.h"
 #include "manager/http.h"
 #include "manager/manager.h"
 #include "manager/scheduler.h"
 #include "manager/usage_measure.h"
-
-int api_agent_auth(struct api_ctx *c, struct tess_error **err)
-{
-        const char *auth = http_header(c->req, "Authorization"), *ts_text = http_header(c->req, "X-Tessera-Agent-Time");
-        char id[AGENT_ID_MAX + 1], sig[SIGN_HEX_MAX], want[SIGN_HEX_MAX];
-        const struct buf *body = http_body(c->req);
-        char *end;
-
-        if (!auth || agent_auth_parse(auth, id, sig) < 0)
-                return tess_err(err, EACCES, "agent requests need 'Authorization: TesseraAgent id=ID, signature=HEX'");
-        if (!ts_text)
-                return tess_err(err, EACCES, "agent requests need an X-Tessera-Agent-Time header");
-        errno = 0;
-        long long ts = strtoll(ts_text, &end, 10);
-        if (errno || *end || end == ts_text)
-                return tess_err(err, EACCES, "X-Tessera-Agent-Time must be a Unix time in seconds");
-        long long now = now_usec() / USEC_PER_SEC;
-        if (ts < now - SIGN_AGENT_SKEW || ts > now + SIGN_AGENT_SKEW)
-                return tess_err(err, EACCES, "X-Tessera-Agent-Time is more than %d seconds off the manager's clock",
-                                SIGN_AGENT_SKEW);
-        if (sign_agent_request(c->m->cluster_secret, http_method(c->req), http_path(c->req), ts, id,
-                               body ? body->data : "", body ? body->len : 0, want, err) < 0)
-                return -EIO;
-        if (!sign_equal(sig, want))
-                return tess_err(err, EACCES, "agent signature mismatch (is this agent given the cluster secret?)");
-        snprintf(c->who.access_key, sizeof(c->who.access_key), "agent");
-        snprintf(c->who.user_id, sizeof(c->who.user_id), "%s", id);
-        return 0;
-}
 
 /* Each kernel's statistics become its session's lastStat (the last
  * reported kernel of a cluster session wins), and their counters its

@@ -20,6 +20,7 @@
 #include "common/timeutil.h"
 #include "manager/agent_call.h"
 #include "manager/api.h"
+#include "manager/api_session.h"
 #include "manager/app_proxy.h"
 #include "manager/app_token.h"
 #include "manager/db.h"

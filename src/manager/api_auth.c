@@ -10,6 +10,7 @@
 #include "manager/db.h"
 #include "manager/http.h"
 #include "manager/manager.h"
+#include "manager/model.h"
 
 void api_auth_authorize(struct api_ctx *c)
 {

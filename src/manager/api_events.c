@@ -18,6 +18,7 @@
 #include "common/loop.h"
 #include "common/timeutil.h"
 #include "manager/api.h"
+#include "manager/api_session.h"
 #include "manager/auth.h"
 #include "manager/db.h"
 #include "manager/events.h"

@@ -30,6 +30,7 @@
 #include "common/log.h"
 #include "common/timeutil.h"
 #include "manager/api.h"
+#include "manager/api_images.h"
 #include "manager/blob_store.h"
 #include "manager/db.h"
 #include "manager/http.h"

@@ -6,6 +6,7 @@
 #include "common/compat.h"
 
 #include "manager/api.h"
+#include "manager/api_images.h"
 #include "manager/db.h"
 #include "manager/manager.h"
 #include "manager/session_image.h"

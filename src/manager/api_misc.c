@@ -11,6 +11,7 @@
 #include "manager/db.h"
 #include "manager/events.h"
 #include "manager/http.h"
+#include "manager/main.h"
 #include "manager/manager.h"
 #include "manager/metrics.h"
 #include "common/version.h"
@@ -71,12 +72,12 @@ static void lower(char *s)
                 *s = (char)tolower((unsigned char)*s);
 }
 
-json_t *api_openapi_document(void)
+json_t *api_openapi_document(const struct route *const *tables)
 {
         json_t *paths = json_object();
 
-        for (size_t t = 0; api_route_tables[t]; t++) {
-                for (const struct route *r = api_route_tables[t]; r->method; r++) {
+        for (size_t t = 0; tables[t]; t++) {
+                for (const struct route *r = tables[t]; r->method; r++) {
                         json_t *item = json_object_get(paths, r->pattern);
                         if (!item) {
                                 item = json_object();
@@ -117,5 +118,5 @@ json_t *api_openapi_document(void)
 
 void api_openapi(struct api_ctx *c)
 {
-        api_json(c, 200, api_openapi_document());
+        api_json(c, 200, api_openapi_document(c->m->routes));
 }

@@ -28,6 +28,7 @@
 #include "common/crypto.h"
 #include "common/log.h"
 #include "manager/api.h"
+#include "manager/api_images.h"
 #include "manager/blob_store.h"
 #include "manager/db.h"
 #include "manager/http.h"

@@ -11,6 +11,7 @@
 #include "manager/http.h"
 #include "manager/manager.h"
 #include "manager/model.h"
+#include "manager/scheduler.h"
 
 static const char *const base_slots[] = { "cpu", "mem", "cuda.device", "cuda.shares" };
 

@@ -4,7 +4,7 @@
  *
  *   POST /session/{name}/start-service {app, port?, envs?, arguments?}
  *   POST /session/{name}/shutdown-service {service_name}
- *   the servicePorts of the session's answers (api_session_service_ports)
+ *   (the servicePorts of the session's answers: session_apps.h)
  *
  * The session's owner only (or an admin naming the owner with
  * owner_access_key), RUNNING.  start-service: the app must be declared,
@@ -32,11 +32,14 @@
 #include "common/timeutil.h"
 #include "manager/agent_call.h"
 #include "manager/api.h"
+#include "manager/api_session.h"
 #include "manager/app_start.h"
 #include "manager/app_token.h"
+#include "manager/app_proxy.h"
 #include "manager/db.h"
 #include "manager/http.h"
 #include "manager/manager.h"
+#include "manager/session_apps.h"
 
 #define START_WAIT_MS   60000 /* for the app's port to listen */
 #define START_TIMEOUT_S 90
@@ -93,28 +96,6 @@ static int env_lines(const json_t *envs, json_t **ret, struct tess_error **err)
                                         key);
                 json_array_append_new(*ret, json_sprintf("%s=%s", key, json_string_value(v)));
         }
-        return 0;
-}
-
-/* The image's labels, the resource group's wsproxy_addr and the owner. */
-static int session_facts(struct manager *m, const char *session, json_t **ret_labels, char **ret_wsproxy,
-                         char *ret_user, size_t user_len, struct tess_error **err)
-{
-        _cleanup_rows_ struct db_rows *rows = NULL;
-        int r = DBQ(m->db,
-                    "SELECT i.labels, g.wsproxy_addr, s.user_id FROM sessions s"
-                    " LEFT JOIN images i ON i.name || ':' || i.tag = s.image AND i.architecture = s.architecture"
-                    " LEFT JOIN resource_groups g ON g.name = s.resource_group WHERE s.id = ?",
-                    &rows, err, DB_TEXT(session));
-
-        if (r < 0)
-                return r;
-        if (rows->nrows == 0)
-                return tess_err(err, ENOENT, "session %s is gone", session);
-        const char *labels = db_getn(rows, 0, "labels"), *ws = db_getn(rows, 0, "wsproxy_addr");
-        *ret_labels = labels ? json_loads(labels, 0, NULL) : NULL;
-        *ret_wsproxy = ws && *ws ? xstrdup(ws) : NULL;
-        snprintf(ret_user, user_len, "%s", db_getn(rows, 0, "user_id"));
         return 0;
 }
 
@@ -211,7 +192,7 @@ static int plan(struct api_ctx *c, const struct session_target *t, const struct 
         char **argv = NULL;
         int r;
 
-        r = session_facts(c->m, t->session, &labels, &s->wsproxy_addr, user, sizeof(user), err);
+        r = session_app_facts(c->m, t->session, &labels, &s->wsproxy_addr, user, sizeof(user), err);
         if (r < 0)
                 return r;
         const char *label = json_string_value(json_object_get(labels, SERVICE_PORTS_LABEL));
@@ -294,22 +275,6 @@ void api_session_start_service(struct api_ctx *c)
 
 #define STOP_TIMEOUT_S 30
 
-/* The image's apps of a session (an image without the label has none). */
-static int session_apps(struct manager *m, const char *session, struct service_ports *ret, struct tess_error **err)
-{
-        json_t *labels = NULL;
-        char *wsproxy = NULL, user[40];
-        int r = session_facts(m, session, &labels, &wsproxy, user, sizeof(user), err);
-
-        free(wsproxy);
-        if (r < 0)
-                return r;
-        const char *label = json_string_value(json_object_get(labels, SERVICE_PORTS_LABEL));
-        r = service_ports_parse(label ? label : "", label ? strlen(label) : 0, ret, err);
-        json_decref(labels);
-        return r < 0 ? tess_err_wrap(err, "the session's image") : 0;
-}
-
 static void on_stopped(struct api_ctx *c, struct agent_call *call)
 {
         if (call->err && call->status == 404) {
@@ -364,27 +329,4 @@ void api_session_shutdown_service(struct api_ctx *c)
                 return;
         call->user = xstrdup(app);
         call->user_free = free;
-}
-
-/* ---- servicePorts ---- */
-
-json_t *api_session_service_ports(struct manager *m, const char *session)
-{
-        struct tess_error *err = NULL;
-        struct service_ports sp;
-        json_t *out = json_array();
-
-        if (session_apps(m, session, &sp, &err) < 0) {
-                tess_error_free(err); /* a label that does not parse declares nothing to use */
-                return out;
-        }
-        for (int i = 0; i < sp.n; i++) {
-                json_t *ports = json_array();
-                for (int k = 0; k < sp.apps[i].nports; k++)
-                        json_array_append_new(ports, json_integer(sp.apps[i].ports[k]));
-                json_array_append_new(out, json_pack("{s:s, s:s, s:O, s:o}", "name", sp.apps[i].name, "protocol",
-                                                     service_protocol_to_string(sp.apps[i].protocol), "ports", ports,
-                                                     "container_ports", ports));
-        }
-        return out;
 }

@@ -10,6 +10,7 @@
 #include "manager/agent_call.h"
 #include "manager/agent_report.h"
 #include "manager/api.h"
+#include "manager/api_session.h"
 #include "manager/bgtask.h"
 #include "manager/db.h"
 #include "manager/http.h"

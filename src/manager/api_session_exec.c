@@ -19,6 +19,7 @@
 #include "common/buf.h"
 #include "manager/agent_call.h"
 #include "manager/api.h"
+#include "manager/api_session.h"
 #include "manager/db.h"
 #include "manager/http.h"
 #include "manager/manager.h"

@@ -34,6 +34,7 @@
 #include "manager/agent_call.h"
 #include "manager/agent_socket.h"
 #include "manager/api.h"
+#include "manager/api_session.h"
 #include "manager/http.h"
 #include "manager/manager.h"
 #include "manager/session.h"

@@ -25,7 +25,7 @@
 #include <stddef.h>
 
 #include "common/buf.h"
-#include "manager/agent_call.h"
+#include "manager/api_session.h"
 #include "manager/agent_socket.h"
 
 #define APP_PROXY_THREADS_MAX  1024  /* requests and WebSockets forwarded at once */
@@ -78,5 +78,13 @@ void app_proxy_strv_free(char **v);
  * hop-by-hop, not Content-Length, Transfer-Encoding or Date (the manager's
  * server writes those), not a Set-Cookie of the manager's cookies. */
 bool app_proxy_answer_header(const char *name, size_t nlen, const char *value, size_t vlen);
+
+/* The routes of apps: GET /apps/_/open and the proxy itself (api_apps.c),
+ * POST /session/{name}/start-service and shutdown-service
+ * (api_session_apps.c). */
+void api_apps_open(struct api_ctx *c);
+void api_apps_proxy(struct api_ctx *c);
+void api_session_start_service(struct api_ctx *c);
+void api_session_shutdown_service(struct api_ctx *c);
 
 #endif

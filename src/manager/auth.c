@@ -1,4 +1,5 @@
-/* auth.c - see auth.h. */
+/* auth.c - authenticating a request (auth.h): its signature or cookie,
+ * or an agent's signature; the cache of verified keypairs. */
 #include "common/compat.h"
 
 #include "common/crypto.h"
@@ -97,54 +98,6 @@ static int signing_key(struct auth_entry *e, const char *hash, const char *secre
         return 0;
 }
 
-static void copy_field(char *dst, size_t n, const char *src)
-{
-        snprintf(dst, n, "%s", src ? src : "");
-}
-
-int auth_lookup_keypair(struct manager *m, const char *access_key, struct principal *ret, char **ret_secret,
-                        struct tess_error **err)
-{
-        _cleanup_rows_ struct db_rows *rows = NULL;
-        int r;
-
-        r = DBQ(m->db,
-                "SELECT k.access_key, k.secret_key_sealed, k.resource_policy, k.rate_limit, u.id AS user_id,"
-                " u.email, u.role, u.domain_name, p.max_pending_session_count,"
-                " p.max_pending_session_resource_slots FROM keypairs k JOIN users u ON u.id = k.user_id"
-                " JOIN domains d ON d.name = u.domain_name"
-                " LEFT JOIN keypair_resource_policies p ON p.name = k.resource_policy"
-                " WHERE k.access_key = ? AND k.is_active = 1 AND u.status = 'active' AND d.is_active = 1",
-                &rows, err, DB_TEXT(access_key));
-        if (r < 0)
-                return r;
-        if (rows->nrows == 0)
-                return tess_err(err, ENOENT, "unknown or inactive access key");
-        memset(ret, 0, sizeof(*ret));
-        copy_field(ret->access_key, sizeof(ret->access_key), db_getn(rows, 0, "access_key"));
-        copy_field(ret->user_id, sizeof(ret->user_id), db_getn(rows, 0, "user_id"));
-        copy_field(ret->email, sizeof(ret->email), db_getn(rows, 0, "email"));
-        copy_field(ret->domain, sizeof(ret->domain), db_getn(rows, 0, "domain_name"));
-        copy_field(ret->resource_policy, sizeof(ret->resource_policy), db_getn(rows, 0, "resource_policy"));
-        ret->rate_limit = db_get_int(rows, 0, "rate_limit");
-        ret->role = role_from_string(db_getn(rows, 0, "role"));
-        const char *max_count = db_getn(rows, 0, "max_pending_session_count");
-        const char *max_slots = db_getn(rows, 0, "max_pending_session_resource_slots");
-        ret->max_pending_count = max_count ? strtoll(max_count, NULL, 10) : -1;
-        ret->has_max_pending_slots = max_slots != NULL;
-        r = slots_from_text(&ret->max_pending_slots, max_slots, err);
-        if (r < 0)
-                return tess_err_wrap(err, "resource policy of '%s'", access_key);
-        if (ret->role < 0)
-                return tess_err(err, EIO, "user of '%s' has an unknown role", access_key);
-        if (ret_secret) {
-                r = secret_open(m->master_key, db_getn(rows, 0, "secret_key_sealed"), ret_secret, err);
-                if (r < 0)
-                        return tess_err_wrap(err, "opening the secret key of '%s'", access_key);
-        }
-        return 0;
-}
-
 int auth_request(struct api_ctx *c, struct tess_error **err)
 {
         struct http_req *req = c->req;
@@ -203,4 +156,33 @@ int auth_request(struct api_ctx *c, struct tess_error **err)
         if (!sign_equal(expect, a.signature))
                 return tess_err(err, EACCES, "signature mismatch");
         return ratelimit_check(c, err);
+}
+
+int api_agent_auth(struct api_ctx *c, struct tess_error **err)
+{
+        const char *auth = http_header(c->req, "Authorization"), *ts_text = http_header(c->req, "X-Tessera-Agent-Time");
+        char id[AGENT_ID_MAX + 1], sig[SIGN_HEX_MAX], want[SIGN_HEX_MAX];
+        const struct buf *body = http_body(c->req);
+        char *end;
+
+        if (!auth || agent_auth_parse(auth, id, sig) < 0)
+                return tess_err(err, EACCES, "agent requests need 'Authorization: TesseraAgent id=ID, signature=HEX'");
+        if (!ts_text)
+                return tess_err(err, EACCES, "agent requests need an X-Tessera-Agent-Time header");
+        errno = 0;
+        long long ts = strtoll(ts_text, &end, 10);
+        if (errno || *end || end == ts_text)
+                return tess_err(err, EACCES, "X-Tessera-Agent-Time must be a Unix time in seconds");
+        long long now = now_usec() / USEC_PER_SEC;
+        if (ts < now - SIGN_AGENT_SKEW || ts > now + SIGN_AGENT_SKEW)
+                return tess_err(err, EACCES, "X-Tessera-Agent-Time is more than %d seconds off the manager's clock",
+                                SIGN_AGENT_SKEW);
+        if (sign_agent_request(c->m->cluster_secret, http_method(c->req), http_path(c->req), ts, id,
+                               body ? body->data : "", body ? body->len : 0, want, err) < 0)
+                return -EIO;
+        if (!sign_equal(sig, want))
+                return tess_err(err, EACCES, "agent signature mismatch (is this agent given the cluster secret?)");
+        snprintf(c->who.access_key, sizeof(c->who.access_key), "agent");
+        snprintf(c->who.user_id, sizeof(c->who.user_id), "%s", id);
+        return 0;
 }

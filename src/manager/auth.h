@@ -1,5 +1,7 @@
-/* auth.h - authenticating API requests (Backend.AI HMAC signing) and
- * looking up keypairs. */
+/* auth.h - authenticating API requests: Backend.AI HMAC signing or a web
+ * login's cookie (auth.c, web_session.h), agents' requests signed with the
+ * cluster secret (auth.c), and the keypairs behind access keys
+ * (auth_keypair.c). */
 #ifndef TESS_AUTH_H
 #define TESS_AUTH_H
 
@@ -26,5 +28,9 @@ int auth_request(struct api_ctx *ctx, struct tess_error **err);
  * -ENOENT if unknown or inactive. */
 int auth_lookup_keypair(struct manager *m, const char *access_key, struct principal *ret, char **ret_secret,
                         struct tess_error **err);
+
+/* Verify an agent's request (ROUTE_AGENT): its TesseraAgent signature with
+ * the cluster secret and its time; c->who names the agent.  -EACCES. */
+int api_agent_auth(struct api_ctx *c, struct tess_error **err);
 
 #endif

@@ -27,6 +27,7 @@
 #include "common/timeutil.h"
 
 struct manager;
+struct api_ctx;
 struct db_rows;
 
 #define BGTASK_ONGOING   "ongoing"
@@ -68,5 +69,10 @@ json_t *bgtask_json(const struct db_rows *rows, int row);
 bool bgtask_status_final(const char *status);
 /* The event of a task in `status`: bgtask_updated while ongoing, else its end's. */
 const char *bgtask_event_name(const char *status);
+
+/* GET /background-tasks/{id} and its events, GET /events/background-task
+ * (api_bgtask.c). */
+void api_bgtask_show(struct api_ctx *c);
+void api_events_bgtask(struct api_ctx *c);
 
 #endif

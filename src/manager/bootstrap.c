@@ -14,8 +14,10 @@
 #include "common/log.h"
 #include "common/timeutil.h"
 #include "manager/db.h"
+#include "manager/main.h"
 #include "manager/manager.h"
 #include "manager/model.h"
+#include "manager/vfolder.h"
 
 #define ADMIN_EMAIL "admin@tessera.local"
 

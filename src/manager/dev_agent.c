@@ -20,6 +20,7 @@
 #include "common/buf.h"
 #include "common/fs.h"
 #include "common/log.h"
+#include "manager/main.h"
 #include "manager/manager.h"
 
 /* The manager's storage hosts, resolved: the agent binds folders from the same directories. */

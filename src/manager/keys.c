@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "common/fs.h"
+#include "manager/main.h"
 #include "manager/manager.h"
 
 static int hexval(char c)

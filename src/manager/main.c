@@ -28,6 +28,7 @@
 #include "manager/db.h"
 #include "manager/events.h"
 #include "manager/http.h"
+#include "manager/main.h"
 #include "manager/manager.h"
 #include "manager/web_session.h"
 #include "manager/metrics.h"
@@ -370,9 +371,10 @@ static int common_main(int argc, char **argv, bool dev)
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
-        struct manager m = { .dev = dev, .dev_agent = { .enabled = dev, .mock_gpu_memory = "16g",
-                                                        .fgpu_per_gpu = "1", .network = "bridge",
-                                                        .runtime = "auto" } };
+        struct manager m = { .routes = api_route_tables,
+                             .dev = dev,
+                             .dev_agent = { .enabled = dev, .mock_gpu_memory = "16g", .fgpu_per_gpu = "1",
+                                            .network = "bridge", .runtime = "auto" } };
         char host[64];
         struct tess_error *err = NULL;
         const char *over[6][2] = { { 0 } };

@@ -13,7 +13,7 @@
 #include "common/conf.h"
 #include "common/crypto.h"
 #include "common/error.h"
-#include "manager/vfolder.h"
+#include "common/vfolder_hosts.h"
 
 struct loop;
 struct db;
@@ -25,6 +25,7 @@ struct auth_cache;
 struct audit;
 struct scheduler;
 struct blob_store;
+struct route;
 
 struct manager_conf {
         char *listen;
@@ -56,11 +57,10 @@ struct manager_conf {
         int64_t app_cookie_ttl;
 };
 
-extern const struct conf_opt manager_conf_opts[];
-
 struct manager {
         struct manager_conf conf;
         char *config_path; /* NULL for tessera dev without --config */
+        const struct route *const *routes; /* the tables the dispatcher searches (api_route_tables, main.h) */
         struct loop *loop;
         struct db *db;
         struct http_server *http;
@@ -90,29 +90,5 @@ struct manager {
                 char runtime[256]; /* the agent's option runc */
         } dev_agent;
 };
-
-/* tessera dev: run / stop `tessera agent` beside the manager (dev_agent.c). */
-int dev_agent_start(struct manager *m, struct tess_error **err);
-void dev_agent_stop(struct manager *m);
-
-/* Entry points (src/manager/main.c). */
-int manager_main(int argc, char **argv);
-int dev_main(int argc, char **argv);
-
-/* First start on an empty database: default domain, project, resource
- * group, keypair policy and superadmin (bootstrap.c). */
-int manager_bootstrap(struct manager *m, struct tess_error **err);
-
-/* Parse conf.vfolder_hosts (default local=state_dir/vfolders) and create
- * each host's directory (vfolder.c). */
-int vfolder_hosts_open(struct manager *m, struct tess_error **err);
-
-/* Remove partial folder uploads idle for conf.vfolder_upload_keep, now
- * and from time to time (vfolder_upload_sweep.c). */
-void vfolder_upload_sweep_start(struct manager *m);
-
-/* Load or create the master key that seals keypair secrets (keys.c). */
-int manager_load_master_key(struct manager *m, struct tess_error **err);
-int manager_load_cluster_secret(struct manager *m, struct tess_error **err);
 
 #endif

@@ -9,6 +9,7 @@
 #include "common/error.h"
 
 struct manager;
+struct api_ctx;
 
 struct new_user {
         const char *email;
@@ -54,5 +55,13 @@ int model_project_id(struct manager *m, const char *domain, const char *name, ch
 
 /* Take user out of project (nothing if not a member). */
 int model_remove_member(struct manager *m, const char *project_id, const char *user_id, struct tess_error **err);
+
+/* The routes of accounts: api_auth.c (the caller's login, role, password)
+ * and api_scopes.c (the projects and resource groups the caller may use). */
+void api_auth_authorize(struct api_ctx *c);
+void api_auth_role(struct api_ctx *c);
+void api_auth_update_password(struct api_ctx *c);
+void api_projects_list(struct api_ctx *c);
+void api_scaling_groups(struct api_ctx *c);
 
 #endif

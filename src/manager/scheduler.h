@@ -22,11 +22,17 @@
 #define TESS_SCHEDULER_H
 
 struct manager;
+struct api_ctx;
 struct scheduler;
 
 struct scheduler *scheduler_start(struct manager *m);
 struct scheduler *scheduler_stop(struct scheduler *s);
 /* Ask for a tick soon (coalesced). */
 void scheduler_kick(struct manager *m);
+
+/* GET /resource/presets and POST /resource/check-presets: what fits
+ * (api_resource.c). */
+void api_resource_presets(struct api_ctx *c);
+void api_resource_check_presets(struct api_ctx *c);
 
 #endif

@@ -23,6 +23,7 @@
 #include "common/error.h"
 
 struct manager;
+struct api_ctx;
 struct agent_event;
 
 /* Apply a commit-progress, commit-done or commit-failed event of `agent`
@@ -30,5 +31,8 @@ struct agent_event;
  * apply twice. */
 int session_commit_event(struct manager *m, const char *agent, const char *session, const struct agent_event *ev,
                          struct tess_error **err);
+
+void api_session_commit(struct api_ctx *c);
+void api_session_commit_status(struct api_ctx *c);
 
 #endif

@@ -1,6 +1,7 @@
 /* session_image.h - the image of a session create: how a reference
  * (alias, name:tag, full reference) finds a registered image, whether the
- * caller may use it, and the resources it asks for (minimums, maximums). */
+ * caller may use it (its resource bounds apply through
+ * session_image_resources(), session_request.h). */
 #ifndef TESS_SESSION_IMAGE_H
 #define TESS_SESSION_IMAGE_H
 
@@ -9,7 +10,6 @@
 #include "common/error.h"
 #include "manager/db.h"
 #include "manager/manager.h"
-#include "manager/session_request.h"
 
 /* Who looks at private images (those of session commits, owner_id set):
  * their owner sees them, a superadmin all, an admin those of the users of
@@ -46,10 +46,5 @@ int session_image_resolve(struct manager *m, const char *ref, const char *arch, 
  * are always allowed), 0 if not. */
 int session_image_allowed(struct manager *m, const char *domain, const char *registry_col, const char *name,
                           struct tess_error **err);
-
-/* Fill default cpu and mem; raise what is less than the image's minimum
- * (min_resources and ai.backend.resource.min.* labels); -EINVAL when more
- * than its max_resources. */
-int session_image_resources(struct session_request *q, const struct db_rows *img, struct tess_error **err);
 
 #endif

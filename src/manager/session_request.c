@@ -6,6 +6,7 @@
 #include "common/slots.h"
 #include "common/timeutil.h"
 #include "manager/api.h"
+#include "manager/db.h"
 #include "manager/session_request.h"
 
 static int parse_environ(json_t *cfg, struct session_request *q, struct tess_error **err)
@@ -223,3 +224,45 @@ int session_request_parse(json_t *body, struct session_request *q, struct tess_e
         return parse_config(body, q, err);
 }
 
+#define MIN_LABEL "ai.backend.resource.min."
+
+/* Raise min by the image's ai.backend.resource.min.<slot> labels. */
+static void label_minimums(struct slots *min, const char *labels_text)
+{
+        json_t *labels = labels_text ? json_loads(labels_text, 0, NULL) : NULL;
+        const char *key;
+        json_t *v;
+        int64_t q;
+
+        json_object_foreach(labels, key, v) {
+                const char *slot = key + strlen(MIN_LABEL);
+                if (strncmp(key, MIN_LABEL, strlen(MIN_LABEL)) != 0 || !json_is_string(v) || !slot_type_find(slot))
+                        continue;
+                if (slot_parse_string(slot, json_string_value(v), &q, NULL) == 0 && q > slots_get(min, slot))
+                        slots_set(min, slot, q, NULL);
+        }
+        json_decref(labels);
+}
+
+int session_image_resources(struct session_request *q, const struct db_rows *img, struct tess_error **err)
+{
+        struct slots min, max;
+        int r = slots_from_text(&min, db_getn(img, 0, "min_resources"), err);
+        if (r < 0)
+                return r;
+        r = slots_from_text(&max, db_getn(img, 0, "max_resources"), err);
+        if (r < 0)
+                return r;
+        label_minimums(&min, db_getn(img, 0, "labels"));
+        if (!slots_has(&q->resources, "cpu"))
+                slots_set(&q->resources, "cpu", 1000, NULL);
+        if (!slots_has(&q->resources, "mem"))
+                slots_set(&q->resources, "mem", 1LL << 30, NULL);
+        for (int i = 0; i < min.n; i++)
+                if (slots_get(&q->resources, min.s[i].name) < min.s[i].value && slot_type_find(min.s[i].name))
+                        slots_set(&q->resources, min.s[i].name, min.s[i].value, NULL);
+        const char *over;
+        if (!slots_fit(&q->resources, &max, true, &over))
+                return tess_err(err, EINVAL, "'%s' is more than image '%s' allows", over, db_getn(img, 0, "name"));
+        return 0;
+}

@@ -17,6 +17,8 @@
 #include "common/error.h"
 #include "common/slots.h"
 
+struct db_rows;
+
 #define SESSION_MAX_CLUSTER_SIZE 64
 #define SESSION_MAX_WAIT_SECONDS 3600
 
@@ -30,5 +32,10 @@ struct session_request {
 };
 
 int session_request_parse(json_t *body, struct session_request *q, struct tess_error **err);
+
+/* Fill default cpu and mem; raise what is less than the image's minimum
+ * (min_resources and ai.backend.resource.min.* labels); -EINVAL when more
+ * than its max_resources. */
+int session_image_resources(struct session_request *q, const struct db_rows *img, struct tess_error **err);
 
 #endif

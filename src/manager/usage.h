@@ -39,6 +39,7 @@
 struct buf;
 struct db_arg;
 struct manager;
+struct api_ctx;
 
 #define USAGE_SEC_PER_DAY ((int64_t)86400)
 /* The longest period one report may ask for (as Backend.AI's usage/period). */
@@ -183,5 +184,10 @@ int usage_foreach(struct manager *m, const struct usage_filter *f, int64_t now, 
 typedef void (*usage_user_fn)(const char *user_id, double usage, void *data);
 int usage_fair_share(struct manager *m, int64_t now, int64_t half_life, int64_t lookback, usage_user_fn fn,
                      void *data, struct tess_error **err);
+
+/* The usage routes (api_usage.c). */
+void api_usage_period(struct api_ctx *c);
+void api_usage_user_month(struct api_ctx *c);
+void api_usage_admin(struct api_ctx *c);
 
 #endif

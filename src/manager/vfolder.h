@@ -149,4 +149,12 @@ int vf_quota_prepare(struct manager *m, const struct vfolder *f, struct tess_err
  * scope's limit and use when the owner's quota scope would exceed it. */
 int vf_quota_check(struct manager *m, const struct vfolder *f, int64_t add_bytes, struct tess_error **err);
 
+/* Parse conf.vfolder_hosts (default local=state_dir/vfolders) and create
+ * each host's directory (vfolder.c). */
+int vfolder_hosts_open(struct manager *m, struct tess_error **err);
+
+/* Remove partial folder uploads idle for conf.vfolder_upload_keep, now
+ * and from time to time (vfolder_upload_sweep.c). */
+void vfolder_upload_sweep_start(struct manager *m);
+
 #endif

@@ -21,6 +21,7 @@
 
 #include "manager/api.h"
 #include "manager/http.h"
+#include "manager/main.h"
 #include "manager/manager.h"
 
 #define NAME_MAX_LEN 200

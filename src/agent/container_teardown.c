@@ -1,0 +1,39 @@
+/* container_teardown.c - what a container leaves behind once runc has
+ * deleted it: its rootfs mount, its veth and network namespace, its
+ * address (container-internal.h).  The monitor calls it when the container
+ * exits; container.c when a create fails or a container is destroyed or
+ * removed. */
+#include "common/compat.h"
+
+#include "agent/container-internal.h"
+#include "agent/ipam.h"
+#include "agent/netns.h"
+#include "agent/rootfs.h"
+
+static void keep_first(int *first, int r, struct tess_error **err, struct tess_error *e)
+{
+        if (r >= 0)
+                return;
+        if (*first == 0 && err) {
+                *err = e;
+                *first = r;
+                return;
+        }
+        tess_error_free(e);
+}
+
+int container_teardown(const struct container_record *rec, struct tess_error **err)
+{
+        struct tess_error *e = NULL;
+        int first = 0;
+
+        keep_first(&first, rootfs_umount(rec->rootfs, &e), err, e);
+        if (rec->netns) {
+                e = NULL;
+                keep_first(&first, netns_detach(rec->veth, &e), err, e);
+                e = NULL;
+                keep_first(&first, netns_remove(rec->netns, &e), err, e);
+                ipam_release(rec->ipam_dir, rec->ip, rec->id);
+        }
+        return first;
+}

@@ -1,0 +1,55 @@
+/* api_session.h - the session routes and what other parts of the manager
+ * use of them: finding a caller's session, and the running session a
+ * request targets (its main kernel and that kernel's agent).
+ *
+ *   api_session.c         create, info, destroy, logs, list
+ *   api_session_exec.c    execute, interrupt, upload, download, files
+ *   api_stream_pty.c      a terminal (WebSocket)
+ *   api_events.c          session events (server-sent events)
+ *   api_session_commit.c  commits (session_commit.h) */
+#ifndef TESS_API_SESSION_H
+#define TESS_API_SESSION_H
+
+#include <stdbool.h>
+
+#include "common/error.h"
+
+struct api_ctx;
+struct db_rows;
+struct manager;
+
+void api_session_create(struct api_ctx *c); /* api_session.c */
+void api_session_info(struct api_ctx *c);
+void api_session_destroy(struct api_ctx *c);
+void api_session_logs(struct api_ctx *c);
+void api_session_list(struct api_ctx *c);
+/* A session by id or name, as its owner (or an admin for owner_ak) sees
+ * it; live ones first; ENOENT otherwise.  Rows of session_select(). */
+int api_find_session(struct api_ctx *c, const char *ref, const char *owner_ak, bool live_only, struct db_rows **ret,
+                     struct tess_error **err);
+/* The owner's request keeps the session from the idle timeout. */
+void api_owner_activity(struct api_ctx *c, const struct db_rows *rows);
+
+void api_session_execute(struct api_ctx *c); /* api_session_exec.c */
+void api_session_interrupt(struct api_ctx *c);
+void api_session_upload(struct api_ctx *c);
+void api_session_download_single(struct api_ctx *c);
+void api_session_files(struct api_ctx *c);
+void api_stream_pty(struct api_ctx *c);     /* api_stream_pty.c */
+void api_events_session(struct api_ctx *c); /* api_events.c */
+
+/* Where a running session's main kernel is. */
+struct session_target {
+        char session[40], kernel[64], agent[128], address[128];
+};
+/* The running session c->param[0] (of owner_ak, for admins) and its main
+ * kernel's agent; counts as the owner's activity.  Answers c (404, 409)
+ * and returns false when there is none.  (api_session_exec.c) */
+bool api_session_target(struct api_ctx *c, const char *owner_ak, struct session_target *t);
+/* The main kernel of session t->session and its agent into t; ENOENT when
+ * it has none on an agent with an address. */
+int session_main_kernel(struct manager *m, struct session_target *t, struct tess_error **err);
+/* owner_access_key of c's query or JSON body (admins acting for an owner). */
+const char *api_owner_access_key(struct api_ctx *c);
+
+#endif

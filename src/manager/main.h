@@ -1,0 +1,57 @@
+/* main.h - the manager program: its entry points, the steps of its
+ * start-up, its route table, and the routes of this folder's own files.
+ *
+ *   main.c        start-up, signals, reload, shutdown
+ *   routes.c      the route table the dispatcher searches (api.h)
+ *   bootstrap.c   the first start on an empty database
+ *   keys.c        the master key and the cluster secret
+ *   dev_agent.c   `tessera dev`'s agent beside the manager
+ *   api_misc.c    /, /metrics, /openapi.json
+ *   web_static.c  the web UI's files */
+#ifndef TESS_MANAGER_MAIN_H
+#define TESS_MANAGER_MAIN_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "common/conf.h"
+#include "common/error.h"
+#include "manager/api.h"
+
+struct manager;
+
+/* Entry points (main.c). */
+int manager_main(int argc, char **argv);
+int dev_main(int argc, char **argv);
+
+/* The configuration keys of the manager (main.c). */
+extern const struct conf_opt manager_conf_opts[];
+
+/* The route table (routes.c), terminated by a zero row, and every table
+ * the dispatcher searches, in order (api_routes, the vfolder routes, the
+ * admin routes), NULL-terminated: struct manager's `routes`. */
+extern const struct route api_routes[];
+extern const struct route *const api_route_tables[];
+
+/* First start on an empty database: default domain, project, resource
+ * group, keypair policy and superadmin (bootstrap.c). */
+int manager_bootstrap(struct manager *m, struct tess_error **err);
+
+/* Load or create the master key that seals keypair secrets (keys.c). */
+int manager_load_master_key(struct manager *m, struct tess_error **err);
+int manager_load_cluster_secret(struct manager *m, struct tess_error **err);
+
+/* tessera dev: run / stop `tessera agent` beside the manager (dev_agent.c). */
+int dev_agent_start(struct manager *m, struct tess_error **err);
+void dev_agent_stop(struct manager *m);
+
+void api_root_version(struct api_ctx *c); /* api_misc.c */
+void api_metrics(struct api_ctx *c);
+void api_openapi(struct api_ctx *c);
+/* The OpenAPI document of the routes of `tables` (also written to
+ * docs/openapi.json). */
+json_t *api_openapi_document(const struct route *const *tables);
+void api_web_static(struct api_ctx *c);   /* web_static.c */
+bool web_static_index(struct api_ctx *c); /* answered GET / with index.html */
+
+#endif
