@@ -34,15 +34,19 @@ ALL_CFLAGS  += -fsanitize=$(SANITIZE) -fno-sanitize-recover=all -fno-omit-frame-
 ALL_LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
+# The folders of src/ and what each may use: HACKING.md's map, each
+# folder's README.md, checked by scripts/check-layers.sh.
 COMMON_SRC  := $(sort $(wildcard src/common/*.c))
 SCHED_SRC   := $(sort $(wildcard src/sched/*.c))
 SIM_SRC     := $(sort $(wildcard src/sim/*.c))
-MANAGER_SRC := $(sort $(wildcard src/manager/*.c))
-AGENT_SRC   := $(sort $(wildcard src/agent/*.c))
+IMAGE_SRC   := $(sort $(wildcard src/image/*.c src/registry/*.c))
+MANAGER_SRC := $(sort $(wildcard src/manager/*.c src/manager/*/*.c))
+AGENT_SRC   := $(sort $(wildcard src/agent/*.c src/agent/*/*.c))
 RUNNER_SRC  := $(sort $(wildcard src/runner/*.c))
 CLI_SRC     := $(sort $(wildcard src/cli/*.c))
 FGPU_AGENT_SRC := src/fgpu/region.c src/fgpu/config.c # the agent makes and reads each container's region and config
-TESSERA_SRC := src/main.c $(COMMON_SRC) $(SCHED_SRC) $(SIM_SRC) $(MANAGER_SRC) $(AGENT_SRC) $(FGPU_AGENT_SRC) $(CLI_SRC)
+LIB_SRC     := $(COMMON_SRC) $(SCHED_SRC) $(SIM_SRC) $(IMAGE_SRC) $(MANAGER_SRC) $(AGENT_SRC) $(FGPU_AGENT_SRC) $(CLI_SRC)
+TESSERA_SRC := src/main.c $(LIB_SRC)
 
 FGPU_SRC    := $(sort $(wildcard src/fgpu/*.c))
 UNIT_SRC    := $(sort $(wildcard tests/unit/test_*.c))
@@ -59,7 +63,7 @@ FGPU_LIB    := $(if $(wildcard $(CUDA_INC)/cuda.h),$(BUILD)/libtessera-fgpu.so)
 FAKE_LIBS   := $(if $(wildcard $(CUDA_INC)/cuda.h),$(BUILD)/libtessera-fake-cuda.so) $(BUILD)/libtessera-fake-nvml.so
 UNIT_BINS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 FUZZ_BINS   := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz-replay/%,$(FUZZ_SRC))
-LIB_OBJS    := $(call obj,$(COMMON_SRC) $(SCHED_SRC) $(SIM_SRC) $(MANAGER_SRC) $(AGENT_SRC) $(FGPU_AGENT_SRC) $(CLI_SRC))
+LIB_OBJS    := $(call obj,$(LIB_SRC))
 
 # The web UI (web/, docs/web-ui.md): esbuild bundles it into $(BUILD)/web,
 # which the manager beside it serves (web_dir).  The npm packages come from
@@ -70,7 +74,16 @@ WEB_SRC := web/build.mjs web/index.html web/package.json web/package-lock.json s
 WEB     := $(BUILD)/web/index.html
 
 .PHONY: all check check-images tests run deps test-deps fuzz format clean docs
-all: $(TESSERA) $(RUNNER) $(MONITOR) $(FGPU_LIB) $(FAKE_LIBS) $(WEB)
+all: $(TESSERA) $(RUNNER) $(MONITOR) $(FGPU_LIB) $(FAKE_LIBS) $(WEB) $(BUILD)/layers.ok
+
+# The layout's rules (HACKING.md, "Layout"): every include, and every
+# symbol an object of the program takes from another, stays within what
+# its folder's README.md says it may use.
+$(BUILD)/layers.ok: scripts/check-layers.sh $(shell find src -name '*.[ch]' -o -name README.md) \
+		$(call obj,$(TESSERA_SRC))
+	@$(if $(Q),echo "  CHECK   layers")
+	$(Q)scripts/check-layers.sh --objects $(BUILD)/obj src
+	$(Q)touch $@
 
 $(WEB): $(WEB_SRC)
 	@$(if $(Q),echo "  WEB     $(BUILD)/web")
@@ -214,7 +227,7 @@ run: deps
 
 # libFuzzer builds (clang) for longer fuzzing sessions: build/fuzz/fuzz_*
 # (tests/fuzz/run-fuzzers.sh builds them this way and runs them).
-FUZZ_LIB_SRC := $(COMMON_SRC) $(SCHED_SRC) $(SIM_SRC) $(MANAGER_SRC) $(AGENT_SRC) $(FGPU_UNIT_SRC) $(CLI_SRC)
+FUZZ_LIB_SRC := $(COMMON_SRC) $(SCHED_SRC) $(SIM_SRC) $(IMAGE_SRC) $(MANAGER_SRC) $(AGENT_SRC) $(FGPU_UNIT_SRC) $(CLI_SRC)
 FUZZ_LIB_OBJS := $(patsubst %.c,build/fuzz/obj/%.o,$(sort $(FUZZ_LIB_SRC)))
 fuzz:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/fuzz CC=clang \
@@ -231,7 +244,7 @@ docs: $(TESSERA)
 	$(Q)$(TESSERA) openapi > docs/openapi.json
 
 format:
-	clang-format -i $(TESSERA_SRC) $(wildcard src/*/*.h) $(UNIT_SRC) $(FUZZ_SRC)
+	clang-format -i $(TESSERA_SRC) $(wildcard src/*/*.h src/*/*/*.h) $(UNIT_SRC) $(FUZZ_SRC)
 
 clean:
 	rm -rf build

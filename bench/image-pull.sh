@@ -2,7 +2,7 @@
 # bench/image-pull.sh - pull of the python 3.11 test image (images/
 # python3.11.recipe, built or taken from the cache) from Debian's
 # docker-registry on loopback, by the agent's own code (`tessera agent image
-# pull`, src/agent/registry.c into an empty store) beside `skopeo copy` of
+# pull`, src/registry/registry.c into an empty store) beside `skopeo copy` of
 # the same image into an OCI directory; target: the pull <= 1.2x skopeo.
 # Nothing fails on timing.
 #

@@ -8,8 +8,8 @@
 #include <jansson.h>
 
 #include "agent/agent.h"
+#include "agent/container/monitor.h"
 #include "agent/image_cli.h"
-#include "agent/monitor.h"
 #include "cli/cli.h"
 #include "manager/main.h"
 #include "sim/sim.h"

@@ -4,7 +4,7 @@
  *                         internal thread: our own single-threaded epoll loop
  *                         watches MHD's epoll fd and calls MHD_run(), with the
  *                         timeout taken from MHD_get_timeout() - the same way
- *                         src/manager/http.c drives it from src/common/loop.c.
+ *                         src/manager/http/http.c drives it from src/common/loop.c.
  *   srv_mhd PORT thread   MHD_USE_EPOLL_INTERNAL_THREAD (reference only: the
  *                         handler would run on MHD's thread, not on our loop).
  *

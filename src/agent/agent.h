@@ -2,7 +2,7 @@
  *
  * It tells the manager what the node offers (heartbeat: slots and GPU
  * devices), asks it what to run (a long poll of the desired kernels, see
- * src/manager/agent_sync.c), runs and stops kernels as containers, and
+ * src/manager/agents/agent_sync.c), runs and stops kernels as containers, and
  * reports what happened to them (events kept on disk until acknowledged).
  * Everything it must remember lives in state_dir, written atomically, so
  * that a restart, or a crash, re-adopts running containers untouched.

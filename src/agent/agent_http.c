@@ -36,6 +36,13 @@
 #include <strings.h>
 #include <sys/socket.h>
 
+#include "agent/agent_http.h"
+#include "agent/agent_pty.h"
+#include "agent/agent_tunnel.h"
+#include "agent/commit.h"
+#include "agent/container/container.h"
+#include "agent/kernel_runtime.h"
+#include "agent/runner_client.h"
 #include "common/buf.h"
 #include "common/crypto.h"
 #include "common/log.h"
@@ -44,13 +51,6 @@
 #include "common/sign.h"
 #include "common/timeutil.h"
 #include "common/ws.h"
-#include "agent/agent_http.h"
-#include "agent/agent_pty.h"
-#include "agent/agent_tunnel.h"
-#include "agent/commit.h"
-#include "agent/container.h"
-#include "agent/kernel_runtime.h"
-#include "agent/runner_client.h"
 
 #define BODY_MAX         (AGENT_HTTP_FILE_MAX + 4096)
 #define DOWNLOAD_MAX     AGENT_HTTP_FILE_MAX

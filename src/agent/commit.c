@@ -7,17 +7,17 @@
 #include <pthread.h>
 #include <sys/stat.h>
 
+#include "agent/commit.h"
+#include "agent/container/container.h"
+#include "agent/image_from_manager.h"
+#include "agent/kernel_runtime.h"
 #include "common/crypto.h"
 #include "common/fs.h"
 #include "common/log.h"
 #include "common/timeutil.h"
-#include "agent/commit.h"
-#include "agent/container.h"
-#include "agent/image-internal.h"
-#include "agent/image_from_manager.h"
-#include "agent/image_push.h"
-#include "agent/kernel_runtime.h"
-#include "agent/layer_writer.h"
+#include "image/image-internal.h"
+#include "image/layer_writer.h"
+#include "registry/image_push.h"
 
 #define EXCLUDE_MAX          256
 #define LABELS_MAX           64

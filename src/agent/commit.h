@@ -12,7 +12,7 @@
  * always left out, as Backend.AI leaves out volumes.
  *
  * What happens is reported through the outbox, as kernel events the
- * manager applies to the task (src/manager/agent_events.c):
+ * manager applies to the task (src/manager/agents/agent_events.c):
  *   commit-progress  {task, current, total, message}
  *   commit-done      {task, image: {digest, size, labels}}
  *   commit-failed    {task, message}

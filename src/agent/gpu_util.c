@@ -5,13 +5,13 @@
 #include <dirent.h>
 #include <dlfcn.h>
 
-#include "common/fs.h"
-#include "common/log.h"
-#include "fgpu/region.h"
-#include "agent/container.h"
+#include "agent/container/container.h"
 #include "agent/gpu_util.h"
 #include "agent/gpu_wiring.h"
 #include "agent/kernel_runtime.h"
+#include "common/fs.h"
+#include "common/log.h"
+#include "fgpu/region.h"
 
 #define SAMPLES_MAX 4096
 

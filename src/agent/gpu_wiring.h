@@ -8,7 +8,7 @@
 #include <stddef.h>
 
 #include "agent/alloc.h"
-#include "agent/container.h"
+#include "agent/container/container.h"
 
 #define GPU_LIB_DIR  "/opt/tessera/nvidia/lib" /* driver libraries, real or mock */
 #define FGPU_DIR     "/opt/tessera/fgpu"       /* the hook, read-only */

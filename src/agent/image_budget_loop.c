@@ -14,12 +14,12 @@
 #include <pthread.h>
 #include <sys/stat.h>
 
+#include "agent/image_budget_loop.h"
+#include "agent/kernel_runtime.h"
 #include "common/log.h"
 #include "common/slots.h"
 #include "common/timeutil.h"
-#include "agent/image.h"
-#include "agent/image_budget_loop.h"
-#include "agent/kernel_runtime.h"
+#include "image/image.h"
 
 #define CHECK_EVERY_USEC (5 * 60 * USEC_PER_SEC)
 #define POLL_USEC        (2 * USEC_PER_SEC) /* index.json looked at; a run put off tried again */

@@ -15,12 +15,12 @@
 #include <libgen.h>
 #include <sys/stat.h>
 
+#include "agent/container/container.h"
+#include "agent/image_cli.h"
 #include "common/conf.h"
 #include "common/timeutil.h"
-#include "agent/container.h"
-#include "agent/image.h"
-#include "agent/image_cli.h"
-#include "agent/registry.h"
+#include "image/image.h"
+#include "registry/registry.h"
 
 #define EXIT_USAGE 2
 #define DEFAULT_STORE "/var/lib/tessera/images"

@@ -1,14 +1,14 @@
 /* image_from_manager.c - see image_from_manager.h. */
 #include "common/compat.h"
 
+#include "agent/agent.h"
+#include "agent/image_from_manager.h"
 #include "common/crypto.h"
 #include "common/sign.h"
 #include "common/timeutil.h"
-#include "agent/agent.h"
-#include "agent/image.h"
-#include "agent/image_from_manager.h"
-#include "agent/image_push.h"
-#include "agent/registry.h"
+#include "image/image.h"
+#include "registry/image_push.h"
+#include "registry/registry.h"
 
 /* a streamed blob's chunks: smaller than a whole push's, so that less is
  * left to send once the writer ends */

@@ -1,7 +1,7 @@
 /* image_from_manager.h - images in the manager's registry: those imported
  * into it (`tessera image import`) and the sessions agents commit.  The
  * manager serves them as an OCI registry to agents
- * (src/manager/api_registry.c); the agent's registry client pulls from it
+ * (src/manager/images/api_registry.c); the agent's registry client pulls from it
  * and its push client pushes to it like to any registry, their requests
  * signed with the cluster secret as every request to the manager. */
 #ifndef TESSERA_AGENT_IMAGE_FROM_MANAGER_H

@@ -22,6 +22,14 @@
 #include <libgen.h>
 #include <pthread.h>
 
+#include "agent/alloc.h"
+#include "agent/container/container.h"
+#include "agent/gpu_stats.h"
+#include "agent/gpu_wiring.h"
+#include "agent/image_from_manager.h"
+#include "agent/kernel_runtime.h"
+#include "agent/pty_keep.h"
+#include "agent/vfolder_mount.h"
 #include "common/buf.h"
 #include "common/fs.h"
 #include "common/log.h"
@@ -29,16 +37,8 @@
 #include "common/timeutil.h"
 #include "common/utf8.h"
 #include "common/work_user.h"
-#include "agent/alloc.h"
-#include "agent/container.h"
-#include "agent/gpu_stats.h"
-#include "agent/gpu_wiring.h"
-#include "agent/image.h"
-#include "agent/image_from_manager.h"
-#include "agent/kernel_runtime.h"
-#include "agent/pty_keep.h"
-#include "agent/registry.h"
-#include "agent/vfolder_mount.h"
+#include "image/image.h"
+#include "registry/registry.h"
 
 #define STOP_GRACE_USEC (10 * USEC_PER_SEC)
 #define KERNEL_UID TESSERA_WORK_UID /* the runner's user processes (its TESSERA_UID default) */

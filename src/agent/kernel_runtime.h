@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "agent/agent.h"
-#include "agent/container.h"
+#include "agent/container/container.h"
 
 /* bytes of output sent to the manager at the end: at most 3 times as much
  * once invalid UTF-8 is replaced, within the manager's longest JSON string */
@@ -20,7 +20,7 @@ struct kernel_exit {
         bool oom;  /* the memory limit's OOM killer fired */
         char *log; /* the end of its output, valid UTF-8 (owned; may be NULL) */
         /* its final usage counters, read as it ended, for the manager's
-         * measured use (src/manager/usage_measure.h): since its last
+         * measured use (src/manager/usage/usage_measure.h): since its last
          * heartbeat it may have used more */
         bool measured;
         uint64_t cpu_ns, mem, io_read, io_write;

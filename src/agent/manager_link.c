@@ -1,6 +1,6 @@
 /* manager_link.c - the agent's requests to the manager: JSON over HTTP,
  * signed with the cluster secret (sign_agent_request, the scheme
- * src/manager/api_agent.c checks).  One link per thread: a link owns a
+ * src/manager/agents/api_agent.c checks).  One link per thread: a link owns a
  * curl handle, which keeps its connection alive between requests. */
 #include "common/compat.h"
 

@@ -16,8 +16,8 @@
 
 #include <jansson.h>
 
+#include "agent/container/container.h"
 #include "common/error.h"
-#include "agent/container.h"
 
 struct vfolder_mounts {
         struct container_mount *v; /* strings owned */

@@ -4,7 +4,7 @@
  * PATH is an OCI image layout directory, or an archive (a `docker save`
  * tar, a tar of an OCI layout, compressed or not), which is first turned
  * into an OCI layout in a temporary directory by the agent's importer with
- * unpacking off (src/agent/image_import.c: the one reader of those
+ * unpacking off (src/image/image_import.c: the one reader of those
  * archives, libarchive underneath).  Each image the layout's index.json
  * names (an index entry: its linux/<host arch> manifest) is uploaded blob
  * by blob, config and layers first, manifest last, in chunks of
@@ -14,18 +14,18 @@
  * /admin/image-imports registers it under its reference (--ref, else
  * org.opencontainers.image.ref.name / io.containerd.image.name), and
  * sessions may name it at once; agents pull it from the manager.  See
- * src/manager/api_image_import.c. */
+ * src/manager/images/api_image_import.c. */
 #include "common/compat.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include "agent/image.h"
-#include "common/buf.h"
-#include "common/fs.h"
 #include "cli/cli-internal.h"
 #include "cli/client.h"
 #include "cli/output.h"
+#include "common/buf.h"
+#include "common/fs.h"
+#include "image/image.h"
 
 #define CHUNK_DEFAULT     (16ll << 20)
 #define CHUNK_MIN         (64ll << 10)

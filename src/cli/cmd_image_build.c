@@ -8,7 +8,7 @@
  * cache when the build fails), clean what differs between builds or belongs to
  * the runtime (/dev, /proc, apt lists, logs, ldconfig's aux-cache ...),
  * add the `work` user (uid 1000, home /home/work) as Backend.AI's images
- * have, write the tree as one reproducible layer (src/agent/layer_writer.c:
+ * have, write the tree as one reproducible layer (src/image/layer_writer.c:
  * sorted entries, numeric owners, mtimes SOURCE_DATE_EPOCH, gzip without a
  * timestamp), then the config, manifest and index with sorted keys.
  *
@@ -32,14 +32,14 @@
 
 #include <jansson.h>
 
-#include "agent/image.h"
-#include "agent/layer_writer.h"
+#include "cli/cli-internal.h"
+#include "cli/image_recipe.h"
 #include "common/buf.h"
 #include "common/crypto.h"
 #include "common/fs.h"
-#include "cli/cli-internal.h"
-#include "agent/image_push.h"
-#include "cli/image_recipe.h"
+#include "image/image.h"
+#include "image/layer_writer.h"
+#include "registry/image_push.h"
 
 #define BUILDER_VERSION "tessera-image-build 2"
 #define RECIPE_MAX      ((size_t)1 << 20)

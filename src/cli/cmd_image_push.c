@@ -7,8 +7,8 @@
 #include <jansson.h>
 
 #include "cli/cli-internal.h"
-#include "agent/image_push.h"
 #include "cli/output.h"
+#include "registry/image_push.h"
 
 #define INSECURE_MAX 16
 

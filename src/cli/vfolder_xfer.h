@@ -1,6 +1,6 @@
 /* vfolder_xfer.h - `tessera vfolder upload` and `download`: files between
  * this machine and a virtual folder, through request-upload /
- * request-download tokens (src/manager/api_vfolder_transfer.c).
+ * request-download tokens (src/manager/vfolder/api_vfolder_transfer.c).
  *
  * Uploads speak tus 1.0: HEAD tells where an upload the manager already
  * has stands (the manager names an upload by folder, path and size, so a

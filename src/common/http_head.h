@@ -2,7 +2,7 @@
  * caller owns, for protocol upgrades: after a 101 the bytes are no longer
  * HTTP, so libcurl (which reads whole answers) cannot be used.  The
  * terminal's WebSocket (ws.c), the agent tunnels and the WebSockets of the
- * app proxy (src/manager/app_proxy*.c) read their handshake answers here.
+ * app proxy (src/manager/apps/app_proxy*.c) read their handshake answers here.
  *
  * The parser takes what an app in a session wrote: fuzzed
  * (tests/fuzz/fuzz_http_head.c). */

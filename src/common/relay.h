@@ -1,7 +1,7 @@
 /* relay.h - bytes both ways between two connected sockets, in the calling
  * thread, until both directions have ended: the app proxy's tunnels (the
  * agent's end, src/agent/agent_tunnel.c) and WebSockets (the manager's
- * end, src/manager/app_proxy_ws.c).  The end of one side's input is passed
+ * end, src/manager/apps/app_proxy_ws.c).  The end of one side's input is passed
  * on as shutdown(SHUT_WR) of the other; an error on either ends both. */
 #ifndef TESS_RELAY_H
 #define TESS_RELAY_H
@@ -13,7 +13,7 @@
 #define RELAY_BUF (64u << 10) /* bytes in flight per direction */
 
 /* The Upgrade token of the agents' tunnels into kernels, raw bytes relayed
- * both ways after the 101 (src/agent/agent_tunnel.h, src/manager/agent_socket.h). */
+ * both ways after the 101 (src/agent/agent_tunnel.h, src/manager/agent_link/agent_socket.h). */
 #define RELAY_TUNNEL_PROTOCOL "tessera-tunnel"
 
 struct relay_side {

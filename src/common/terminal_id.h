@@ -1,6 +1,6 @@
 /* terminal_id.h - the name a client gives a terminal it wants kept
  * between sockets: ?terminal=ID on the terminal WebSocket
- * (src/manager/api_stream_pty.c checks it and passes it on, the agent
+ * (src/manager/sessions/api_stream_pty.c checks it and passes it on, the agent
  * keeps terminals by kernel and ID: src/agent/pty_keep.h).  The ID is
  * only ever looked up, never trusted for anything else. */
 #ifndef TESS_TERMINAL_ID_H

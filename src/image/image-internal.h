@@ -21,8 +21,8 @@
  *
  * The store runs as root: unpacking preserves owners and makes overlay
  * whiteouts (character devices 0/0, trusted.* xattrs). */
-#ifndef TESSERA_AGENT_IMAGE_INTERNAL_H
-#define TESSERA_AGENT_IMAGE_INTERNAL_H
+#ifndef TESSERA_IMAGE_INTERNAL_H
+#define TESSERA_IMAGE_INTERNAL_H
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -32,7 +32,7 @@
 
 #include "common/beneath.h"
 #include "common/error.h"
-#include "agent/image.h"
+#include "image/image.h"
 
 #define IMAGE_MEDIA_OCI_MANIFEST "application/vnd.oci.image.manifest.v1+json"
 #define IMAGE_MEDIA_OCI_INDEX "application/vnd.oci.image.index.v1+json"

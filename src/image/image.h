@@ -1,5 +1,6 @@
-/* image.h - the agent's local image store: OCI image layout on disk,
- * content-addressed blobs, layers unpacked once and shared read-only.
+/* image.h - a local image store (the agent's; the CLI's for builds): an
+ * OCI image layout on disk, content-addressed blobs, layers unpacked once
+ * and shared read-only.
  *
  * Layout under the store directory (an OCI image layout plus Tessera's own
  * unpacked layers):
@@ -17,10 +18,11 @@
  *                                store, exclusively by gc (image_hold.c)
  *
  * Every blob is verified against its digest before it is committed.  The
- * interface below is what the registry client (registry.c), the importers
- * and the container code use; the store itself lives in image_*.c. */
-#ifndef TESSERA_AGENT_IMAGE_H
-#define TESSERA_AGENT_IMAGE_H
+ * interface below is what the registry client (src/registry), the
+ * importers, the agent and the CLI use; the store itself lives in
+ * image_*.c (image-internal.h). */
+#ifndef TESSERA_IMAGE_H
+#define TESSERA_IMAGE_H
 
 #include <stdbool.h>
 #include <stddef.h>

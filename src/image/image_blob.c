@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 
 #include "common/fs.h"
-#include "agent/image-internal.h"
+#include "image/image-internal.h"
 
 struct image_blob_writer {
         struct image_store *st;

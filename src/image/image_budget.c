@@ -20,7 +20,7 @@
 
 #include "common/disk_usage.h"
 #include "common/strmap.h"
-#include "agent/image-internal.h"
+#include "image/image-internal.h"
 
 /* ---- layer sizes ---- */
 

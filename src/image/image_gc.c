@@ -10,7 +10,7 @@
 #include <fcntl.h>
 
 #include "common/strmap.h"
-#include "agent/image-internal.h"
+#include "image/image-internal.h"
 
 /* A blob that is gone is nothing to keep; any other failure stops the gc
  * rather than risk deleting what an unreadable image needs. */

@@ -11,7 +11,7 @@
 #include <fcntl.h>
 #include <sys/file.h>
 
-#include "agent/image-internal.h"
+#include "image/image-internal.h"
 
 #define GC_LOCK_FILE "gc.lock"
 

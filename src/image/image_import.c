@@ -21,7 +21,7 @@
 
 #include "common/buf.h"
 #include "common/fs.h"
-#include "agent/image-internal.h"
+#include "image/image-internal.h"
 
 #define LINK_HOPS_MAX 8
 

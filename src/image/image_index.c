@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 
 #include "common/fs.h"
-#include "agent/image-internal.h"
+#include "image/image-internal.h"
 
 #define REF_MAX 255
 

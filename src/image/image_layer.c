@@ -11,7 +11,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include "agent/image-internal.h"
+#include "image/image-internal.h"
 
 char *image_layer_dir(const struct image_store *st, const char *diff_id)
 {

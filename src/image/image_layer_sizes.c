@@ -6,7 +6,7 @@
 #include <pthread.h>
 
 #include "common/strmap.h"
-#include "agent/image-internal.h"
+#include "image/image-internal.h"
 
 struct image_layer_sizes {
         pthread_mutex_t lock;

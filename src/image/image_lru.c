@@ -9,7 +9,7 @@
  * fits the budget. */
 #include "common/compat.h"
 
-#include "agent/image-internal.h"
+#include "image/image-internal.h"
 
 static int cmp_lru(const void *a, const void *b)
 {

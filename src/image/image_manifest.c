@@ -6,7 +6,7 @@
 
 #include <jansson.h>
 
-#include "agent/image-internal.h"
+#include "image/image-internal.h"
 
 /* The layer media types the store unpacks (layer_inflate.c tells the
  * compression apart by the blob's first bytes). */

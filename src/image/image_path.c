@@ -12,7 +12,7 @@
 #include <sys/syscall.h>
 
 #include "common/buf.h"
-#include "agent/image-internal.h"
+#include "image/image-internal.h"
 
 #define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
 

@@ -9,7 +9,7 @@
  * it, after which writes only return false.  See image-internal.h. */
 #include "common/compat.h"
 
-#include "agent/image-internal.h"
+#include "image/image-internal.h"
 
 struct image_queue_chunk {
         struct image_queue_chunk *next;

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 
 #include "common/fs.h"
-#include "agent/image-internal.h"
+#include "image/image-internal.h"
 
 static const char oci_layout[] = "{\"imageLayoutVersion\":\"1.0.0\"}\n";
 static const char empty_index[] =

@@ -41,8 +41,8 @@
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 
-#include "agent/image-internal.h"
-#include "agent/layer_inflate.h"
+#include "image/image-internal.h"
+#include "image/layer_inflate.h"
 
 #define WHITEOUT_PREFIX ".wh."
 #define WHITEOUT_META_PREFIX ".wh..wh."

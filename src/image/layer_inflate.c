@@ -29,7 +29,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
-#include "agent/layer_inflate.h"
+#include "image/layer_inflate.h"
 
 #define OUT_SIZE ((size_t)256 << 10)
 #define FEED_MAX ((size_t)1 << 30) /* isal_inflate's avail_in is 32 bits */

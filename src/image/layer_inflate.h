@@ -3,8 +3,8 @@
  * by the blob's first bytes.  The inflater thread of image_unpack.c reads
  * through it; hashing, limits and threads are that file's (layer_inflate.c
  * says what each format accepts). */
-#ifndef TESS_AGENT_LAYER_INFLATE_H
-#define TESS_AGENT_LAYER_INFLATE_H
+#ifndef TESS_LAYER_INFLATE_H
+#define TESS_LAYER_INFLATE_H
 
 #include <stddef.h>
 #include <sys/types.h>

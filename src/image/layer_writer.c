@@ -17,7 +17,7 @@
 #include <zstd.h>
 
 #include "common/buf.h"
-#include "agent/layer_writer.h"
+#include "image/layer_writer.h"
 
 #define OUT_CHUNK      (256u << 10)
 #define PATH_DEPTH_MAX 256

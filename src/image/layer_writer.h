@@ -11,8 +11,8 @@
  * The gzip stream (zlib, level 6) has no name and no timestamp, like
  * `gzip -n`; a zstd one (layer_write_opts) has no dictionary id and the
  * content size left out.  Same tree and mtime, same bytes. */
-#ifndef TESS_AGENT_LAYER_WRITER_H
-#define TESS_AGENT_LAYER_WRITER_H
+#ifndef TESS_LAYER_WRITER_H
+#define TESS_LAYER_WRITER_H
 
 #include <stdbool.h>
 #include <stdint.h>

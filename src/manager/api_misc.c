@@ -6,15 +6,15 @@
 
 #include "common/buf.h"
 #include "common/sign.h"
-#include "manager/admin.h"
-#include "manager/api.h"
-#include "manager/db.h"
-#include "manager/events.h"
-#include "manager/http.h"
-#include "manager/main.h"
-#include "manager/manager.h"
-#include "manager/metrics.h"
 #include "common/version.h"
+#include "manager/admin/admin.h"
+#include "manager/api/api.h"
+#include "manager/core/events.h"
+#include "manager/core/manager.h"
+#include "manager/core/metrics.h"
+#include "manager/db/db.h"
+#include "manager/http/http.h"
+#include "manager/main.h"
 
 void api_root_version(struct api_ctx *c)
 {

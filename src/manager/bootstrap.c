@@ -13,11 +13,11 @@
 #include "common/fs.h"
 #include "common/log.h"
 #include "common/timeutil.h"
-#include "manager/db.h"
+#include "manager/accounts/model.h"
+#include "manager/core/manager.h"
+#include "manager/db/db.h"
 #include "manager/main.h"
-#include "manager/manager.h"
-#include "manager/model.h"
-#include "manager/vfolder.h"
+#include "manager/vfolder/vfolder.h"
 
 #define ADMIN_EMAIL "admin@tessera.local"
 

@@ -20,8 +20,8 @@
 #include "common/buf.h"
 #include "common/fs.h"
 #include "common/log.h"
+#include "manager/core/manager.h"
 #include "manager/main.h"
-#include "manager/manager.h"
 
 /* The manager's storage hosts, resolved: the agent binds folders from the same directories. */
 static char *hosts_text(const struct manager *m)

@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 
 #include "common/fs.h"
+#include "manager/core/manager.h"
 #include "manager/main.h"
-#include "manager/manager.h"
 
 static int hexval(char c)
 {

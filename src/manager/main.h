@@ -16,7 +16,7 @@
 
 #include "common/conf.h"
 #include "common/error.h"
-#include "manager/api.h"
+#include "manager/api/api.h"
 
 struct manager;
 

@@ -4,20 +4,20 @@
  * declared by the part of the manager each belongs to. */
 #include "common/compat.h"
 
-#include "manager/admin.h"
-#include "manager/api.h"
-#include "manager/api_agent.h"
-#include "manager/api_images.h"
-#include "manager/api_session.h"
-#include "manager/api_vfolder.h"
-#include "manager/app_proxy.h"
-#include "manager/bgtask.h"
+#include "manager/accounts/model.h"
+#include "manager/admin/admin.h"
+#include "manager/agents/api_agent.h"
+#include "manager/api/api.h"
+#include "manager/api/web_session.h"
+#include "manager/apps/app_proxy.h"
+#include "manager/images/api_images.h"
 #include "manager/main.h"
-#include "manager/model.h"
-#include "manager/scheduler.h"
-#include "manager/session_commit.h"
-#include "manager/usage.h"
-#include "manager/web_session.h"
+#include "manager/scheduler/scheduler.h"
+#include "manager/sessions/api_session.h"
+#include "manager/sessions/session_commit.h"
+#include "manager/tasks/bgtask.h"
+#include "manager/usage/usage.h"
+#include "manager/vfolder/api_vfolder.h"
 
 
 /* The app proxy takes every method the apps use (HEAD goes with GET). */

@@ -19,10 +19,10 @@
 #include <limits.h>
 #include <sys/stat.h>
 
-#include "manager/api.h"
-#include "manager/http.h"
+#include "manager/api/api.h"
+#include "manager/core/manager.h"
+#include "manager/http/http.h"
 #include "manager/main.h"
-#include "manager/manager.h"
 
 #define NAME_MAX_LEN 200
 

@@ -16,8 +16,8 @@
 #include "common/crypto.h"
 #include "common/fs.h"
 #include "common/version.h"
-#include "agent/image_push.h"
-#include "agent/registry-internal.h"
+#include "registry/image_push.h"
+#include "registry/registry-internal.h"
 
 #define ERROR_BODY_MAX  (64u << 10)
 #define HEADER_KEEP_MAX 8192

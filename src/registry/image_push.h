@@ -1,7 +1,7 @@
 /* image_push.h - push an image of an OCI image layout to a registry
  * through the OCI distribution API: `tessera image push`, `tessera image
  * build --push`, and the agent's session commits (to the manager, whose
- * registry takes pushes from agents, src/manager/api_registry.c).
+ * registry takes pushes from agents, src/manager/images/api_registry.c).
  *
  * For the image (a manifest digest given, else the layout's index.json's
  * one entry, or the linux/<host arch> manifest of an index it names): each
@@ -18,15 +18,15 @@
  * Loopback registries and those in `insecure` are reached over http.  A
  * blob can also be uploaded while it is still being written (a session
  * commit's new layer, image_push_stream_*). */
-#ifndef TESS_AGENT_IMAGE_PUSH_H
-#define TESS_AGENT_IMAGE_PUSH_H
+#ifndef TESS_IMAGE_PUSH_H
+#define TESS_IMAGE_PUSH_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "common/error.h"
-#include "agent/registry.h"
+#include "registry/registry.h"
 
 #define IMAGE_PUSH_CHUNK ((int64_t)16 << 20)
 

@@ -2,8 +2,8 @@
  * (the pull), registry_http.c (one request, retries), registry_auth.c (the
  * answer to a 401) and registry_manifest.c (manifest and index JSON).
  * Not an API: see registry.h. */
-#ifndef TESSERA_AGENT_REGISTRY_INTERNAL_H
-#define TESSERA_AGENT_REGISTRY_INTERNAL_H
+#ifndef TESSERA_REGISTRY_INTERNAL_H
+#define TESSERA_REGISTRY_INTERNAL_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -14,8 +14,8 @@
 
 #include "common/buf.h"
 #include "common/error.h"
-#include "agent/image.h"
-#include "agent/registry.h"
+#include "image/image.h"
+#include "registry/registry.h"
 
 #define REGISTRY_MANIFEST_MAX (4u << 20) /* as Docker and containerd */
 #define REGISTRY_CONFIG_MAX (16u << 20)   /* as the store reads them */

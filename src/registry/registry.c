@@ -17,8 +17,8 @@
 
 #include "common/crypto.h"
 #include "common/fs.h"
-#include "agent/image.h"
-#include "agent/registry-internal.h"
+#include "image/image.h"
+#include "registry/registry-internal.h"
 
 struct pull {
         struct registry_client client;

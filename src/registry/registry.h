@@ -16,8 +16,8 @@
  * The pull blocks (libcurl easy interface) and keeps no global state: run
  * it in a thread or a helper process.  Call curl_global_init() once at
  * program start before pulling from several threads. */
-#ifndef TESSERA_AGENT_REGISTRY_H
-#define TESSERA_AGENT_REGISTRY_H
+#ifndef TESSERA_REGISTRY_H
+#define TESSERA_REGISTRY_H
 
 #include <stddef.h>
 #include <stdint.h>

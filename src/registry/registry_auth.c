@@ -7,8 +7,8 @@
 
 #include <jansson.h>
 
-#include "agent/registry-internal.h"
-#include "agent/www_authenticate.h"
+#include "registry/registry-internal.h"
+#include "registry/www_authenticate.h"
 
 #define TOKEN_ANSWER_MAX (1u << 20)
 #define TOKEN_MAX 16384

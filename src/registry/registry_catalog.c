@@ -13,7 +13,7 @@
 #include <jansson.h>
 
 #include "common/crypto.h"
-#include "agent/registry-internal.h"
+#include "registry/registry-internal.h"
 
 #define LINK_TARGET_MAX 2048
 

@@ -11,7 +11,7 @@
 #include <jansson.h>
 
 #include "common/version.h"
-#include "agent/registry-internal.h"
+#include "registry/registry-internal.h"
 
 #define ERROR_BODY_MAX (64u << 10)
 #define WWW_AUTH_KEEP_MAX 32768

@@ -6,7 +6,7 @@
 
 #include <jansson.h>
 
-#include "agent/registry-internal.h"
+#include "registry/registry-internal.h"
 
 #define MEDIA_OCI_CONFIG "application/vnd.oci.image.config.v1+json"
 #define MEDIA_DOCKER_CONFIG "application/vnd.docker.container.image.v1+json"

@@ -17,7 +17,7 @@
 #include <ctype.h>
 
 #include "common/buf.h"
-#include "agent/registry.h"
+#include "registry/registry.h"
 
 #define NAME_MAX_LEN 255
 #define TAG_MAX_LEN 128

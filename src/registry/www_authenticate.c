@@ -8,7 +8,7 @@
 
 #include <strings.h>
 
-#include "agent/www_authenticate.h"
+#include "registry/www_authenticate.h"
 
 struct cursor {
         const char *start, *p, *end;

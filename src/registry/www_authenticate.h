@@ -11,8 +11,8 @@
  * hold commas and backslash escapes.  The parser keeps no state, takes
  * (pointer, length), and bounds what it allocates: at most 16 KiB of input,
  * 16 challenges of 32 parameters each. */
-#ifndef TESSERA_AGENT_WWW_AUTHENTICATE_H
-#define TESSERA_AGENT_WWW_AUTHENTICATE_H
+#ifndef TESSERA_WWW_AUTHENTICATE_H
+#define TESSERA_WWW_AUTHENTICATE_H
 
 #include <stddef.h>
 

@@ -8,7 +8,7 @@
  * predicates, picks agents and GPU devices, updates the agents and scopes in
  * place, and reports what it placed and why the others still wait.
  *
- * Two callers run the same code: the manager (src/manager/scheduler.c),
+ * Two callers run the same code: the manager (src/manager/scheduler/scheduler.c),
  * which builds the input from the database and writes the placements in one
  * transaction, and the simulator (src/sim), which keeps the input in memory
  * and advances a virtual clock.

@@ -9,8 +9,8 @@
 
 #include "common/slots.h"
 #include "fuzz.h"
-#include "manager/agent_report.h"
-#include "manager/api.h"
+#include "manager/agent_link/agent_report.h"
+#include "manager/api/api.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,9 +1,9 @@
-/* fuzz_http_cookie.c - the Cookie header (manager/http_cookie.c): a value
+/* fuzz_http_cookie.c - the Cookie header (manager/http/http_cookie.c): a value
  * found fits, holds only cookie-octets, and appears in the header. */
 #include "common/compat.h"
 
 #include "fuzz.h"
-#include "manager/http_cookie.h"
+#include "manager/http/http_cookie.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,11 +1,11 @@
 /* fuzz_http_range.c - Range and tus Upload-Offset/Upload-Length headers
- * and a registry chunk's Content-Range (manager/http_range.c): a range
+ * and a registry chunk's Content-Range (manager/http/http_range.c): a range
  * that parses lies within the resource, a number that parses prints back
  * as the same digits, a chunk range ends at or after its start. */
 #include "common/compat.h"
 
 #include "fuzz.h"
-#include "manager/http_range.h"
+#include "manager/http/http_range.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

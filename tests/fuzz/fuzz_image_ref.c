@@ -4,8 +4,8 @@
  * the same fields. */
 #include "common/compat.h"
 
-#include "agent/registry.h"
 #include "fuzz.h"
+#include "registry/registry.h"
 
 static void check_round_trip(const struct image_ref *r)
 {

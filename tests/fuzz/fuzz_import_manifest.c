@@ -1,13 +1,13 @@
 /* fuzz_import_manifest.c - what `tessera image import` commits, from the
- * uploader's bytes (src/manager/import_manifest.c): line 1 the reference,
+ * uploader's bytes (src/manager/images/import_manifest.c): line 1 the reference,
  * then the manifest, then after a line "--" the image config.  What parses
  * has a valid name and tag, sha256 digests, sizes >= 0 summing to the
  * image's size, and labels that are strings. */
 #include "common/compat.h"
 
 #include "fuzz.h"
-#include "manager/blob_store.h"
-#include "manager/import_manifest.h"
+#include "manager/images/blob_store.h"
+#include "manager/images/import_manifest.h"
 
 static void expect_einval(int r, struct tess_error *err)
 {

@@ -1,5 +1,5 @@
 /* fuzz_layer_unpack.c - a layer blob (a tar; uncompressed, gzip or zstd)
- * unpacked by src/agent/image_unpack.c into root/ of a private directory.
+ * unpacked by src/image/image_unpack.c into root/ of a private directory.
  * Whatever the blob holds: the unpack succeeds or fails with an error set;
  * nothing appears beside root/ (the sibling canary/ stays empty, no other
  * entry shows up) nor at the host path the seeds aim a symlink at; no
@@ -13,8 +13,8 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
-#include "agent/image-internal.h"
 #include "fuzz.h"
+#include "image/image-internal.h"
 
 /* Where the seeds' absolute symlinks point (corpus/layer_unpack/symlink-*). */
 #define HOST_TARGET "/tmp/tessera-fuzz-evil"

@@ -5,8 +5,8 @@
  * takes, and the count returned is what was appended. */
 #include "common/compat.h"
 
-#include "agent/registry-internal.h"
 #include "fuzz.h"
+#include "registry/registry-internal.h"
 
 #define BASE "http://127.0.0.1:5000"
 

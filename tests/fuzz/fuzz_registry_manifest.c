@@ -3,8 +3,8 @@
  * JSON; what parses has only sha256 digests and sizes >= 0, within limits. */
 #include "common/compat.h"
 
-#include "agent/registry-internal.h"
 #include "fuzz.h"
+#include "registry/registry-internal.h"
 
 static void check_descriptor(const struct registry_descriptor *d)
 {

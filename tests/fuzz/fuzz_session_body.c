@@ -7,8 +7,8 @@
 #include "common/slots.h"
 #include "common/timeutil.h"
 #include "fuzz.h"
-#include "manager/api.h"
-#include "manager/session_request.h"
+#include "manager/api/api.h"
+#include "manager/sessions/session_request.h"
 
 static const char *const *const strings[] = {
         NAMES("name", "session_name", "clientSessionToken", "sessionName"), NAMES("image", "lang"),

@@ -1,12 +1,12 @@
-/* fuzz_vfolder_hosts.c - the vfolder_hosts setting (manager/vfolder.c,
+/* fuzz_vfolder_hosts.c - the vfolder_hosts setting (manager/vfolder/vfolder.c,
  * "NAME=/PATH,..."), read from config files: what parses has unique valid
  * names and absolute paths without trailing slashes; what does not leaves
  * nothing behind and says why. */
 #include "common/compat.h"
 
 #include "fuzz.h"
-#include "manager/api.h"
-#include "manager/vfolder.h"
+#include "manager/api/api.h"
+#include "manager/vfolder/vfolder.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,12 +1,12 @@
 /* fuzz_vfolder_token.c - folder transfer tokens from outside
- * (manager/vfolder_token.c): no input crashes the parser; one that parses
+ * (manager/vfolder/vfolder_token.c): no input crashes the parser; one that parses
  * is a token we made (it round-trips through vf_token_make to the same
  * text) with a clean path.  The first byte picks a key: 0 the fuzzer's
  * known key, so that valid MACs can be reached through the corpus. */
 #include "common/compat.h"
 
 #include "fuzz.h"
-#include "manager/vfolder_token.h"
+#include "manager/vfolder/vfolder_token.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -3,8 +3,8 @@
  * before it asks a token realm. */
 #include "common/compat.h"
 
-#include "agent/www_authenticate.h"
 #include "fuzz.h"
+#include "registry/www_authenticate.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

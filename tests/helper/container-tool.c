@@ -1,4 +1,4 @@
-/* container-tool.c - drives src/agent/container.c from shell tests and
+/* container-tool.c - drives src/agent/container/container.c from shell tests and
  * benchmarks, as the agent will (it is also its own monitor executable:
  * `_monitor DIR` runs monitor_main()).
  *
@@ -23,8 +23,8 @@
 #include <inttypes.h>
 #include <signal.h>
 
-#include "agent/container.h"
-#include "agent/monitor.h"
+#include "agent/container/container.h"
+#include "agent/container/monitor.h"
 #include "common/buf.h"
 #include "common/slots.h"
 #include "common/timeutil.h"

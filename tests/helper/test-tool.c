@@ -26,14 +26,14 @@
 #include <curl/curl.h>
 #include <fcntl.h>
 
-#include "agent/image.h"
-#include "agent/image_push.h"
-#include "agent/registry.h"
 #include "common/crypto.h"
 #include "common/fs.h"
 #include "common/sign.h"
 #include "common/slots.h"
 #include "common/timeutil.h"
+#include "image/image.h"
+#include "registry/image_push.h"
+#include "registry/registry.h"
 
 static int cmd_sign(int argc, char **argv)
 {

@@ -12,9 +12,9 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include "agent/image-internal.h"
 #include "common/buf.h"
 #include "common/crypto.h"
+#include "image/image-internal.h"
 
 /* ---- a tar in memory ---- */
 

@@ -2,7 +2,7 @@
 #include "common/compat.h"
 
 #include "../lib/test.h"
-#include "manager/api.h"
+#include "manager/api/api.h"
 
 static json_t *body(const char *text)
 {

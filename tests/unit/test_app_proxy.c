@@ -3,8 +3,8 @@
 #include "common/compat.h"
 
 #include "../lib/test.h"
-#include "manager/app_proxy.h"
-#include "manager/app_start.h"
+#include "manager/apps/app_proxy.h"
+#include "manager/apps/app_start.h"
 
 static char *joined(char **argv)
 {

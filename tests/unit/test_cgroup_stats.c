@@ -3,8 +3,8 @@
 #include "common/compat.h"
 
 #include "../lib/test.h"
-#include "agent/cgroup_stats.h"
-#include "agent/container.h"
+#include "agent/container/cgroup_stats.h"
+#include "agent/container/container.h"
 #include "common/fs.h"
 
 static char root[64];

@@ -6,7 +6,7 @@
 #include <sys/mount.h>
 
 #include "../lib/test.h"
-#include "agent/cgroup_tune.h"
+#include "agent/container/cgroup_tune.h"
 
 static void test_hybrid_unified_mount(void)
 {

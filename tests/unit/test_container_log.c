@@ -5,8 +5,8 @@
 #include <sys/stat.h>
 
 #include "../lib/test.h"
-#include "agent/container-internal.h"
-#include "agent/container.h"
+#include "agent/container/container-internal.h"
+#include "agent/container/container.h"
 #include "common/fs.h"
 
 struct fixture {

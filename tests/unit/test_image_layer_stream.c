@@ -1,6 +1,6 @@
 /* test_image_layer_stream.c - unpacking a layer while its blob is written
- * (image_blob_begin_layer, image_layer_stream_* in src/agent/image_layer.c)
- * and the queue between the threads (src/agent/image_queue.c): the layer
+ * (image_blob_begin_layer, image_layer_stream_* in src/image/image_layer.c)
+ * and the queue between the threads (src/image/image_queue.c): the layer
  * is made when both the blob and its diff_id check out, and nothing is
  * left otherwise.  Unpacking needs root (layers keep their owners); those
  * tests skip otherwise. */

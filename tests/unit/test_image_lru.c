@@ -1,11 +1,11 @@
 /* test_image_lru.c - the disk budget's choice of images to untag
- * (agent/image_lru.c): least recently used first, images in use never,
+ * (image/image_lru.c): least recently used first, images in use never,
  * only as many as it takes to fit, what several images share freed with
  * the last of them, what containers pin never counted as freed. */
 #include "common/compat.h"
 
 #include "../lib/test.h"
-#include "agent/image-internal.h"
+#include "image/image-internal.h"
 
 #define MB ((int64_t)1 << 20)
 

@@ -2,7 +2,7 @@
 #include "common/compat.h"
 
 #include "../lib/test.h"
-#include "agent/registry.h"
+#include "registry/registry.h"
 
 #define HEX64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 #define DEF "127.0.0.1:5000"

@@ -1,4 +1,4 @@
-/* test_image_store.c - the agent's image store (src/agent/image_*.c): the
+/* test_image_store.c - the agent's image store (src/image/): the
  * OCI layout it creates, the verifying blob writer, tag/get/list/remove,
  * indexes, diff_id checks, gc, last use and the disk budget (whose choice
  * itself is test_image_lru.c), tmp/ cleaning, and the importers (OCI

@@ -1,4 +1,4 @@
-/* test_image_unpack.c - unpacking layers (src/agent/image_unpack.c,
+/* test_image_unpack.c - unpacking layers (src/image/image_unpack.c,
  * layer_inflate.c, image_path.c): what a normal layer makes, compressed
  * every way a registry serves it (gzip of one or more members, zstd of one
  * or more frames, uncompressed) through each entry point, broken streams
@@ -17,7 +17,7 @@
 
 #include "../lib/test.h"
 #include "common/fs.h"
-#include "agent/layer_inflate.h"
+#include "image/layer_inflate.h"
 #include "image_fixtures.h"
 
 /* A scratch directory holding root/ (the layer) and outside/, which must

@@ -4,7 +4,7 @@
 #include <sys/stat.h>
 
 #include "../lib/test.h"
-#include "agent/ipam.h"
+#include "agent/container/ipam.h"
 #include "common/fs.h"
 
 struct fixture {

@@ -1,4 +1,4 @@
-/* test_layer_writer.c - reproducible layers (src/agent/layer_writer.c):
+/* test_layer_writer.c - reproducible layers (src/image/layer_writer.c):
  * the same tree gives the same bytes whatever its mtimes; entries sorted,
  * relative, numeric owners, hard links as links. */
 #include "common/compat.h"
@@ -11,8 +11,8 @@
 #include <archive_entry.h>
 
 #include "../lib/test.h"
-#include "agent/layer_writer.h"
 #include "common/fs.h"
+#include "image/layer_writer.h"
 
 static void put(const char *dir, const char *name, const char *text)
 {

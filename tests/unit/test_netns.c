@@ -5,7 +5,7 @@
 #include <fcntl.h>
 
 #include "../lib/test.h"
-#include "agent/netns.h"
+#include "agent/container/netns.h"
 
 static bool tmpdir(char *dir, size_t len)
 {

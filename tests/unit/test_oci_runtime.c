@@ -5,7 +5,7 @@
 #include <sys/stat.h>
 
 #include "../lib/test.h"
-#include "agent/oci_runtime.h"
+#include "agent/container/oci_runtime.h"
 #include "common/fs.h"
 
 static char dir[64];

@@ -6,8 +6,8 @@
 #include <jansson.h>
 
 #include "../lib/test.h"
-#include "agent/container.h"
-#include "agent/oci_spec.h"
+#include "agent/container/container.h"
+#include "agent/container/oci_spec.h"
 
 static const char *const args[] = { "python3", "-c", "pass", NULL };
 static const char *const env[] = { "LANG=C.UTF-8", "MKL_NUM_THREADS=9", NULL };

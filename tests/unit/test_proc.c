@@ -5,7 +5,7 @@
 #include <signal.h>
 
 #include "../lib/test.h"
-#include "agent/proc.h"
+#include "agent/container/proc.h"
 
 static void test_run_captures_output(void)
 {

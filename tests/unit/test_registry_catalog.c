@@ -3,7 +3,7 @@
 #include "common/compat.h"
 
 #include "../lib/test.h"
-#include "agent/registry-internal.h"
+#include "registry/registry-internal.h"
 
 #define BASE "http://127.0.0.1:5000"
 

@@ -3,7 +3,7 @@
 #include "common/compat.h"
 
 #include "../lib/test.h"
-#include "agent/registry-internal.h"
+#include "registry/registry-internal.h"
 
 #define D1 "sha256:1111111111111111111111111111111111111111111111111111111111111111"
 #define D2 "sha256:2222222222222222222222222222222222222222222222222222222222222222"

@@ -3,7 +3,7 @@
 #include "common/compat.h"
 
 #include "../lib/test.h"
-#include "agent/rootfs.h"
+#include "agent/container/rootfs.h"
 #include "common/fs.h"
 
 static void test_options_order(void)

@@ -1,5 +1,5 @@
 /* test_session_mounts.c - mount targets and merging a session's folder
- * list (manager/session_mounts.c), and the agent's checks of a folder's
+ * list (manager/sessions/session_mounts.c), and the agent's checks of a folder's
  * directory before binding it (agent/vfolder_mount.c). */
 #include "common/compat.h"
 
@@ -9,7 +9,7 @@
 #include "../lib/test.h"
 #include "agent/vfolder_mount.h"
 #include "common/fs.h"
-#include "manager/session_mounts.h"
+#include "manager/sessions/session_mounts.h"
 
 static void target_ok(const char *name, const char *mapped, const char *want)
 {

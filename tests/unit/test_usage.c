@@ -7,10 +7,10 @@
 
 #include "../lib/test.h"
 #include "common/timeutil.h"
-#include "manager/db.h"
-#include "manager/manager.h"
-#include "manager/usage.h"
-#include "manager/usage_measure.h"
+#include "manager/core/manager.h"
+#include "manager/db/db.h"
+#include "manager/usage/usage.h"
+#include "manager/usage/usage_measure.h"
 
 #define S USEC_PER_SEC
 #define DAY (USAGE_SEC_PER_DAY * S)

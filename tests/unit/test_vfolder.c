@@ -1,10 +1,10 @@
-/* test_vfolder.c - the folder model's pure parts (manager/vfolder.c):
+/* test_vfolder.c - the folder model's pure parts (manager/vfolder/vfolder.c):
  * storage host lists from the config, folder names, the on-disk layout,
  * mount permissions and host permission lists. */
 #include "common/compat.h"
 
 #include "../lib/test.h"
-#include "manager/vfolder.h"
+#include "manager/vfolder/vfolder.h"
 
 static void test_hosts(void)
 {

@@ -1,10 +1,10 @@
-/* test_vfolder_token.c - folder transfer tokens (manager/vfolder_token.c)
- * and the Range and tus number parsers (manager/http_range.c). */
+/* test_vfolder_token.c - folder transfer tokens (manager/vfolder/vfolder_token.c)
+ * and the Range and tus number parsers (manager/http/http_range.c). */
 #include "common/compat.h"
 
 #include "../lib/test.h"
-#include "manager/http_range.h"
-#include "manager/vfolder_token.h"
+#include "manager/http/http_range.h"
+#include "manager/vfolder/vfolder_token.h"
 
 static const unsigned char master[MASTER_KEY_LEN] = "0123456789abcdef0123456789abcdef";
 

@@ -1,5 +1,5 @@
 /* test_vfolder_usage.c - the usage walk of virtual folders
- * (manager/vfolder_quota.c, vf_usage_dir): allocated bytes of every entry
+ * (manager/vfolder/vfolder_quota.c, vf_usage_dir): allocated bytes of every entry
  * below a directory, hard-linked files once, symlinks never followed,
  * missing directories empty. */
 #include "common/compat.h"
@@ -9,7 +9,7 @@
 
 #include "../lib/test.h"
 #include "common/fs.h"
-#include "manager/vfolder.h"
+#include "manager/vfolder/vfolder.h"
 
 static char root[] = "/tmp/tessera-vfusage.XXXXXX";
 

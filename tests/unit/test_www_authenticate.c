@@ -3,7 +3,7 @@
 #include "common/compat.h"
 
 #include "../lib/test.h"
-#include "agent/www_authenticate.h"
+#include "registry/www_authenticate.h"
 
 static int parse(const char *s, struct auth_challenges *c)
 {

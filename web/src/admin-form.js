@@ -25,7 +25,7 @@
 import { parseSize, slotNumber } from './slots.js';
 
 /* What a storage host allows, as the manager names it (vf_host_perm_names
- * in src/manager/vfolder.c), in that order. */
+ * in src/manager/vfolder/vfolder.c), in that order. */
 export const HOST_PERMISSIONS = [
   'create-vfolder',
   'modify-vfolder',

@@ -1,5 +1,5 @@
 /* folders.js - the manager's virtual folders as calls through api.js
- * (routes: src/manager/api_vfolder*.c, docs/design/vfolders.md and
+ * (routes: src/manager/vfolder/api_vfolder*.c, docs/design/vfolders.md and
  * docs/vfolder-transfers.md), and paths inside a folder.  No DOM. */
 import { api, query } from './api.js';
 

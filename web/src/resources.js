@@ -1,5 +1,5 @@
 /* resources.js - what the caller may use, from POST /resource/check-presets
- * (src/manager/api_resource.c): limits, use and what remains for the
+ * (src/manager/scheduler/api_resource.c): limits, use and what remains for the
  * keypair, the project and the resource group, and the resource presets
  * with whether each fits now.  Slot values become numbers (slots.js). */
 import { api, query } from './api.js';

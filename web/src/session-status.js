@@ -4,10 +4,10 @@
 
 export const TERMINAL_STATUSES = ['TERMINATED', 'CANCELLED', 'ERROR'];
 
-/* The statuses of a session that is still alive (src/manager/session.c). */
+/* The statuses of a session that is still alive (src/manager/sessions/session.c). */
 export const ACTIVE_STATUSES = ['PENDING', 'SCHEDULED', 'PREPARING', 'PULLING', 'CREATING', 'RUNNING', 'TERMINATING'];
 
-/* The event names of GET /events/session (src/manager/session.c). */
+/* The event names of GET /events/session (src/manager/sessions/session.c). */
 export const SESSION_EVENTS = [
   'session_enqueued',
   'session_waiting', // Tessera's: the reason a PENDING session waits changed

@@ -1,9 +1,9 @@
 /* usage-stats.js - usage reports as series to chart, apart from any DOM.
- * The manager accounts allocation in slot-seconds (src/manager/usage.h:
+ * The manager accounts allocation in slot-seconds (src/manager/usage/usage.h:
  * core-seconds, byte-seconds, GPU-seconds as decimal strings); here they
  * become, per day, CPU core-hours, memory GiB-hours, GPU-hours (whole
  * GPUs and fGPU shares together) and the number of sessions.  Beside
- * them, measured use (src/manager/usage_measure.h): the CPU time the
+ * them, measured use (src/manager/usage/usage_measure.h): the CPU time the
  * containers used, as core-hours, and the GiB they read and wrote.
  *
  * Both readers answer {days: ['YYYY-MM-DD', ...], series: [{name, values:
@@ -80,7 +80,7 @@ export function daysBetween(first, last) {
 }
 
 /* How much a scope used over the period, to rank scopes: GPU-hours weigh
- * as ten core-hours, as in fair-share (src/manager/usage.c). */
+ * as ten core-hours, as in fair-share (src/manager/usage/usage.c). */
 function weight(a) {
   return a.cpu + 10 * a.gpu + a.mem / 8;
 }

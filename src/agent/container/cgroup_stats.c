@@ -8,9 +8,9 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 
+#include "agent/container/cgroup_stats.h"
+#include "agent/container/container.h"
 #include "common/fs.h"
-#include "agent/cgroup_stats.h"
-#include "agent/container.h"
 
 #define CGROUP_FILE_MAX (1 << 20)
 

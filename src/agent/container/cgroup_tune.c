@@ -11,8 +11,8 @@
 
 #include <sys/mount.h>
 
+#include "agent/container/cgroup_tune.h"
 #include "common/buf.h"
-#include "agent/cgroup_tune.h"
 
 #define MOUNTINFO_FIELDS 16
 

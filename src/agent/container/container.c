@@ -22,18 +22,18 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include "agent/container/cgroup_stats.h"
+#include "agent/container/container-internal.h"
+#include "agent/container/container.h"
+#include "agent/container/ipam.h"
+#include "agent/container/monitor.h"
+#include "agent/container/netns.h"
+#include "agent/container/oci_runtime.h"
+#include "agent/container/oci_spec.h"
+#include "agent/container/proc.h"
+#include "agent/container/rootfs.h"
 #include "common/fs.h"
 #include "common/timeutil.h"
-#include "agent/cgroup_stats.h"
-#include "agent/oci_runtime.h"
-#include "agent/container-internal.h"
-#include "agent/container.h"
-#include "agent/ipam.h"
-#include "agent/monitor.h"
-#include "agent/netns.h"
-#include "agent/oci_spec.h"
-#include "agent/proc.h"
-#include "agent/rootfs.h"
 
 #define DEFAULT_LOG_MAX ((int64_t)10 << 20)
 #define DEFAULT_START_TIMEOUT (60 * USEC_PER_SEC)

@@ -4,8 +4,8 @@
  * removed. */
 #include "common/compat.h"
 
-#include "agent/container-internal.h"
-#include "agent/container.h"
+#include "agent/container/container-internal.h"
+#include "agent/container/container.h"
 
 /* Append rec's layers to *v (n used). */
 static void append_layers(char ***v, size_t *n, char **layers)

@@ -8,9 +8,9 @@
 #include <inttypes.h>
 #include <sys/stat.h>
 
+#include "agent/container/container-internal.h"
+#include "agent/container/container.h"
 #include "common/fs.h"
-#include "agent/container-internal.h"
-#include "agent/container.h"
 
 #define LOG_READ_MAX ((size_t)16 << 20)
 

@@ -6,10 +6,10 @@
 
 #include <jansson.h>
 
-#include "agent/container.h"
+#include "agent/container/container-internal.h"
+#include "agent/container/container.h"
+#include "agent/container/proc.h"
 #include "common/fs.h"
-#include "agent/container-internal.h"
-#include "agent/proc.h"
 
 #define RECORD_MAX (1 << 20)
 

@@ -5,10 +5,10 @@
  * removed. */
 #include "common/compat.h"
 
-#include "agent/container-internal.h"
-#include "agent/ipam.h"
-#include "agent/netns.h"
-#include "agent/rootfs.h"
+#include "agent/container/container-internal.h"
+#include "agent/container/ipam.h"
+#include "agent/container/netns.h"
+#include "agent/container/rootfs.h"
 
 static void keep_first(int *first, int r, struct tess_error **err, struct tess_error *e)
 {

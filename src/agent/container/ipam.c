@@ -6,8 +6,8 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 
+#include "agent/container/ipam.h"
 #include "common/fs.h"
-#include "agent/ipam.h"
 
 int ipam_parse_cidr(const char *cidr, uint32_t *ret_addr, int *ret_prefix, struct tess_error **err)
 {

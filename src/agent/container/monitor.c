@@ -16,15 +16,15 @@
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 
+#include "agent/container/cgroup_stats.h"
+#include "agent/container/container-internal.h"
+#include "agent/container/container.h"
+#include "agent/container/monitor.h"
+#include "agent/container/proc.h"
 #include "common/buf.h"
 #include "common/fs.h"
 #include "common/log.h"
 #include "common/timeutil.h"
-#include "agent/cgroup_stats.h"
-#include "agent/container-internal.h"
-#include "agent/container.h"
-#include "agent/monitor.h"
-#include "agent/proc.h"
 
 #define DRAIN_USEC (2 * USEC_PER_SEC)
 

@@ -10,10 +10,10 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 
+#include "agent/container/netns.h"
+#include "agent/container/proc.h"
 #include "common/buf.h"
 #include "common/fs.h"
-#include "agent/netns.h"
-#include "agent/proc.h"
 
 static const char *const ip_batch[] = { "ip", "-batch", "-", NULL };
 

@@ -3,9 +3,9 @@
 
 #include <sys/stat.h>
 
+#include "agent/container/cgroup_stats.h"
+#include "agent/container/oci_runtime.h"
 #include "common/fs.h"
-#include "agent/cgroup_stats.h"
-#include "agent/oci_runtime.h"
 
 bool oci_runtime_crun_fits(const char *cgroup_root)
 {

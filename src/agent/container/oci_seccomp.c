@@ -12,7 +12,7 @@
  * strace inside; NUMA calls; process_vm_*), is in docs/design/containers.md. */
 #include "common/compat.h"
 
-#include "agent/oci_spec.h"
+#include "agent/container/oci_spec.h"
 
 #define CLONE_NEWUSER_FLAG 0x10000000ULL
 #define PER_READ_IMPLIES_EXEC 0x0400000ULL

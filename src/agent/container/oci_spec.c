@@ -12,9 +12,9 @@
 
 #include <inttypes.h>
 
+#include "agent/container/container.h"
+#include "agent/container/oci_spec.h"
 #include "common/buf.h"
-#include "agent/container.h"
-#include "agent/oci_spec.h"
 
 static const char *const capabilities[] = {
         "CAP_CHOWN",  "CAP_DAC_OVERRIDE",     "CAP_FSETID",     "CAP_FOWNER", "CAP_SETGID",      "CAP_SETUID",

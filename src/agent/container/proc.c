@@ -8,8 +8,8 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include "agent/container/proc.h"
 #include "common/fs.h"
-#include "agent/proc.h"
 
 #define PROC_INPUT_MAX 65536
 

@@ -5,8 +5,8 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 
-#include "agent/proc.h"
-#include "agent/rootfs.h"
+#include "agent/container/proc.h"
+#include "agent/container/rootfs.h"
 
 /* mount(2) takes at most a page of options */
 #define OPTIONS_MAX 4095

@@ -5,12 +5,12 @@
 #include "common/crypto.h"
 #include "common/log.h"
 #include "common/timeutil.h"
-#include "manager/api.h"
-#include "manager/auth.h"
-#include "manager/db.h"
-#include "manager/http.h"
-#include "manager/manager.h"
-#include "manager/model.h"
+#include "manager/accounts/model.h"
+#include "manager/api/api.h"
+#include "manager/api/auth.h"
+#include "manager/core/manager.h"
+#include "manager/db/db.h"
+#include "manager/http/http.h"
 
 void api_auth_authorize(struct api_ctx *c)
 {

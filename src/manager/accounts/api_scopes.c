@@ -15,11 +15,11 @@
  * caller does not belong to is a 404, as one that does not exist. */
 #include "common/compat.h"
 
-#include "manager/api.h"
-#include "manager/db.h"
-#include "manager/http.h"
-#include "manager/manager.h"
-#include "manager/model.h"
+#include "manager/accounts/model.h"
+#include "manager/api/api.h"
+#include "manager/core/manager.h"
+#include "manager/db/db.h"
+#include "manager/http/http.h"
 
 static bool sees_all_projects(const struct api_ctx *c)
 {

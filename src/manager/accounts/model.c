@@ -3,10 +3,10 @@
 
 #include "common/crypto.h"
 #include "common/timeutil.h"
-#include "manager/api.h"
-#include "manager/db.h"
-#include "manager/manager.h"
-#include "manager/model.h"
+#include "manager/accounts/model.h"
+#include "manager/api/api.h"
+#include "manager/core/manager.h"
+#include "manager/db/db.h"
 
 static bool key_chars_ok(const char *s, size_t want)
 {

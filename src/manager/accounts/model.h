@@ -9,6 +9,7 @@
 #include "common/error.h"
 
 struct manager;
+struct db_rows;
 struct api_ctx;
 
 struct new_user {

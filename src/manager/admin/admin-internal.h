@@ -25,9 +25,9 @@
 
 #include "common/buf.h"
 #include "common/error.h"
-#include "manager/api.h"
-#include "manager/db.h"
-#include "manager/vfolder.h"
+#include "manager/api/api.h"
+#include "manager/db/db.h"
+#include "manager/vfolder/vfolder.h"
 
 #define ADMIN_MAX_FIELDS 24
 #define ADMIN_MAX_ARGS 32

@@ -6,9 +6,9 @@
 
 #include "common/crypto.h"
 #include "common/timeutil.h"
-#include "manager/admin-internal.h"
-#include "manager/admin.h"
-#include "manager/manager.h"
+#include "manager/admin/admin-internal.h"
+#include "manager/admin/admin.h"
+#include "manager/core/manager.h"
 
 static void admin_list(struct api_ctx *c);
 static void admin_show(struct api_ctx *c);

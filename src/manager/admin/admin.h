@@ -5,7 +5,7 @@
 #ifndef TESS_ADMIN_H
 #define TESS_ADMIN_H
 
-#include "manager/api.h"
+#include "manager/api/api.h"
 
 extern const struct route admin_routes[];
 

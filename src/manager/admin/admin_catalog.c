@@ -5,10 +5,10 @@
 #include <ctype.h>
 
 #include "common/slots.h"
-#include "manager/admin-internal.h"
-#include "manager/http.h"
-#include "manager/manager.h"
-#include "manager/usage.h"
+#include "manager/admin/admin-internal.h"
+#include "manager/core/manager.h"
+#include "manager/http/http.h"
+#include "manager/usage/usage.h"
 
 /* "registry.local:5000/stable/python": no ':' after the last '/'. */
 static bool image_name_ok(const char *s)

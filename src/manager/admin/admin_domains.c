@@ -3,7 +3,7 @@
  * while users or projects belong to it. */
 #include "common/compat.h"
 
-#include "manager/admin-internal.h"
+#include "manager/admin/admin-internal.h"
 
 static const struct field domain_fields[] = {
         { "id", "id", FT_TEXT, FF_RO },

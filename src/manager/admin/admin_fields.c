@@ -5,8 +5,8 @@
 
 #include "common/slots.h"
 #include "common/timeutil.h"
-#include "manager/admin-internal.h"
-#include "manager/manager.h"
+#include "manager/admin/admin-internal.h"
+#include "manager/core/manager.h"
 
 #define LIST_MAX_ITEMS 256
 

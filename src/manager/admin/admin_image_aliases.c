@@ -6,7 +6,7 @@
 
 #include <ctype.h>
 
-#include "manager/admin-internal.h"
+#include "manager/admin/admin-internal.h"
 
 /* Letters, digits, '.', '_', '-', '/', ':'; starting with a letter or digit. */
 static bool alias_ok(const char *s)

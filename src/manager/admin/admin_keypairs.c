@@ -7,9 +7,9 @@
  * main keypair cannot be deleted (make another one main first). */
 #include "common/compat.h"
 
-#include "manager/admin-internal.h"
-#include "manager/manager.h"
-#include "manager/model.h"
+#include "manager/accounts/model.h"
+#include "manager/admin/admin-internal.h"
+#include "manager/core/manager.h"
 
 static const struct field keypair_fields[] = {
         { "access_key", "access_key", FT_TEXT, FF_CREATE, .min = 20, .max = 20 },

@@ -5,10 +5,10 @@
 #include "common/compat.h"
 
 #include "common/crypto.h"
-#include "manager/admin-internal.h"
-#include "manager/http.h"
-#include "manager/manager.h"
-#include "manager/model.h"
+#include "manager/accounts/model.h"
+#include "manager/admin/admin-internal.h"
+#include "manager/core/manager.h"
+#include "manager/http/http.h"
 
 static const struct field project_fields[] = {
         { "id", "id", FT_TEXT, FF_RO },

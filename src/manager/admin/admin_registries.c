@@ -10,10 +10,10 @@
  * Deleting a registry keeps its images. */
 #include "common/compat.h"
 
-#include "agent/registry.h"
-#include "manager/admin-internal.h"
-#include "manager/manager.h"
-#include "manager/registry_rescan.h"
+#include "manager/admin/admin-internal.h"
+#include "manager/core/manager.h"
+#include "manager/images/registry_rescan.h"
+#include "registry/registry.h"
 
 /* Is s read back as the registry of "<s>/x" by Docker's grammar
  * (registry_ref.c): a host with a '.' or a port, or localhost? */

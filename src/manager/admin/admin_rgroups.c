@@ -8,10 +8,10 @@
 #include "common/compat.h"
 
 #include "common/crypto.h"
+#include "manager/accounts/model.h"
+#include "manager/admin/admin-internal.h"
+#include "manager/core/manager.h"
 #include "sched/sched.h"
-#include "manager/admin-internal.h"
-#include "manager/manager.h"
-#include "manager/model.h"
 
 static const char *const schedulers[] = { "fifo", "lifo", "drf", "fair-share", NULL };
 

@@ -3,9 +3,9 @@
 #include "common/compat.h"
 
 #include "common/timeutil.h"
-#include "manager/admin-internal.h"
-#include "manager/http.h"
-#include "manager/manager.h"
+#include "manager/admin/admin-internal.h"
+#include "manager/core/manager.h"
+#include "manager/http/http.h"
 
 /* Restrict `where` to the rows the caller sees; false if it sees none. */
 static bool add_scope(const struct api_ctx *c, const struct entity *e, struct buf *where, struct db_arg *args,

@@ -8,9 +8,9 @@
 #include "common/compat.h"
 
 #include "common/crypto.h"
-#include "manager/admin-internal.h"
-#include "manager/manager.h"
-#include "manager/model.h"
+#include "manager/accounts/model.h"
+#include "manager/admin/admin-internal.h"
+#include "manager/core/manager.h"
 
 static const char *const user_roles[] = { "superadmin", "admin", "user", "monitor", NULL };
 static const char *const user_statuses[] = { "active", "inactive", NULL };

@@ -8,16 +8,16 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include "common/crypto.h"
 #include "common/log.h"
 #include "common/loop.h"
-#include "common/crypto.h"
 #include "common/sign.h"
 #include "common/timeutil.h"
-#include "manager/agent_call.h"
-#include "manager/api.h"
-#include "manager/http.h"
-#include "manager/manager.h"
-#include "manager/worker.h"
+#include "manager/agent_link/agent_call.h"
+#include "manager/api/api.h"
+#include "manager/core/manager.h"
+#include "manager/core/worker.h"
+#include "manager/http/http.h"
 
 #define ANSWER_MAX (80u << 20) /* a file of AGENT_HTTP_FILE_MAX and some */
 

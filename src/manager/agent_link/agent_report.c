@@ -1,9 +1,9 @@
 /* agent_report.c - see agent_report.h. */
 #include "common/compat.h"
 
+#include "manager/agent_link/agent_report.h"
+#include "manager/api/api.h"
 #include "sched/sched.h"
-#include "manager/agent_report.h"
-#include "manager/api.h"
 
 /* Check the devices and add their total to `slots`; the devices' stored
  * form is returned in *ret (caller frees). */

@@ -13,7 +13,7 @@
 #include "common/sign.h"
 #include "common/timeutil.h"
 #include "common/ws.h"
-#include "manager/agent_socket.h"
+#include "manager/agent_link/agent_socket.h"
 
 /* The agent's refusal (status and {"error": ...}) as an errno. */
 static int refused(const struct http_head *h, const char *body, size_t len, struct tess_error **err)

@@ -44,15 +44,15 @@
 
 #include "common/log.h"
 #include "common/timeutil.h"
-#include "manager/agent_report.h"
-#include "manager/agent_sync.h"
-#include "manager/api.h"
-#include "manager/api_agent.h"
-#include "manager/db.h"
-#include "manager/manager.h"
-#include "manager/session.h"
-#include "manager/session_commit.h"
-#include "manager/usage_measure.h"
+#include "manager/agent_link/agent_report.h"
+#include "manager/agents/agent_sync.h"
+#include "manager/agents/api_agent.h"
+#include "manager/api/api.h"
+#include "manager/core/manager.h"
+#include "manager/db/db.h"
+#include "manager/sessions/session.h"
+#include "manager/sessions/session_commit.h"
+#include "manager/usage/usage_measure.h"
 
 /* The way up to RUNNING; PULLING only when the agent pulls. */
 static const enum session_status chain[] = {

@@ -21,15 +21,16 @@
 #include "common/crypto.h"
 #include "common/log.h"
 #include "common/loop.h"
+#include "common/sign.h"
 #include "common/strmap.h"
 #include "common/timeutil.h"
-#include "manager/agent_sync.h"
-#include "manager/api.h"
-#include "manager/api_agent.h"
-#include "manager/db.h"
-#include "manager/events.h"
-#include "manager/http.h"
-#include "manager/manager.h"
+#include "manager/agents/agent_sync.h"
+#include "manager/agents/api_agent.h"
+#include "manager/api/api.h"
+#include "manager/core/events.h"
+#include "manager/core/manager.h"
+#include "manager/db/db.h"
+#include "manager/http/http.h"
 
 #define SYNC_MAX_WAIT_SEC 30
 

@@ -1,11 +1,9 @@
-/* agent_sync.h - the agents' desired state and what they report back:
- * POST /agent/sync (agent_sync.c, a long poll answering the kernels each
- * agent should run or stop) and POST /agent/events (agent_events.c, kernel
- * events applied to sessions and acknowledged). */
+/* agent_sync.h - the agents waiting on POST /agent/sync (agent_sync.c, a
+ * long poll answering the kernels each agent should run or stop; the
+ * route is declared with the other agent routes in api_agent.h): one per
+ * manager, woken when an agent's kernels change. */
 #ifndef TESS_AGENT_SYNC_H
 #define TESS_AGENT_SYNC_H
-
-#include "manager/agent_report.h"
 
 struct manager;
 struct agent_sync;

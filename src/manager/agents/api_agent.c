@@ -27,14 +27,14 @@
 #include "common/sign.h"
 #include "common/slots.h"
 #include "common/timeutil.h"
-#include "manager/agent_report.h"
-#include "manager/api.h"
-#include "manager/api_agent.h"
-#include "manager/db.h"
-#include "manager/http.h"
-#include "manager/manager.h"
-#include "manager/scheduler.h"
-#include "manager/usage_measure.h"
+#include "manager/agent_link/agent_report.h"
+#include "manager/agents/api_agent.h"
+#include "manager/api/api.h"
+#include "manager/core/manager.h"
+#include "manager/db/db.h"
+#include "manager/http/http.h"
+#include "manager/scheduler/scheduler.h"
+#include "manager/usage/usage_measure.h"
 
 /* Each kernel's statistics become its session's lastStat (the last
  * reported kernel of a cluster session wins), and their counters its

@@ -7,9 +7,9 @@
 
 #include "common/log.h"
 #include "common/vfolder_hosts.h"
-#include "manager/api.h"
-#include "manager/http.h"
-#include "manager/manager.h"
+#include "manager/api/api.h"
+#include "manager/core/manager.h"
+#include "manager/http/http.h"
 
 
 static const char *const role_names[] = {

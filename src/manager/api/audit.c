@@ -5,11 +5,11 @@
 #include "common/log.h"
 #include "common/loop.h"
 #include "common/timeutil.h"
-#include "manager/api.h"
-#include "manager/audit.h"
-#include "manager/db.h"
-#include "manager/http.h"
-#include "manager/manager.h"
+#include "manager/api/api.h"
+#include "manager/api/audit.h"
+#include "manager/core/manager.h"
+#include "manager/db/db.h"
+#include "manager/http/http.h"
 
 #define AUDIT_BATCH 64
 #define AUDIT_DELAY (200 * USEC_PER_MSEC)

@@ -5,12 +5,12 @@
 #include "common/crypto.h"
 #include "common/sign.h"
 #include "common/timeutil.h"
-#include "manager/auth.h"
-#include "manager/db.h"
-#include "manager/http.h"
-#include "manager/manager.h"
-#include "manager/ratelimit.h"
-#include "manager/web_session.h"
+#include "manager/api/auth.h"
+#include "manager/api/ratelimit.h"
+#include "manager/api/web_session.h"
+#include "manager/core/manager.h"
+#include "manager/db/db.h"
+#include "manager/http/http.h"
 
 #define AUTH_CACHE_SLOTS 1024 /* power of two */
 

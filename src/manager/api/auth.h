@@ -6,7 +6,7 @@
 #define TESS_AUTH_H
 
 #include "common/error.h"
-#include "manager/api.h"
+#include "manager/api/api.h"
 
 #define AUTH_MAX_SKEW_USEC (15LL * 60 * 1000000)
 

@@ -3,9 +3,9 @@
 #include "common/compat.h"
 
 #include "common/crypto.h"
-#include "manager/auth.h"
-#include "manager/db.h"
-#include "manager/manager.h"
+#include "manager/api/auth.h"
+#include "manager/core/manager.h"
+#include "manager/db/db.h"
 
 static void copy_field(char *dst, size_t n, const char *src)
 {

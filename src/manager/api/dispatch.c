@@ -10,13 +10,13 @@
 #include "common/log.h"
 #include "common/loop.h"
 #include "common/timeutil.h"
-#include "manager/api.h"
-#include "manager/audit.h"
-#include "manager/auth.h"
-#include "manager/events.h"
-#include "manager/http.h"
-#include "manager/manager.h"
-#include "manager/metrics.h"
+#include "manager/api/api.h"
+#include "manager/api/audit.h"
+#include "manager/api/auth.h"
+#include "manager/core/events.h"
+#include "manager/core/manager.h"
+#include "manager/core/metrics.h"
+#include "manager/http/http.h"
 
 /* ---- routing ---- */
 

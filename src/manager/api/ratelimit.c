@@ -4,10 +4,10 @@
 #include <inttypes.h>
 
 #include "common/timeutil.h"
-#include "manager/api.h"
-#include "manager/http.h"
-#include "manager/manager.h"
-#include "manager/ratelimit.h"
+#include "manager/api/api.h"
+#include "manager/api/ratelimit.h"
+#include "manager/core/manager.h"
+#include "manager/http/http.h"
 
 struct rl_entry {
         char key[24];

@@ -7,13 +7,13 @@
 #include "common/crypto.h"
 #include "common/log.h"
 #include "common/sign.h"
-#include "manager/api.h"
-#include "manager/auth.h"
-#include "manager/db.h"
-#include "manager/http.h"
-#include "manager/http_cookie.h"
-#include "manager/manager.h"
-#include "manager/web_session.h"
+#include "manager/api/api.h"
+#include "manager/api/auth.h"
+#include "manager/api/web_session.h"
+#include "manager/core/manager.h"
+#include "manager/db/db.h"
+#include "manager/http/http.h"
+#include "manager/http/http_cookie.h"
 
 #define TOKEN_BYTES     32
 #define GUARD_SLOTS     512

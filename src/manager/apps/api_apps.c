@@ -18,16 +18,16 @@
 
 #include "common/crypto.h"
 #include "common/timeutil.h"
-#include "manager/agent_call.h"
-#include "manager/api.h"
-#include "manager/api_session.h"
-#include "manager/app_proxy.h"
-#include "manager/app_token.h"
-#include "manager/db.h"
-#include "manager/http.h"
-#include "manager/http_cookie.h"
-#include "manager/manager.h"
-#include "manager/session.h"
+#include "manager/agent_link/agent_call.h"
+#include "manager/api/api.h"
+#include "manager/apps/app_proxy.h"
+#include "manager/apps/app_token.h"
+#include "manager/core/manager.h"
+#include "manager/db/db.h"
+#include "manager/http/http.h"
+#include "manager/http/http_cookie.h"
+#include "manager/sessions/api_session.h"
+#include "manager/sessions/session.h"
 
 /* The session of g RUNNING with its main kernel, as t.  Answers c (404,
  * 409) and returns false when not. */

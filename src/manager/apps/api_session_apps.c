@@ -30,16 +30,16 @@
 
 #include "common/service_ports.h"
 #include "common/timeutil.h"
-#include "manager/agent_call.h"
-#include "manager/api.h"
-#include "manager/api_session.h"
-#include "manager/app_start.h"
-#include "manager/app_token.h"
-#include "manager/app_proxy.h"
-#include "manager/db.h"
-#include "manager/http.h"
-#include "manager/manager.h"
-#include "manager/session_apps.h"
+#include "manager/agent_link/agent_call.h"
+#include "manager/api/api.h"
+#include "manager/apps/app_proxy.h"
+#include "manager/apps/app_start.h"
+#include "manager/apps/app_token.h"
+#include "manager/core/manager.h"
+#include "manager/db/db.h"
+#include "manager/http/http.h"
+#include "manager/sessions/api_session.h"
+#include "manager/sessions/session_apps.h"
 
 #define START_WAIT_MS   60000 /* for the app's port to listen */
 #define START_TIMEOUT_S 90

@@ -8,14 +8,14 @@
 #include <strings.h>
 
 #include "common/buf.h"
-#include "common/loop.h"
 #include "common/log.h"
-#include "manager/api.h"
-#include "manager/app_proxy.h"
-#include "manager/app_token.h"
-#include "manager/http.h"
-#include "manager/manager.h"
-#include "manager/web_session.h"
+#include "common/loop.h"
+#include "manager/api/api.h"
+#include "manager/api/web_session.h"
+#include "manager/apps/app_proxy.h"
+#include "manager/apps/app_token.h"
+#include "manager/core/manager.h"
+#include "manager/http/http.h"
 
 struct post {
         void (*fn)(void *data);

@@ -25,8 +25,8 @@
 #include <stddef.h>
 
 #include "common/buf.h"
-#include "manager/api_session.h"
-#include "manager/agent_socket.h"
+#include "manager/agent_link/agent_socket.h"
+#include "manager/sessions/api_session.h"
 
 #define APP_PROXY_THREADS_MAX  1024  /* requests and WebSockets forwarded at once */
 #define APP_PROXY_HEAD_WAIT_MS 60000 /* for the app's answer to a WebSocket upgrade */

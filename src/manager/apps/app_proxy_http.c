@@ -33,10 +33,10 @@
 
 #include "common/buf.h"
 #include "common/log.h"
-#include "manager/api.h"
-#include "manager/app_proxy.h"
-#include "manager/http.h"
-#include "manager/manager.h"
+#include "manager/api/api.h"
+#include "manager/apps/app_proxy.h"
+#include "manager/core/manager.h"
+#include "manager/http/http.h"
 
 #define XFER_BUF (256u << 10)
 

@@ -19,11 +19,11 @@
 #include "common/log.h"
 #include "common/relay.h"
 #include "common/timeutil.h"
-#include "manager/api.h"
-#include "manager/app_proxy.h"
-#include "manager/http.h"
-#include "manager/manager.h"
-#include "manager/session.h"
+#include "manager/api/api.h"
+#include "manager/apps/app_proxy.h"
+#include "manager/core/manager.h"
+#include "manager/http/http.h"
+#include "manager/sessions/session.h"
 
 #define TOUCH_EVERY_USEC (5 * USEC_PER_SEC)
 

@@ -2,7 +2,7 @@
 #include "common/compat.h"
 
 #include "common/buf.h"
-#include "manager/app_start.h"
+#include "manager/apps/app_start.h"
 
 /* Well-known apps.  Jupyter listens on the container's loopback only (the
  * agent's tunnel reaches it there), without its own token or password (the

@@ -3,9 +3,9 @@
 
 #include "common/crypto.h"
 #include "common/timeutil.h"
-#include "manager/app_token.h"
-#include "manager/db.h"
-#include "manager/manager.h"
+#include "manager/apps/app_token.h"
+#include "manager/core/manager.h"
+#include "manager/db/db.h"
 
 static const char *const kind_names[] = { [APP_TOKEN_OPEN] = "open", [APP_TOKEN_COOKIE] = "cookie" };
 

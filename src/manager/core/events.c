@@ -1,7 +1,7 @@
 /* events.c - see events.h. */
 #include "common/compat.h"
 
-#include "manager/events.h"
+#include "manager/core/events.h"
 
 struct listener {
         uint64_t id;

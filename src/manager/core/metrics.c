@@ -1,7 +1,7 @@
 /* metrics.c - see metrics.h. */
 #include "common/compat.h"
 
-#include "manager/metrics.h"
+#include "manager/core/metrics.h"
 
 static const double buckets[] = { 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10 };
 #define NBUCKETS ARRAY_SIZE(buckets)

@@ -10,8 +10,8 @@
 
 #include "common/log.h"
 #include "common/loop.h"
-#include "manager/manager.h"
-#include "manager/worker.h"
+#include "manager/core/manager.h"
+#include "manager/core/worker.h"
 
 struct worker {
         struct manager *m;

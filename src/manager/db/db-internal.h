@@ -2,7 +2,7 @@
 #ifndef TESS_DB_INTERNAL_H
 #define TESS_DB_INTERNAL_H
 
-#include "manager/db.h"
+#include "manager/db/db.h"
 
 #define DB_MAX_COLUMNS 64
 

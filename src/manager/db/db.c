@@ -2,7 +2,7 @@
 #include "common/compat.h"
 
 #include "common/timeutil.h"
-#include "manager/db-internal.h"
+#include "manager/db/db-internal.h"
 
 int db_open(const char *url, bool sqlite_sync_full, struct db **ret, struct tess_error **err)
 {

@@ -3,7 +3,7 @@
 #include "common/compat.h"
 
 #include "common/buf.h"
-#include "manager/db_batch.h"
+#include "manager/db/db_batch.h"
 
 /* Rows per statement at most: 128 rows of 5 values stay far below
  * SQLite's and PostgreSQL's limits on parameters. */

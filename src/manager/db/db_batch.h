@@ -15,7 +15,7 @@
 #ifndef TESSERA_DB_BATCH_H
 #define TESSERA_DB_BATCH_H
 
-#include "manager/db.h"
+#include "manager/db/db.h"
 
 struct db_batch {
         const char *head, *tail;

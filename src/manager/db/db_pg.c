@@ -9,7 +9,7 @@
 #include <libpq-fe.h>
 
 #include "common/buf.h"
-#include "manager/db-internal.h"
+#include "manager/db/db-internal.h"
 
 #define STMT_CACHE 256
 

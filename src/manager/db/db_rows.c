@@ -3,7 +3,7 @@
  * read their cells by index or column name. */
 #include "common/compat.h"
 
-#include "manager/db-internal.h"
+#include "manager/db/db-internal.h"
 
 #define NO_CELL SIZE_MAX
 

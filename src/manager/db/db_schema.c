@@ -9,7 +9,7 @@
 #include "common/compat.h"
 
 #include "common/timeutil.h"
-#include "manager/db.h"
+#include "manager/db/db.h"
 
 struct migration {
         int version;

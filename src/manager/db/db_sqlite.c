@@ -8,7 +8,7 @@
 #include <inttypes.h>
 #include <sqlite3.h>
 
-#include "manager/db-internal.h"
+#include "manager/db/db-internal.h"
 
 #define STMT_CACHE 256
 

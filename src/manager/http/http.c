@@ -11,7 +11,7 @@
 #include "common/loop.h"
 #include "common/netaddr.h"
 #include "common/timeutil.h"
-#include "manager/http.h"
+#include "manager/http/http.h"
 
 /* Memory MHD gives each connection: its read and write buffers come out of
  * it, so large bodies and answers move in pieces of up to about half. */

@@ -1,7 +1,7 @@
 /* http_cookie.c - see http_cookie.h. */
 #include "common/compat.h"
 
-#include "manager/http_cookie.h"
+#include "manager/http/http_cookie.h"
 
 /* cookie-octet: printable US-ASCII but space, '"', ',', ';' and '\' */
 static bool cookie_octet(unsigned char ch)

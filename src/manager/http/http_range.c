@@ -1,7 +1,7 @@
 /* http_range.c - see http_range.h. */
 #include "common/compat.h"
 
-#include "manager/http_range.h"
+#include "manager/http/http_range.h"
 
 /* Digits at *p (at least one) into *ret, advancing *p; -1 on overflow. */
 static int digits(const char **p, uint64_t *ret)

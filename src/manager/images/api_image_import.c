@@ -29,13 +29,13 @@
 #include "common/crypto.h"
 #include "common/log.h"
 #include "common/timeutil.h"
-#include "manager/api.h"
-#include "manager/api_images.h"
-#include "manager/blob_store.h"
-#include "manager/db.h"
-#include "manager/http.h"
-#include "manager/import_manifest.h"
-#include "manager/manager.h"
+#include "manager/api/api.h"
+#include "manager/core/manager.h"
+#include "manager/db/db.h"
+#include "manager/http/http.h"
+#include "manager/images/api_images.h"
+#include "manager/images/blob_store.h"
+#include "manager/images/import_manifest.h"
 
 static json_t *blob_state(const char *digest, bool complete, int64_t n)
 {

@@ -5,11 +5,11 @@
  * see (session_image.h: struct image_viewer) are left out. */
 #include "common/compat.h"
 
-#include "manager/api.h"
-#include "manager/api_images.h"
-#include "manager/db.h"
-#include "manager/manager.h"
-#include "manager/session_image.h"
+#include "manager/api/api.h"
+#include "manager/core/manager.h"
+#include "manager/db/db.h"
+#include "manager/images/api_images.h"
+#include "manager/images/session_image.h"
 
 /* The aliases of image `id` as a JSON array of strings. */
 static json_t *aliases_of(const struct db_rows *al, const char *id)

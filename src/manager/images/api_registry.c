@@ -27,14 +27,14 @@
 
 #include "common/crypto.h"
 #include "common/log.h"
-#include "manager/api.h"
-#include "manager/api_images.h"
-#include "manager/blob_store.h"
-#include "manager/db.h"
-#include "manager/http.h"
-#include "manager/http_range.h"
-#include "manager/import_manifest.h"
-#include "manager/manager.h"
+#include "manager/api/api.h"
+#include "manager/core/manager.h"
+#include "manager/db/db.h"
+#include "manager/http/http.h"
+#include "manager/http/http_range.h"
+#include "manager/images/api_images.h"
+#include "manager/images/blob_store.h"
+#include "manager/images/import_manifest.h"
 
 static void registry_error(struct api_ctx *c, unsigned status, const char *code, const char *fmt, ...)
         __attribute__((format(printf, 4, 5)));

@@ -9,7 +9,7 @@
 
 #include "common/crypto.h"
 #include "common/fs.h"
-#include "manager/blob_store.h"
+#include "manager/images/blob_store.h"
 
 #define UPLOADS_MAX  32 /* hash states kept; the oldest gives way (it is rebuilt from its file) */
 #define REHASH_CHUNK (1u << 20)

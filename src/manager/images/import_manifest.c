@@ -3,8 +3,8 @@
 
 #include <ctype.h>
 
-#include "manager/blob_store.h"
-#include "manager/import_manifest.h"
+#include "manager/images/blob_store.h"
+#include "manager/images/import_manifest.h"
 
 #define NAME_MAX_LEN 255
 #define TAG_MAX_LEN  128

@@ -10,12 +10,12 @@
 #include "common/log.h"
 #include "common/loop.h"
 #include "common/timeutil.h"
-#include "manager/bgtask.h"
-#include "manager/db.h"
-#include "manager/manager.h"
-#include "manager/registry_rescan.h"
-#include "manager/registry_scan.h"
-#include "manager/worker.h"
+#include "manager/core/manager.h"
+#include "manager/core/worker.h"
+#include "manager/db/db.h"
+#include "manager/images/registry_rescan.h"
+#include "manager/images/registry_scan.h"
+#include "manager/tasks/bgtask.h"
 
 #define PROGRESS_USEC     (250 * 1000)
 #define RESULT_ERRORS_MAX 100

@@ -1,12 +1,12 @@
 /* registry_scan.c - see registry_scan.h.  The registry client is the
- * agent's (src/agent/registry_catalog.c lists and fetches); the config is
+ * agent's (src/registry/registry_catalog.c lists and fetches); the config is
  * read as an image import reads it (import_manifest.c: architecture and
  * labels). */
 #include "common/compat.h"
 
-#include "agent/registry-internal.h"
-#include "manager/import_manifest.h"
-#include "manager/registry_scan.h"
+#include "manager/images/import_manifest.h"
+#include "manager/images/registry_scan.h"
+#include "registry/registry-internal.h"
 
 struct scan {
         const struct registry_scan_opts *o;

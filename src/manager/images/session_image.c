@@ -5,7 +5,7 @@
 #include <jansson.h>
 
 #include "common/slots.h"
-#include "manager/session_image.h"
+#include "manager/images/session_image.h"
 
 /* The registry an image comes from: its registry column, else the first
  * component of its name when it looks like a host ("registry.local",

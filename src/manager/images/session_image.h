@@ -8,8 +8,8 @@
 #include <stdbool.h>
 
 #include "common/error.h"
-#include "manager/db.h"
-#include "manager/manager.h"
+#include "manager/core/manager.h"
+#include "manager/db/db.h"
 
 /* Who looks at private images (those of session commits, owner_id set):
  * their owner sees them, a superadmin all, an admin those of the users of

@@ -6,12 +6,12 @@
 #include "common/compat.h"
 
 #include "common/slots.h"
-#include "manager/api.h"
-#include "manager/db.h"
-#include "manager/http.h"
-#include "manager/manager.h"
-#include "manager/model.h"
-#include "manager/scheduler.h"
+#include "manager/accounts/model.h"
+#include "manager/api/api.h"
+#include "manager/core/manager.h"
+#include "manager/db/db.h"
+#include "manager/http/http.h"
+#include "manager/scheduler/scheduler.h"
 
 static const char *const base_slots[] = { "cpu", "mem", "cuda.device", "cuda.shares" };
 

@@ -10,12 +10,12 @@
 #include "common/log.h"
 #include "common/loop.h"
 #include "common/timeutil.h"
-#include "manager/db.h"
-#include "manager/events.h"
-#include "manager/manager.h"
-#include "manager/metrics.h"
-#include "manager/scheduler-internal.h"
-#include "manager/scheduler.h"
+#include "manager/core/events.h"
+#include "manager/core/manager.h"
+#include "manager/core/metrics.h"
+#include "manager/db/db.h"
+#include "manager/scheduler/scheduler-internal.h"
+#include "manager/scheduler/scheduler.h"
 
 #define SCHED_LOCK_KEY 7419002 /* pg advisory lock: one scheduling manager */
 #define KICK_DELAY_USEC (1 * USEC_PER_MSEC)

@@ -19,10 +19,10 @@
 
 #include "common/log.h"
 #include "common/timeutil.h"
-#include "manager/db.h"
-#include "manager/manager.h"
-#include "manager/scheduler-internal.h"
-#include "manager/session.h"
+#include "manager/core/manager.h"
+#include "manager/db/db.h"
+#include "manager/scheduler/scheduler-internal.h"
+#include "manager/sessions/session.h"
 
 static void end_session(struct manager *m, const char *id, const char *status, enum session_status to,
                         const char *reason)

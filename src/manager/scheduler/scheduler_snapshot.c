@@ -7,10 +7,10 @@
 
 #include "common/log.h"
 #include "common/slots.h"
-#include "manager/db.h"
-#include "manager/manager.h"
-#include "manager/scheduler-internal.h"
-#include "manager/usage.h"
+#include "manager/core/manager.h"
+#include "manager/db/db.h"
+#include "manager/scheduler/scheduler-internal.h"
+#include "manager/usage/usage.h"
 
 #define OCCUPYING "('SCHEDULED', 'PREPARING', 'PULLING', 'CREATING', 'RUNNING', 'TERMINATING')"
 

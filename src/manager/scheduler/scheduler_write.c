@@ -13,11 +13,11 @@
 #include "common/log.h"
 #include "common/slots.h"
 #include "common/timeutil.h"
-#include "manager/db.h"
-#include "manager/db_batch.h"
-#include "manager/manager.h"
-#include "manager/scheduler-internal.h"
-#include "manager/session.h"
+#include "manager/core/manager.h"
+#include "manager/db/db.h"
+#include "manager/db/db_batch.h"
+#include "manager/scheduler/scheduler-internal.h"
+#include "manager/sessions/session.h"
 
 static char *vec_text(const struct snapshot *s, const struct sched_vec *v, int times)
 {

@@ -17,13 +17,13 @@
 #include "common/buf.h"
 #include "common/loop.h"
 #include "common/timeutil.h"
-#include "manager/api.h"
-#include "manager/api_session.h"
-#include "manager/auth.h"
-#include "manager/db.h"
-#include "manager/events.h"
-#include "manager/http.h"
-#include "manager/manager.h"
+#include "manager/api/api.h"
+#include "manager/api/auth.h"
+#include "manager/core/events.h"
+#include "manager/core/manager.h"
+#include "manager/db/db.h"
+#include "manager/http/http.h"
+#include "manager/sessions/api_session.h"
 
 #define KEEPALIVE_USEC (15 * USEC_PER_SEC)
 

@@ -17,13 +17,13 @@
 #include <sys/stat.h>
 
 #include "common/buf.h"
-#include "manager/agent_call.h"
-#include "manager/api.h"
-#include "manager/api_session.h"
-#include "manager/db.h"
-#include "manager/http.h"
-#include "manager/manager.h"
-#include "manager/session.h"
+#include "manager/agent_link/agent_call.h"
+#include "manager/api/api.h"
+#include "manager/core/manager.h"
+#include "manager/db/db.h"
+#include "manager/http/http.h"
+#include "manager/sessions/api_session.h"
+#include "manager/sessions/session.h"
 
 #define EXEC_TIMEOUT_S 60 /* the runner answers within its wait (at most 30 s) */
 #define FILES_TIMEOUT_S \

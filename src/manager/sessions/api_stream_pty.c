@@ -25,19 +25,19 @@
 #include <strings.h>
 #include <sys/socket.h>
 
+#include "common/crypto.h"
 #include "common/log.h"
 #include "common/loop.h"
-#include "common/crypto.h"
 #include "common/terminal_id.h"
 #include "common/timeutil.h"
 #include "common/ws.h"
-#include "manager/agent_call.h"
-#include "manager/agent_socket.h"
-#include "manager/api.h"
-#include "manager/api_session.h"
-#include "manager/http.h"
-#include "manager/manager.h"
-#include "manager/session.h"
+#include "manager/agent_link/agent_call.h"
+#include "manager/agent_link/agent_socket.h"
+#include "manager/api/api.h"
+#include "manager/core/manager.h"
+#include "manager/http/http.h"
+#include "manager/sessions/api_session.h"
+#include "manager/sessions/session.h"
 
 #define TOUCH_EVERY_USEC (5 * USEC_PER_SEC)
 #define CLOSE_GRACE_MS   2000

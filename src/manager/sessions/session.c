@@ -4,11 +4,11 @@
 #include "common/log.h"
 #include "common/slots.h"
 #include "common/timeutil.h"
-#include "manager/db.h"
-#include "manager/events.h"
-#include "manager/manager.h"
-#include "manager/session.h"
-#include "manager/usage.h"
+#include "manager/core/events.h"
+#include "manager/core/manager.h"
+#include "manager/db/db.h"
+#include "manager/sessions/session.h"
+#include "manager/usage/usage.h"
 
 static const char *const status_names[] = {
         [SESSION_PENDING] = "PENDING",         [SESSION_SCHEDULED] = "SCHEDULED",

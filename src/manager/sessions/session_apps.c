@@ -1,9 +1,9 @@
 /* session_apps.c - the apps a session's image declares (session_apps.h). */
 #include "common/compat.h"
 
-#include "manager/db.h"
-#include "manager/manager.h"
-#include "manager/session_apps.h"
+#include "manager/core/manager.h"
+#include "manager/db/db.h"
+#include "manager/sessions/session_apps.h"
 
 int session_app_facts(struct manager *m, const char *session, json_t **ret_labels, char **ret_wsproxy,
                       char *ret_user, size_t user_len, struct tess_error **err)

@@ -2,11 +2,11 @@
  * owner (see session_mounts.h). */
 #include "common/compat.h"
 
-#include "manager/api.h"
-#include "manager/db.h"
-#include "manager/manager.h"
-#include "manager/session_mounts.h"
-#include "manager/vfolder.h"
+#include "manager/api/api.h"
+#include "manager/core/manager.h"
+#include "manager/db/db.h"
+#include "manager/sessions/session_mounts.h"
+#include "manager/vfolder/vfolder.h"
 
 static bool under(const char *path, const char *root, bool root_itself)
 {

@@ -5,9 +5,9 @@
 
 #include "common/slots.h"
 #include "common/timeutil.h"
-#include "manager/api.h"
-#include "manager/db.h"
-#include "manager/session_request.h"
+#include "manager/api/api.h"
+#include "manager/db/db.h"
+#include "manager/sessions/session_request.h"
 
 static int parse_environ(json_t *cfg, struct session_request *q, struct tess_error **err)
 {

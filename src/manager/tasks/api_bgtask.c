@@ -19,12 +19,12 @@
 #include "common/buf.h"
 #include "common/loop.h"
 #include "common/timeutil.h"
-#include "manager/api.h"
-#include "manager/bgtask.h"
-#include "manager/db.h"
-#include "manager/events.h"
-#include "manager/http.h"
-#include "manager/manager.h"
+#include "manager/api/api.h"
+#include "manager/core/events.h"
+#include "manager/core/manager.h"
+#include "manager/db/db.h"
+#include "manager/http/http.h"
+#include "manager/tasks/bgtask.h"
 
 #define POLL_USEC (2 * USEC_PER_SEC)
 

@@ -3,10 +3,10 @@
 #include "common/compat.h"
 
 #include "common/timeutil.h"
-#include "manager/bgtask.h"
-#include "manager/db.h"
-#include "manager/events.h"
-#include "manager/manager.h"
+#include "manager/core/events.h"
+#include "manager/core/manager.h"
+#include "manager/db/db.h"
+#include "manager/tasks/bgtask.h"
 
 #define COLUMNS                                                                                                  \
         "id, kind, status, current_progress, total_progress, message, user_id, domain_name, session_id, result," \

@@ -44,11 +44,11 @@
 #include "common/buf.h"
 #include "common/strmap.h"
 #include "common/timeutil.h"
-#include "manager/api.h"
-#include "manager/db.h"
-#include "manager/http.h"
-#include "manager/manager.h"
-#include "manager/usage.h"
+#include "manager/api/api.h"
+#include "manager/core/manager.h"
+#include "manager/db/db.h"
+#include "manager/http/http.h"
+#include "manager/usage/usage.h"
 
 #define ALL_DAYS INT32_MIN
 #define STATS_DAYS 30

@@ -7,9 +7,9 @@
 #include "common/buf.h"
 #include "common/strmap.h"
 #include "common/timeutil.h"
-#include "manager/db.h"
-#include "manager/manager.h"
-#include "manager/usage.h"
+#include "manager/core/manager.h"
+#include "manager/db/db.h"
+#include "manager/usage/usage.h"
 
 /* ---- days ---- */
 

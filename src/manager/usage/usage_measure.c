@@ -4,11 +4,11 @@
 #include <ctype.h>
 
 #include "common/strmap.h"
-#include "manager/db.h"
-#include "manager/db_batch.h"
-#include "manager/manager.h"
-#include "manager/usage.h"
-#include "manager/usage_measure.h"
+#include "manager/core/manager.h"
+#include "manager/db/db.h"
+#include "manager/db/db_batch.h"
+#include "manager/usage/usage.h"
+#include "manager/usage/usage_measure.h"
 
 /* "123", "123.456" as value x 10^decimals, fixed point; digits beyond
  * `decimals` are dropped.  -1 unless well formed and within int64. */

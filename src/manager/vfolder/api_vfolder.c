@@ -23,12 +23,12 @@
 #include "common/log.h"
 #include "common/timeutil.h"
 #include "common/work_user.h"
-#include "manager/api_vfolder.h"
-#include "manager/db.h"
-#include "manager/http.h"
-#include "manager/manager.h"
-#include "manager/model.h"
-#include "manager/vfolder.h"
+#include "manager/accounts/model.h"
+#include "manager/core/manager.h"
+#include "manager/db/db.h"
+#include "manager/http/http.h"
+#include "manager/vfolder/api_vfolder.h"
+#include "manager/vfolder/vfolder.h"
 
 /* clang-format off */
 const struct route vfolder_routes[] = {

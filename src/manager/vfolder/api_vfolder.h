@@ -15,7 +15,7 @@
 #ifndef TESS_API_VFOLDER_H
 #define TESS_API_VFOLDER_H
 
-#include "manager/api.h"
+#include "manager/api/api.h"
 
 extern const struct route vfolder_routes[];
 

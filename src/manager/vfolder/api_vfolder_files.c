@@ -19,10 +19,10 @@
 #include "common/beneath.h"
 #include "common/buf.h"
 #include "common/timeutil.h"
-#include "manager/api_vfolder.h"
-#include "manager/http.h"
-#include "manager/vfolder.h"
-#include "manager/vfolder_fs.h"
+#include "manager/http/http.h"
+#include "manager/vfolder/api_vfolder.h"
+#include "manager/vfolder/vfolder.h"
+#include "manager/vfolder/vfolder_fs.h"
 
 #define MKDIR_MAX  1000 /* paths in one mkdir */
 #define DELETE_MAX 1000 /* files in one delete-files */

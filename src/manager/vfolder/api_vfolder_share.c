@@ -20,11 +20,11 @@
 
 #include "common/crypto.h"
 #include "common/timeutil.h"
-#include "manager/api_vfolder.h"
-#include "manager/http.h"
-#include "manager/db.h"
-#include "manager/manager.h"
-#include "manager/vfolder.h"
+#include "manager/core/manager.h"
+#include "manager/db/db.h"
+#include "manager/http/http.h"
+#include "manager/vfolder/api_vfolder.h"
+#include "manager/vfolder/vfolder.h"
 
 #define MAX_USERS 100
 

@@ -4,10 +4,10 @@
 
 #include "common/crypto.h"
 #include "common/fs.h"
-#include "manager/api.h"
-#include "manager/db.h"
-#include "manager/manager.h"
-#include "manager/vfolder.h"
+#include "manager/api/api.h"
+#include "manager/core/manager.h"
+#include "manager/db/db.h"
+#include "manager/vfolder/vfolder.h"
 
 static const char *const perm_names[] = { [VF_PERM_NONE] = "none", [VF_PERM_RO] = "ro", [VF_PERM_RW] = "rw",
                                           [VF_PERM_WD] = "wd" };

@@ -10,7 +10,7 @@
 #include "common/beneath.h"
 #include "common/buf.h"
 #include "common/log.h"
-#include "manager/vfolder_archive.h"
+#include "manager/vfolder/vfolder_archive.h"
 
 #define CHUNK (256 * 1024)
 

@@ -8,8 +8,8 @@
 #include "common/beneath.h"
 #include "common/log.h"
 #include "common/work_user.h"
-#include "manager/vfolder.h"
-#include "manager/vfolder_fs.h"
+#include "manager/vfolder/vfolder.h"
+#include "manager/vfolder/vfolder_fs.h"
 
 int vf_root_open(const struct vfolder *f, struct tess_error **err)
 {

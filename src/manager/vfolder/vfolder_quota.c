@@ -45,11 +45,11 @@
 #include "common/disk_usage.h"
 #include "common/log.h"
 #include "common/timeutil.h"
-#include "manager/api_vfolder.h"
-#include "manager/db.h"
-#include "manager/http.h"
-#include "manager/manager.h"
-#include "manager/vfolder.h"
+#include "manager/core/manager.h"
+#include "manager/db/db.h"
+#include "manager/http/http.h"
+#include "manager/vfolder/api_vfolder.h"
+#include "manager/vfolder/vfolder.h"
 
 #ifndef PRJQUOTA
 #define PRJQUOTA 2

@@ -6,7 +6,7 @@
 #include <openssl/hmac.h>
 
 #include "common/buf.h"
-#include "manager/vfolder_token.h"
+#include "manager/vfolder/vfolder_token.h"
 
 static const char b64url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 

@@ -15,8 +15,8 @@
 #include "common/log.h"
 #include "common/loop.h"
 #include "common/timeutil.h"
-#include "manager/manager.h"
-#include "manager/vfolder.h"
+#include "manager/core/manager.h"
+#include "manager/vfolder/vfolder.h"
 
 #define SWEEP_EVERY (3600 * USEC_PER_SEC)
 
