@@ -7,10 +7,11 @@
 # usage: bench/sched-pass.sh [-r ROUNDS] [-q] [-n] [-w]   (see bench/sched-pass.c)
 #
 # It builds release objects (-O2, as `make`) of src/sched and src/common into
-# build/bench and links the program against them; the one line that does it:
-#   make BUILD=build/bench -j2 <those .o> && cc -std=gnu17 -O2 -Isrc \
-#     $(pkg-config --cflags jansson) bench/sched-pass.c build/bench/obj/src/sched/*.o \
-#     build/bench/obj/src/common/*.o $(pkg-config --libs <the Makefile's PKGS>) -lm
+# build/bench and links the program against an archive of them, which
+# takes only the objects it calls (src/common/ws.o would want wslay):
+#   make BUILD=build/bench -j2 <those .o> && ar rcs build/bench/libsched.a <them> &&
+#   cc -std=gnu17 -O2 -Isrc $(pkg-config --cflags jansson) bench/sched-pass.c \
+#     build/bench/libsched.a $(pkg-config --libs jansson) -lm
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=build/bench
@@ -18,6 +19,7 @@ PKGS="libmicrohttpd jansson sqlite3 libpq openssl libcurl"
 objs=()
 for f in src/sched/*.c src/common/*.c; do objs+=("$B/obj/${f%.c}.o"); done
 make -s BUILD=$B -j2 "${objs[@]}"
+rm -f $B/libsched.a && ar rcs $B/libsched.a "${objs[@]}"
 cc -std=gnu17 -O2 -g -Wall -Wextra -Isrc $(pkg-config --cflags $PKGS) -o $B/sched-pass bench/sched-pass.c \
-        "${objs[@]}" $(pkg-config --libs $PKGS) -lm
+        $B/libsched.a $(pkg-config --libs $PKGS) -lm
 exec $B/sched-pass "$@"

@@ -2,8 +2,9 @@
 # bench/scheduler.sh - the manager's scheduler end to end (a benchmark, not
 # a test: nothing here fails on timing).  On SQLite and on PostgreSQL:
 #
-#   1. `tessera dev` (release build) with agent_lost_timeout = 1h, log_level
-#      = info and scheduler_interval = 1h (only events tick);
+#   1. `tessera dev --no-agent` (release build: no agent of its own, which
+#      would take sessions before the measurement) with agent_lost_timeout
+#      = 1h, log_level = info and scheduler_interval = 1h (only events tick);
 #   2. 2,000 agents register through POST /agent/heartbeat, signed with the
 #      cluster secret, 64 CPUs and 512 GiB each: 1,200 with 8 GPUs of
 #      cuda.shares (fgpu_per_gpu 1) and 800 with 8 GPUs of cuda.device; the
@@ -64,9 +65,10 @@ cp "${TESSERA:-build/tessera}" "$WORK/tessera"
 cp build/test-tool "$WORK/test-tool"
 TESSERA=$WORK/tessera
 TT=$WORK/test-tool
-# the request signer, against the release build's src/common objects
+# the request signer, against the release build's library archive (it
+# takes the src/common objects the signer calls, nothing else)
 cc -std=gnu17 -O2 -Isrc $(pkg-config --cflags jansson openssl) -o "$WORK/sched-load" bench/sched-load.c \
-        build/obj/src/common/*.o $(pkg-config --libs jansson openssl) -lm
+        build/libtessera.a $(pkg-config --libs jansson openssl) -lm
 LOAD=$WORK/sched-load
 AK=AKIASCHEDBENCHBENCH0
 SK=schedbenchschedbenchschedbenchschedbench
@@ -113,7 +115,7 @@ log_level = info
 scheduler_interval = 1h
 EOF
         TESSERA_ADMIN_ACCESS_KEY=$AK TESSERA_ADMIN_SECRET_KEY=$SK TESSERA_ADMIN_PASSWORD=benchbench \
-                "$TESSERA" dev --state-dir "$WORK/state-$DB" --listen 127.0.0.1:$PORT ${DBURL:+--database "$DBURL"} \
+                "$TESSERA" dev --no-agent --state-dir "$WORK/state-$DB" --listen 127.0.0.1:$PORT ${DBURL:+--database "$DBURL"} \
                 --config "$WORK/manager.conf" >"$WORK/manager-$DB.log" 2>&1 &
         MPID=$!
         for _ in $(seq 100); do curl -sf -m 1 "http://127.0.0.1:$PORT/" >/dev/null && return 0; sleep 0.1; done

@@ -19,7 +19,6 @@
 #include "manager/usage/usage.h"
 #include "manager/vfolder/api_vfolder.h"
 
-
 /* The app proxy takes every method the apps use (HEAD goes with GET). */
 #define APP_PROXY_ROUTE(method)                                                                                   \
         { method, "/apps/{session}/{path}", api_apps_proxy, ROUTE_PUBLIC | ROUTE_TAIL | ROUTE_STREAM | ROUTE_APP, \

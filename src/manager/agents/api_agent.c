@@ -24,7 +24,6 @@
 #include "common/compat.h"
 
 #include "common/log.h"
-#include "common/sign.h"
 #include "common/slots.h"
 #include "common/timeutil.h"
 #include "manager/agent_link/agent_report.h"

@@ -7,7 +7,6 @@
 
 #include <ctype.h>
 
-#include "common/log.h"
 #include "common/loop.h"
 #include "common/timeutil.h"
 #include "manager/api/api.h"

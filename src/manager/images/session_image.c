@@ -4,7 +4,6 @@
 
 #include <jansson.h>
 
-#include "common/slots.h"
 #include "manager/images/session_image.h"
 
 /* The registry an image comes from: its registry column, else the first
