@@ -11,7 +11,7 @@
  * cores.  The blob comes from memory, an fd or a queue (a download).
  * Entries are made with *at() calls relative to directory fds opened by
  * layer_open_dir(), which never follows a symlink, so nothing is ever
- * written outside the root or through a link.  The rules (src/agent/README.md):
+ * written outside the root or through a link.  The rules (src/image/README.md):
  *
  *   leading '/'                stripped ("/etc/x" is "etc/x")
  *   a ".." component           the layer is refused (EPERM), in names and

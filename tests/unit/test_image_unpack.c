@@ -3,7 +3,7 @@
  * every way a registry serves it (gzip of one or more members, zstd of one
  * or more frames, uncompressed) through each entry point, broken streams
  * refused with the reason, overlay whiteouts, and every malicious layer
- * refused or neutralized as src/agent/README.md says.  Needs root (owners,
+ * refused or neutralized as src/image/README.md says.  Needs root (owners,
  * mknod, trusted.* xattrs); skips otherwise. */
 #include "common/compat.h"
 
