@@ -100,7 +100,7 @@ $(TESSERA): $(call obj,$(TESSERA_SRC))
 
 # The runner is bind-mounted into every container: static, libc only, and
 # never built with sanitizers (their runtimes do not link statically).  Of
-# src/common it takes only the x-allocators.
+# src/common it takes only the x-allocators and the UTF-8 reader.
 RUNNER_COMMON := src/common/xalloc.c src/common/utf8.c
 $(BUILD)/tessera-runner: $(RUNNER_SRC) $(RUNNER_COMMON) $(wildcard src/runner/*.h) src/common/compat.h src/common/banned.h
 	@mkdir -p $(dir $@)

@@ -12,35 +12,44 @@
 #     Uses: nothing
 #
 # A folder may use what it names and, through a folder it names, whatever
-# that folder may use; its own files always.  A folder never names itself
-# through others (a cycle of uses is refused), so no two folders depend on
-# each other.  The files directly in SRC (the programs' mains) may use
-# every folder.  Then:
+# that folder may use; its own files always.  A header named alone also
+# allows the symbols of the .c file beside it (common/utf8.h: utf8.c).
+# Uses never go round in a cycle, and a folder never uses a folder that
+# holds it, so no two folders depend on each other.  The files directly
+# in SRC (the programs' mains) may use every folder.  Then:
 #
-#   - every `#include "..."` of a file names a file under SRC by its path
-#     there ("manager/db/db.h"), and one its folder may use;
+#   - every include of a file under SRC names it by its path there, in
+#     quotes ("manager/db/db.h"), and names one its folder may use;
 #   - with --objects DIR (the build's objects, $(BUILD)/obj: DIR/SRC/x.o
-#     compiled from SRC/x.c; objects whose source is gone are ignored),
-#     every symbol an object takes from another object comes from a
-#     folder it may use.  This catches what includes
-#     miss: a prototype written by hand, a global declared extern.
+#     compiled from SRC/x.c; build first, and objects whose source is gone
+#     are ignored), every symbol an object takes from another object comes
+#     from a folder it may use; the offence names the first line of the
+#     source that names the symbol.  This catches what includes miss: a
+#     prototype written by hand, a global declared extern.
+#
+# Paths under SRC hold no blanks.
 set -eu
 
 usage() {
         sed -n '2,4p' "$0" | sed 's/^# \{0,1\}//'
 }
 
+die() {
+        echo "check-layers.sh: $*" >&2
+        exit 2
+}
+
 objects= rules=0
 while [ $# -gt 0 ]; do
         case $1 in
+        --objects)
+                [ $# -ge 2 ] || { usage >&2; exit 2; }
+                objects=${2%/}
+                shift 2
+                ;;
         --rules)
                 rules=1
                 shift
-                ;;
-        --objects)
-                [ $# -ge 2 ] || { usage >&2; exit 2; }
-                objects=$2
-                shift 2
                 ;;
         -h | --help) usage; exit 0 ;;
         -*) usage >&2; exit 2 ;;
@@ -50,55 +59,69 @@ done
 [ $# -le 1 ] || { usage >&2; exit 2; }
 src=${1:-src}
 src=${src%/}
-[ -d "$src" ] || { echo "check-layers.sh: no folder $src" >&2; exit 2; }
-if [ -n "$objects" ] && [ ! -d "$objects/$src" ]; then
-        echo "check-layers.sh: no objects in $objects/$src (build first)" >&2
-        exit 2
+[ -d "$src" ] || die "no folder $src"
+if [ -n "$objects" ]; then
+        [ -d "$objects/$src" ] || die "no objects in $objects/$src (build first)"
 fi
 
-# One stream of tagged lines for awk:
+work=$(mktemp -d "${TMPDIR:-/tmp}/check-layers.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+# What awk reads, one tagged line each, step by step (a step that fails
+# stops the check: nothing may pass unread):
 #   F <file>                    every file under SRC (relative to it)
 #   U <folder> <uses line>      each source folder's rule ("-" when its
 #                               README.md or the line is missing)
-#   I <file>:<line>:<text>      every quoted include
+#   I <file>:<line>:<text>      every include
 #   N <object>:<nm line>        the objects' symbols (with --objects)
-stream() {
-        (cd "$src" && find . -type f ! -path '*/node_modules/*' | sed 's|^\./||' | sort | sed 's/^/F /')
-        (cd "$src" && find . -type f \( -name '*.c' -o -name '*.h' \) | sed 's|^\./||; s|/[^/]*$||; s|^[^/]*\.[ch]$|.|' |
-                sort -u) | while read -r dir; do
-                [ "$dir" = . ] && continue
-                line=$(head -n 20 "$src/$dir/README.md" 2>/dev/null | grep -m 1 '^Uses:' || true)
-                printf 'U %s %s\n' "$dir" "${line:--}"
-        done
-        (cd "$src" && grep -rn --include='*.c' --include='*.h' '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' . |
-                sed 's|^\./||; s/^/I /')
-        if [ -n "$objects" ]; then
-                find "$objects/$src" -name '*.o' | sort | xargs nm -A 2>/dev/null | sed "s|^$objects/$src/||; s/^/N /"
-        fi
-}
+(cd "$src" && find . -type f ! -path '*/node_modules/*') >"$work/files" || die "cannot list $src"
+sed 's|^\./||; s/^/F /' "$work/files" >"$work/stream"
+sed -n 's|^\./||; /\.[ch]$/{s|/[^/]*$||; s|^[^/]*\.[ch]$|.|; p;}' "$work/files" | sort -u >"$work/folders"
+while read -r dir; do
+        [ "$dir" = . ] && continue
+        line=$(head -n 20 "$src/$dir/README.md" 2>/dev/null | grep -m 1 '^Uses:' || true)
+        printf 'U %s %s\n' "$dir" "${line:--}"
+done <"$work/folders" >>"$work/stream"
+if [ "$rules" = 0 ]; then
+        rc=0
+        (cd "$src" && grep -rn --include='*.c' --include='*.h' '^[[:space:]]*#[[:space:]]*include[[:space:]]*["<]' .) \
+                >"$work/includes" || rc=$?
+        [ "$rc" -le 1 ] || die "cannot read the includes of $src"
+        sed 's|^\./||; s/^/I /' "$work/includes" >>"$work/stream"
+fi
+if [ "$rules" = 0 ] && [ -n "$objects" ]; then
+        find "$objects/$src" -name '*.o' >"$work/objects" || die "cannot list $objects/$src"
+        [ -s "$work/objects" ] || die "no objects in $objects/$src (build first)"
+        xargs nm -A <"$work/objects" >"$work/symbols" || die "nm failed on the objects of $objects/$src"
+        [ -s "$work/symbols" ] || die "nm found no symbols in $objects/$src"
+        sed 's/^/N /' "$work/symbols" >>"$work/stream"
+fi
 
-# The rules, then the includes and the symbols against them.
-check() {
-        awk -v src="$src" -v rules="$rules" '
+rc=0
+awk -v src="$src" -v objects="$objects" -v rules="$rules" '
 function dirname(p) { return p ~ /\// ? substr(p, 1, match(p, /\/[^\/]*$/) - 1) : "." }
 function where(f) { return f == "." ? src : src "/" f }
 function fail(msg) { print msg; errors++ }
 # rule(f): what f says it may use, for messages
 function rule(f) { return f == "." ? "" : " (" where(f) "/README.md: " uses_line[f] ")" }
-# visit(f): reach[f, x] for every folder or file f may use; a cycle is an error
-function visit(f,    i, d, k, parts, n, got) {
+# visit(f): reach[f, x] for every folder or file f may use.  A file named
+# by a rule counts as its folder for cycles: a cycle is an error.
+function visit(f,    i, d, via, k, parts, n, got) {
         state[f] = 1
         for (i = 1; i <= ndeps[f]; i++) {
                 d = dep[f, i]
                 reach[f, d] = 1
-                if (!(d in folders))
+                via = (d in folders) ? d : dirname(d)
+                if (!(via in folders))
                         continue
-                if (state[d] == 1) {
-                        fail(where(f) " and " where(d) " use each other: " uses_line[f] " / " uses_line[d])
+                if (state[via] == 1) {
+                        fail(where(f) " and " where(via) " use each other: " uses_line[f] " / " uses_line[via])
                         continue
                 }
-                if (state[d] == 0)
-                        visit(d)
+                if (state[via] == 0)
+                        visit(via)
+                if (via != d)
+                        continue
                 n = 0
                 for (k in reach) {
                         split(k, parts, SUBSEP)
@@ -110,8 +133,25 @@ function visit(f,    i, d, k, parts, n, got) {
         }
         state[f] = 2
 }
-function may_use(f, tfolder, tfile) {
-        return f == "." || f == tfolder || ((f, tfolder) in reach) || ((f, tfile) in reach)
+# may f use the file target, of folder t?  (a header allows its .c)
+function may_use(f, t, target,    h) {
+        h = target
+        sub(/\.c$/, ".h", h)
+        return f == "." || f == t || ((f, t) in reach) || ((f, target) in reach) || ((f, h) in reach)
+}
+# the first line of SRC/file that names sym, as ":N" ("" when none does)
+function line_of(file, sym,    path, l, n) {
+        path = src "/" file
+        n = 0
+        while ((getline l < path) > 0) {
+                n++
+                if (l ~ ("(^|[^A-Za-z0-9_])" sym "([^A-Za-z0-9_]|$)") && l !~ /^[ \t]*(\/\*|\*)/) {
+                        close(path)
+                        return ":" n
+                }
+        }
+        close(path)
+        return ""
 }
 $1 == "F" { files[$2] = 1; next }
 $1 == "U" {
@@ -121,23 +161,26 @@ $1 == "U" {
         sub(/^U [^ ]+ /, "", line)
         uses_line[f] = line
         if (line == "-") {
-                fail(where(f) ": its README.md must say what the folder may use (a \"Uses:\" line among its first 20)")
+                if (!rules)
+                        fail(where(f) ": its README.md must say what the folder may use (a \"Uses:\" line among its first 20)")
                 next
         }
         sub(/^Uses:[ \t]*/, "", line)
         if (line == "nothing")
                 next
         n = split(line, tok, /[ \t,]+/)
-        for (i = 1; i <= n; i++) {
-                if (tok[i] == "")
-                        continue
-                dep[f, ++ndeps[f]] = tok[i]
-        }
+        for (i = 1; i <= n; i++)
+                if (tok[i] != "")
+                        dep[f, ++ndeps[f]] = tok[i]
         next
 }
 $1 == "I" { includes[++ni] = substr($0, 3); next }
 $1 == "N" {
         rest = substr($0, 3)
+        prefix = objects "/" src "/"
+        if (index(rest, prefix) != 1)
+                next
+        rest = substr(rest, length(prefix) + 1)
         obj = substr(rest, 1, index(rest, ":") - 1)
         sub(/\.o$/, ".c", obj)
         if (!(obj in files))
@@ -146,9 +189,9 @@ $1 == "N" {
         sym = w[n]
         type = w[n - 1]
         if (type == "U")
-            wanted[obj, sym] = 1
+                wanted[obj, sym] = 1
         else if (type ~ /^[BCDGRSTVW]$/)
-            defined_in[sym] = obj
+                defined_in[sym] = obj
         next
 }
 END {
@@ -172,14 +215,25 @@ END {
         for (f in folders)
                 if (state[f] == 0)
                         visit(f)
+        for (f in folders)
+                for (a = dirname(f); a != "."; a = dirname(a))
+                        if ((f, a) in reach)
+                                fail(where(f) ": uses " a ", the folder that holds it" rule(f))
         for (i = 1; i <= ni; i++) {
                 s = includes[i]
                 file = substr(s, 1, index(s, ":") - 1)
                 s = substr(s, index(s, ":") + 1)
                 lineno = substr(s, 1, index(s, ":") - 1)
-                s = substr(s, index(s, "\"") + 1)
-                target = substr(s, 1, index(s, "\"") - 1)
+                s = substr(s, index(s, ":") + 1)
+                angle = s ~ /^[ \t]*#[ \t]*include[ \t]*</
+                s = substr(s, match(s, /["<]/) + 1)
+                target = substr(s, 1, match(s, /[">]/) - 1)
                 f = dirname(file)
+                if (angle) {
+                        if (target in files)
+                                fail(where(file) ":" lineno ": includes <" target ">: name headers of " src " in quotes")
+                        continue
+                }
                 if (!(target in files)) {
                         fail(where(file) ":" lineno ": includes \"" target "\", which is no file of " src \
                              ": name headers by their path under " src "/")
@@ -198,19 +252,19 @@ END {
                 f = dirname(obj)
                 t = dirname(defined_in[sym])
                 if (!may_use(f, t, defined_in[sym]))
-                        bad[where(obj) ": uses " sym " of " where(defined_in[sym]) ": " f " may not use " t rule(f)] = 1
+                        fail(where(obj) line_of(obj, sym) ": uses " sym " of " where(defined_in[sym]) ": " f \
+                             " may not use " t rule(f))
         }
-        for (msg in bad)
-                fail(msg)
-        if (errors) {
-                print errors " offence" (errors > 1 ? "s" : "") " against the layout (HACKING.md, \"Layout\")"
-                exit 1
-        }
-}'
-}
-
+        exit (errors > 0)
+}' "$work/stream" >"$work/offences" || rc=$?
+[ "$rc" -le 1 ] || die "awk failed"
 if [ "$rules" = 1 ]; then
-        stream | check | sort
-else
-        stream | check
+        sort "$work/offences"
+        exit 0
+fi
+if [ "$rc" = 1 ]; then
+        n=$(wc -l <"$work/offences")
+        sort "$work/offences"
+        echo "$n offence$([ "$n" -gt 1 ] && echo s) against the layout (HACKING.md, \"Layout\")"
+        exit 1
 fi

@@ -16,7 +16,8 @@
  *   kernel_runtime.c one kernel's image and container (blocking work)
  *   image_budget_loop.c  the image store kept within image_disk_budget
  *   agent_http.c     the manager's requests to running kernels (execute, files, apps)
- *   agent_tunnel.c   tunnels into kernels' network namespaces (the app proxy) */
+ *   agent_tunnel.c   tunnels into kernels' network namespaces (the app proxy)
+ *   runner_client.c  the runner's socket in each container (execute, files, terminals) */
 #ifndef TESS_AGENT_H
 #define TESS_AGENT_H
 

@@ -1,5 +1,5 @@
 /* agent_tunnel.h - tunnels into a kernel's network namespace, for the
- * manager's app proxy (src/manager/app_proxy*.c):
+ * manager's app proxy (src/manager/apps/app_proxy*.c):
  *
  *   GET /v1/kernels/{id}/tunnel?port=N   Upgrade: tessera-tunnel
  *

@@ -15,7 +15,7 @@
 #include "common/fs.h"
 #include "common/log.h"
 #include "common/timeutil.h"
-#include "image/image-internal.h"
+#include "image/image.h"
 #include "image/layer_writer.h"
 #include "registry/image_push.h"
 

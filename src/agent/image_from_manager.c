@@ -14,7 +14,8 @@
  * left to send once the writer ends */
 #define STREAM_CHUNK ((int64_t)4 << 20)
 
-/* The agent's signature of a request, as api_agent.c checks it. */
+/* The agent's signature of a request, as api_agent_auth() checks it
+ * (src/manager/api/auth.c). */
 static int sign_request(void *data, const char *method, const char *path, const char *body_sha256,
                         char *ret_lines[REGISTRY_SIGN_LINES], struct tess_error **err)
 {

@@ -1,6 +1,6 @@
 /* manager_link.c - the agent's requests to the manager: JSON over HTTP,
  * signed with the cluster secret (sign_agent_request, the scheme
- * src/manager/agents/api_agent.c checks).  One link per thread: a link owns a
+ * api_agent_auth() checks, src/manager/api/auth.c).  One link per thread: a link owns a
  * curl handle, which keeps its connection alive between requests. */
 #include "common/compat.h"
 

@@ -10,10 +10,10 @@
 
 #define STDIN_OPT_MAX (1u << 20)
 
-/* Options every command accepts, looked up after the command's own. */
 /* --json, given before the command (main.c) or after it (here) */
 bool arg_json;
 
+/* Options every command accepts, looked up after the command's own. */
 static const struct cli_opt common_opts[] = {
         { "json", 0, OPT_FLAG, DEST_LOCAL, "json", 0, 0, NULL, "print the server's JSON answer" },
         { "help", 'h', OPT_FLAG, DEST_LOCAL, "help", 0, 0, NULL, "show this help" },

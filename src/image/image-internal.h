@@ -1,5 +1,5 @@
 /* image-internal.h - what the files of the image store share (image.h is
- * the interface the rest of the agent uses):
+ * the interface the rest of Tessera uses):
  *
  *   image_store.c     the store handle, its directory, lock and tmp/ entries,
  *                     the paths of blobs
@@ -34,19 +34,9 @@
 #include "common/error.h"
 #include "image/image.h"
 
-#define IMAGE_MEDIA_OCI_MANIFEST "application/vnd.oci.image.manifest.v1+json"
-#define IMAGE_MEDIA_OCI_INDEX "application/vnd.oci.image.index.v1+json"
-#define IMAGE_MEDIA_OCI_CONFIG "application/vnd.oci.image.config.v1+json"
-#define IMAGE_MEDIA_OCI_LAYER "application/vnd.oci.image.layer.v1.tar"
-#define IMAGE_MEDIA_DOCKER_MANIFEST "application/vnd.docker.distribution.manifest.v2+json"
-#define IMAGE_MEDIA_DOCKER_LIST "application/vnd.docker.distribution.manifest.list.v2+json"
 #define IMAGE_ANNOTATION_REF "org.opencontainers.image.ref.name"
 #define IMAGE_ANNOTATION_IMAGE_NAME "io.containerd.image.name"
 
-/* Bounds on the JSON documents the store reads. */
-#define IMAGE_MANIFEST_MAX ((size_t)4 << 20)
-#define IMAGE_CONFIG_MAX ((size_t)16 << 20)
-#define IMAGE_INDEX_MAX ((size_t)64 << 20)
 
 /* What unpacking a layer may do; see image_store_set_*() in image.h. */
 struct layer_policy {

@@ -35,6 +35,20 @@ struct image_store;
 /* "sha256:" + 64 hex digits + NUL */
 #define IMAGE_DIGEST_SIZE 72
 
+/* The media types of OCI and Docker images' documents and layers (a
+ * layer's compression is a suffix: IMAGE_MEDIA_OCI_LAYER "+gzip"). */
+#define IMAGE_MEDIA_OCI_MANIFEST "application/vnd.oci.image.manifest.v1+json"
+#define IMAGE_MEDIA_OCI_INDEX "application/vnd.oci.image.index.v1+json"
+#define IMAGE_MEDIA_OCI_CONFIG "application/vnd.oci.image.config.v1+json"
+#define IMAGE_MEDIA_OCI_LAYER "application/vnd.oci.image.layer.v1.tar"
+#define IMAGE_MEDIA_DOCKER_MANIFEST "application/vnd.docker.distribution.manifest.v2+json"
+#define IMAGE_MEDIA_DOCKER_LIST "application/vnd.docker.distribution.manifest.list.v2+json"
+
+/* Bounds on the JSON documents the store reads. */
+#define IMAGE_MANIFEST_MAX ((size_t)4 << 20)
+#define IMAGE_CONFIG_MAX ((size_t)16 << 20)
+#define IMAGE_INDEX_MAX ((size_t)64 << 20)
+
 int image_store_open(const char *dir, struct image_store **ret, struct tess_error **err);
 struct image_store *image_store_close(struct image_store *st);
 const char *image_store_dir(const struct image_store *st);

@@ -67,7 +67,7 @@ test_expect_success 'a call against the direction with no include at all is refu
         done &&
         (cd "$TMP" && "$CHECK" src) &&
         (cd "$TMP" && test_must_fail "$CHECK" --objects obj src) >"$TMP/out" &&
-        grep -F "src/a/a3.c: uses c_gn of src/c/c2.c: a may not use c (src/a/README.md: Uses: nothing)" "$TMP/out" &&
+        grep -F "src/a/a3.c:1: uses c_gn of src/c/c2.c: a may not use c (src/a/README.md: Uses: nothing)" "$TMP/out" &&
         rm "$TMP/src/a/a3.c" && (cd "$TMP" && "$CHECK" --objects obj src)
 '
 
@@ -88,13 +88,45 @@ test_expect_success 'a folder whose README.md says nothing of what it uses, or n
         folder d a && (cd "$TMP" && "$CHECK" src)
 '
 
-test_expect_success 'a rule may name single files: b may use a/a.h, not a/x.h' '
+test_expect_success 'a rule may name single files: b may use a/a.h (and what a/a.c defines), not a/x.h' '
         folder b a/a.h &&
         printf "int x;\n" >"$TMP/src/a/x.h" &&
         printf "#include \"a/a.h\"\n#include \"a/x.h\"\n" >"$TMP/src/b/b4.c" &&
         (cd "$TMP" && test_must_fail "$CHECK" src) >"$TMP/out" &&
         grep -F "src/b/b4.c:2: includes \"a/x.h\": b may not use a" "$TMP/out" &&
-        ! grep -F "b4.c:1:" "$TMP/out"
+        ! grep -F "b4.c:1:" "$TMP/out" &&
+        rm "$TMP/src/b/b4.c" "$TMP/src/a/x.h" &&
+        (cd "$TMP" && "$CHECK" --objects obj src)
+'
+
+test_expect_success 'a cycle through a file rule is refused: a uses b/b.h while b uses a' '
+        folder a b/b.h &&
+        (cd "$TMP" && test_must_fail "$CHECK" src) >"$TMP/out" &&
+        grep -E "src/(a|b) and src/(a|b) use each other" "$TMP/out" &&
+        folder a nothing
+'
+
+test_expect_success 'a folder never uses the folder that holds it' '
+        folder a/sub a &&
+        printf "int s;\n" >"$TMP/src/a/sub/s.c" &&
+        (cd "$TMP" && test_must_fail "$CHECK" src) >"$TMP/out" &&
+        grep -F "src/a/sub: uses a, the folder that holds it" "$TMP/out" &&
+        folder a/sub nothing && (cd "$TMP" && "$CHECK" src)
+'
+
+test_expect_success 'a header of src named in angle brackets is refused; system headers are not its business' '
+        printf "#include <stdio.h>\n#include <a/a.h>\n" >"$TMP/src/b/b5.c" &&
+        (cd "$TMP" && test_must_fail "$CHECK" src) >"$TMP/out" &&
+        grep -F "src/b/b5.c:2: includes <a/a.h>: name headers of src in quotes" "$TMP/out" &&
+        ! grep -F "stdio.h" "$TMP/out" &&
+        rm "$TMP/src/b/b5.c"
+'
+
+test_expect_success 'no objects where objects are asked for is an error, not a pass' '
+        mkdir -p "$TMP/empty/src" &&
+        rc=0 && { (cd "$TMP" && "$CHECK" --objects empty src) 2>"$TMP/err" || rc=$?; } &&
+        test "$rc" = 2 &&
+        grep -F "no objects in empty/src" "$TMP/err"
 '
 
 test_done

@@ -1,6 +1,7 @@
 /* pty-protocol.js - the terminal WebSocket of the manager,
- * GET /stream/session/{name}/pty?rows=R&cols=C&terminal=ID (src/manager/
- * api_stream_pty.c; the messages are those of src/agent/agent_pty.c),
+ * GET /stream/session/{name}/pty?rows=R&cols=C&terminal=ID
+ * (src/manager/sessions/api_stream_pty.c; the messages are those of
+ * src/agent/agent_pty.c),
  * without the socket itself (no DOM: tested by node --test).  Messages
  * are JSON text:
  *

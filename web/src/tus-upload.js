@@ -1,6 +1,6 @@
 /* tus-upload.js - one file into a folder, resumable: the tus 1.0 flow of
- * the manager (docs/vfolder-transfers.md, src/manager/
- * api_vfolder_transfer.c).
+ * the manager (docs/vfolder-transfers.md,
+ * src/manager/vfolder/api_vfolder_transfer.c).
  *
  *   POST /folders/{name}/request-upload {path, size}  -> {token, url}
  *   POST   url?token=  Upload-Length       creates it, or finds the part

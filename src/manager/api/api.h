@@ -82,7 +82,7 @@ enum route_flags {
         ROUTE_RAW_BODY = 1 << 4,  /* body is not JSON; handler reads http_body() */
         ROUTE_SELF = 1 << 5,      /* changes only the caller's own account (monitor may call) */
         ROUTE_AUDIT = 1 << 6,     /* reads the audit log: queued entries are written first */
-        ROUTE_AGENT = 1 << 7,     /* called by agents, signed with the cluster secret (api_agent.c) */
+        ROUTE_AGENT = 1 << 7,     /* called by agents, signed with the cluster secret (auth.h) */
         ROUTE_UPLOAD = 1 << 8,    /* a raw body of up to conf.max_upload bytes */
         ROUTE_TAIL = 1 << 9,      /* the last {param} takes the rest of the path, slashes included */
         ROUTE_STREAM = 1 << 10,   /* dispatched when the headers are in; the handler takes the body as

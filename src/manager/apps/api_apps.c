@@ -11,7 +11,7 @@
  * authentication (app_token.h).  The manager's own cookies never reach
  * the app (app_proxy.c).  With conf.app_listen both are served on that
  * listener only, an origin apart from the API's and the web UI's
- * (ROUTE_APP, api.c). */
+ * (ROUTE_APP, api/dispatch.c). */
 #include "common/compat.h"
 
 #include <strings.h>
