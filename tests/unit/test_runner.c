@@ -576,6 +576,24 @@ static void test_runner_complete(void)
 
 /* ---- terminals ---- */
 
+/* Bytes as a C string's text: control characters escaped. */
+static void print_escaped(const char *p, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                printf((unsigned char)p[i] < ' ' ? "\\x%02x" : "%c", (unsigned char)p[i]);
+}
+
+/* Say what a terminal printed instead of what a test waited for, so that a
+ * failure that does not come again can still be read from the log. */
+static void show_seen(const char *want, const struct buf *seen, const char *why)
+{
+        printf("# waited for \"");
+        print_escaped(want, strlen(want));
+        printf("\" (%s); the terminal printed %zu bytes: \"", why, seen->len);
+        print_escaped(seen->data, seen->len);
+        printf("\"\n");
+}
+
 /* Read fd until `want` shows up (10 s). */
 static bool read_until(int fd, const char *want, struct buf *seen)
 {
@@ -585,11 +603,16 @@ static bool read_until(int fd, const char *want, struct buf *seen)
                 if (poll(&p, 1, 50) <= 0)
                         continue;
                 ssize_t n = read(fd, chunk, sizeof(chunk));
-                if (n <= 0)
+                if (n <= 0) {
+                        show_seen(want, seen, n < 0 ? strerror(errno) : "end of file");
                         return false;
+                }
                 buf_append(seen, chunk, (size_t)n);
         }
-        return strstr(seen->data, want) != NULL;
+        if (strstr(seen->data, want))
+                return true;
+        show_seen(want, seen, "not within 200 waits of 50 ms");
+        return false;
 }
 
 static void test_runner_pty(void)
