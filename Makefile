@@ -39,13 +39,14 @@ endif
 COMMON_SRC  := $(sort $(wildcard src/common/*.c))
 SCHED_SRC   := $(sort $(wildcard src/sched/*.c))
 SIM_SRC     := $(sort $(wildcard src/sim/*.c))
-IMAGE_SRC   := $(sort $(wildcard src/image/*.c src/registry/*.c))
+IMAGE_SRC   := $(sort $(wildcard src/image/*.c))
+REGISTRY_SRC := $(sort $(wildcard src/registry/*.c))
 MANAGER_SRC := $(sort $(wildcard src/manager/*.c src/manager/*/*.c))
 AGENT_SRC   := $(sort $(wildcard src/agent/*.c src/agent/*/*.c))
 RUNNER_SRC  := $(sort $(wildcard src/runner/*.c))
 CLI_SRC     := $(sort $(wildcard src/cli/*.c))
 FGPU_AGENT_SRC := src/fgpu/region.c src/fgpu/config.c # the agent makes and reads each container's region and config
-LIB_SRC     := $(COMMON_SRC) $(SCHED_SRC) $(SIM_SRC) $(IMAGE_SRC) $(MANAGER_SRC) $(AGENT_SRC) $(FGPU_AGENT_SRC) $(CLI_SRC)
+LIB_SRC     := $(COMMON_SRC) $(SCHED_SRC) $(SIM_SRC) $(IMAGE_SRC) $(REGISTRY_SRC) $(MANAGER_SRC) $(AGENT_SRC) $(FGPU_AGENT_SRC) $(CLI_SRC)
 TESSERA_SRC := src/main.c $(LIB_SRC)
 
 FGPU_SRC    := $(sort $(wildcard src/fgpu/*.c))
@@ -227,7 +228,7 @@ run: deps
 
 # libFuzzer builds (clang) for longer fuzzing sessions: build/fuzz/fuzz_*
 # (tests/fuzz/run-fuzzers.sh builds them this way and runs them).
-FUZZ_LIB_SRC := $(COMMON_SRC) $(SCHED_SRC) $(SIM_SRC) $(IMAGE_SRC) $(MANAGER_SRC) $(AGENT_SRC) $(FGPU_UNIT_SRC) $(CLI_SRC)
+FUZZ_LIB_SRC := $(LIB_SRC) $(FGPU_UNIT_SRC)
 FUZZ_LIB_OBJS := $(patsubst %.c,build/fuzz/obj/%.o,$(sort $(FUZZ_LIB_SRC)))
 fuzz:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/fuzz CC=clang \

@@ -195,11 +195,10 @@ static int plan(struct api_ctx *c, const struct session_target *t, const struct 
         r = session_app_facts(c->m, t->session, &labels, &s->wsproxy_addr, user, sizeof(user), err);
         if (r < 0)
                 return r;
-        const char *label = json_string_value(json_object_get(labels, SERVICE_PORTS_LABEL));
-        r = service_ports_parse(label ? label : "", label ? strlen(label) : 0, &sp, err);
+        r = session_apps_of_labels(labels, &sp, err);
         if (r < 0) {
                 json_decref(labels);
-                return tess_err_wrap(err, "the session's image");
+                return r;
         }
         const struct service_port *sport = service_ports_find(&sp, q->app);
         bool known = q->port == 0;

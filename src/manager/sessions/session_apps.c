@@ -26,6 +26,14 @@ int session_app_facts(struct manager *m, const char *session, json_t **ret_label
         return 0;
 }
 
+int session_apps_of_labels(const json_t *labels, struct service_ports *ret, struct tess_error **err)
+{
+        const char *label = json_string_value(json_object_get(labels, SERVICE_PORTS_LABEL));
+        int r = service_ports_parse(label ? label : "", label ? strlen(label) : 0, ret, err);
+
+        return r < 0 ? tess_err_wrap(err, "the session's image") : 0;
+}
+
 int session_apps(struct manager *m, const char *session, struct service_ports *ret, struct tess_error **err)
 {
         json_t *labels = NULL;
@@ -35,10 +43,9 @@ int session_apps(struct manager *m, const char *session, struct service_ports *r
         free(wsproxy);
         if (r < 0)
                 return r;
-        const char *label = json_string_value(json_object_get(labels, SERVICE_PORTS_LABEL));
-        r = service_ports_parse(label ? label : "", label ? strlen(label) : 0, ret, err);
+        r = session_apps_of_labels(labels, ret, err);
         json_decref(labels);
-        return r < 0 ? tess_err_wrap(err, "the session's image") : 0;
+        return r;
 }
 
 json_t *api_session_service_ports(struct manager *m, const char *session)

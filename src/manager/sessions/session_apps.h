@@ -20,6 +20,10 @@ struct manager;
 int session_app_facts(struct manager *m, const char *session, json_t **ret_labels, char **ret_wsproxy,
                       char *ret_user, size_t user_len, struct tess_error **err);
 
+/* The apps an image's labels declare (none without the label); -EINVAL
+ * naming the session's image when the label does not parse. */
+int session_apps_of_labels(const json_t *labels, struct service_ports *ret, struct tess_error **err);
+
 /* The image's apps of a session (an image without the label has none). */
 int session_apps(struct manager *m, const char *session, struct service_ports *ret, struct tess_error **err);
 
