@@ -141,7 +141,7 @@ agent_lines() {
                 for (i = 1; i <= n; i++) {
                         d = devs
                         gsub(/SLOT/, i > n - ndev ? "cuda.device" : "cuda.shares", d)
-                        printf "bench-%04d\tPOST\t/agent/heartbeat\t{\"id\": \"bench-%04d\", \"address\": \"10.1.%d.%d:6001\", \"resource_group\": \"default\", \"runtime\": \"none\", \"available_slots\": {\"cpu\": \"64\", \"mem\": \"512g\"}, \"devices\": [%s]}\n", i, i, i / 250, i % 250, d
+                        printf "bench-%04d\tPOST\t/agent/heartbeat\t{\"id\": \"bench-%04d\", \"address\": \"10.1.%d.%d:6001\", \"resource_group\": \"default\", \"runtime\": \"none\", \"heartbeat_interval\": 3600, \"available_slots\": {\"cpu\": \"64\", \"mem\": \"512g\"}, \"devices\": [%s]}\n", i, i, i / 250, i % 250, d
                 }
         }'
 }

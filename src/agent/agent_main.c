@@ -124,10 +124,13 @@ static int load_secret(struct agent *a, struct tess_error **err)
 
 static json_t *heartbeat_body(struct agent *a)
 {
-        return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:O, s:O, s:o}", "id", a->conf.id, "address", a->address,
-                         "resource_group", a->conf.resource_group, "architecture", a->arch, "version",
+        int64_t interval = (a->conf.heartbeat_interval + USEC_PER_SEC - 1) / USEC_PER_SEC;
+
+        return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:O, s:O, s:o, s:I}", "id", a->conf.id, "address",
+                         a->address, "resource_group", a->conf.resource_group, "architecture", a->arch, "version",
                          TESSERA_VERSION, "runtime", a->conf.runc, "available_slots", a->devices.slots, "devices",
-                         a->devices.gpus, "stats", kernels_stats(a->kernels));
+                         a->devices.gpus, "stats", kernels_stats(a->kernels), "heartbeat_interval",
+                         (json_int_t)(interval > 0 ? interval : 1));
 }
 
 static void *reporter_thread(void *data)

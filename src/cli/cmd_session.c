@@ -91,7 +91,7 @@ static const struct cli_opt events_opts[] = {
 static const struct column ls_columns[] = {
         { "NAME", "sessionName", COL_TEXT },     { "ID", "sessionId", COL_SHORTID },
         { "TYPE", "type", COL_TEXT },            { "STATUS", "status", COL_TEXT },
-        { "IMAGE", "image", COL_TEXT },          { "PROJECT", "groupName", COL_TEXT },
+        { "INFO", "statusInfo", COL_TEXT },      { "IMAGE", "image", COL_TEXT },          { "PROJECT", "groupName", COL_TEXT },
         { "RESOURCES", "requestedSlots", COL_SLOTS }, { "CREATED", "creationTime", COL_TIME },
         {},
 };

@@ -186,6 +186,76 @@ test_expect_success 'the owner using a session through the API keeps it from the
         api PATCH /admin/keypair-policies/default "{\"idle_timeout\": 0}"
 '
 
+# agent_status ID: its status as GET /admin/agents/ID says
+agent_status() {
+        OUT=$TMP/agent api GET "/admin/agents/$1" && jq -r .status "$TMP/agent"
+}
+
+test_expect_success 'an agent silent for three of its heartbeats is UNREACHABLE: its session waits, marked, and nothing new goes there' '
+        stop_manager &&
+        printf "scheduler_interval = 1s\nagent_lost_timeout = 1h\n" >"$TMP/short.conf" &&
+        start_manager --config "$TMP/short.conf" &&
+        AGENT_HEARTBEAT=1 agent_register u1 "{\"cpu\": 2, \"mem\": \"4g\"}" &&
+        create onu1 "{\"cpu\": 1, \"mem\": \"1g\"}" "" "\"agent_list\": [\"u1\"]" &&
+        wait_status onu1 SCHEDULED &&
+        for _ in $(seq 1 100); do
+                test "$(agent_status u1)" = UNREACHABLE && break
+                sleep 0.2
+        done &&
+        test "$(agent_status u1)" = UNREACHABLE &&
+        jq -e ".unreachable_since != null and .heartbeat_interval == 1" "$TMP/agent" &&
+        grep -q "agent u1 is UNREACHABLE" "$MANAGER_LOG" &&
+        api GET /session/onu1 &&
+        jq -e ".status == \"SCHEDULED\" and .statusInfo == \"agent-unreachable\"
+                and .statusData.agentUnreachable.agent == \"u1\" and .statusData.agentUnreachable.since != null" \
+                "$TMP/out" &&
+        create onu1b "{\"cpu\": 1, \"mem\": \"1g\"}" "" "\"agent_list\": [\"u1\"]" &&
+        sleep 3 &&
+        test "$(status_of onu1b)" = PENDING &&
+        test "$(status_of onu1)" = SCHEDULED
+'
+
+test_expect_success 'its next heartbeat makes it ALIVE: the mark goes, the waiting session is placed there' '
+        AGENT_HEARTBEAT=1 agent_register u1 "{\"cpu\": 2, \"mem\": \"4g\"}" &&
+        test "$(agent_status u1)" = ALIVE &&
+        jq -e ".unreachable_since == null" "$TMP/agent" &&
+        api GET /session/onu1 &&
+        jq -e ".status == \"SCHEDULED\" and .statusInfo != \"agent-unreachable\"
+                and (.statusData | has(\"agentUnreachable\") | not)" "$TMP/out" &&
+        wait_status onu1b SCHEDULED &&
+        AGENT_HEARTBEAT=3600 agent_register u1 "{\"cpu\": 2, \"mem\": \"4g\"}"
+'
+
+# beat_u2: agent u2 heartbeats every second while $TMP/beating exists (30 s at most)
+beat_u2() {
+        local i
+        for i in $(seq 1 30); do
+                test -e "$TMP/beating" || return 0
+                AGENT_HEARTBEAT=2 agent_register u2 "{\"cpu\": 2, \"mem\": \"4g\"}" >/dev/null
+                sleep 1
+        done
+}
+
+test_expect_success 'a manager restarted after a stop longer than agent_lost_timeout judges no agent before it could hear from it' '
+        stop_manager &&
+        printf "scheduler_interval = 1s\nagent_lost_timeout = 6s\n" >"$TMP/restart.conf" &&
+        start_manager --config "$TMP/restart.conf" &&
+        AGENT_HEARTBEAT=2 agent_register u2 "{\"cpu\": 2, \"mem\": \"4g\"}" &&
+        create onu2 "{\"cpu\": 1, \"mem\": \"1g\"}" "" "\"agent_list\": [\"u2\"]" &&
+        wait_status onu2 SCHEDULED &&
+        stop_manager &&
+        sleep 8 &&
+        : >"$TMP/beating" &&
+        start_manager --config "$TMP/restart.conf" &&
+        { beat_u2 & } &&
+        sleep 10 &&
+        rm -f "$TMP/beating" && wait &&
+        test "$(agent_status u2)" = ALIVE &&
+        ! grep -q "agent u2 is \(UNREACHABLE\|LOST\)" "$MANAGER_LOG" &&
+        api GET /session/onu2 &&
+        jq -e ".status == \"SCHEDULED\" and (.statusData | has(\"agentUnreachable\") | not)" "$TMP/out"
+'
+
 test_expect_success 'an agent that stops heartbeating is LOST and its sessions end in ERROR (agent-lost)' '
         stop_manager &&
         printf "scheduler_interval = 1s\nagent_lost_timeout = 2s\n" >"$TMP/short.conf" &&

@@ -1,5 +1,5 @@
 #!/bin/bash
-test_description='three agents in network namespaces of this machine with one manager: sessions spread over them, one agent cut off goes LOST and only its sessions end (agent-lost); the agents share nothing'
+test_description='three agents in network namespaces of this machine with one manager: sessions spread over them; one agent cut off for a while is UNREACHABLE and its sessions wait for it, one cut off past agent_lost_timeout goes LOST and only its sessions end (agent-lost); a manager down longer than that ends nothing; the agents share nothing'
 . "$(dirname "$0")/../lib/test-lib.sh"
 . "$(dirname "$0")/../lib/registry.sh"
 
@@ -162,6 +162,28 @@ stopped() {
         done
 }
 
+# marked NAME...: each RUNNING, marked as waiting for its unreachable agent
+marked() {
+        local s
+        for s in "$@"; do
+                OUT=$TMP/s api GET "/session/$s" &&
+                        jq -e ".status == \"RUNNING\" and .statusInfo == \"agent-unreachable\"
+                                and .statusData.agentUnreachable.agent == \"node-${WHERE[$s]}\"" "$TMP/s" >/dev/null ||
+                        { echo "$s: $(jq -c "{status, statusInfo, statusData}" "$TMP/s")"; return 1; }
+        done
+}
+
+# unmarked NAME...: each RUNNING without the mark
+unmarked() {
+        local s
+        for s in "$@"; do
+                OUT=$TMP/s api GET "/session/$s" &&
+                        jq -e ".status == \"RUNNING\" and .statusInfo != \"agent-unreachable\"
+                                and (.statusData | has(\"agentUnreachable\") | not)" "$TMP/s" >/dev/null ||
+                        { echo "$s: $(jq -c "{status, statusInfo, statusData}" "$TMP/s")"; return 1; }
+        done
+}
+
 # agent_status N: node-N's status in the admin API
 agent_status() {
         OUT=$TMP/agents api GET /admin/agents
@@ -172,7 +194,7 @@ test_at_exit 'network_down'
 
 test_expect_success 'three namespaces on a bridge; the manager listens on the bridge' '
         network_up &&
-        printf "agent_lost_timeout = \"5s\"\nscheduler_interval = \"1s\"\n" >"$TMP/manager.conf" &&
+        printf "agent_lost_timeout = \"20s\"\nscheduler_interval = \"1s\"\n" >"$TMP/manager.conf" &&
         MANAGER_HOST=$NET.1 start_manager --config "$TMP/manager.conf" &&
         api POST /admin/images "{\"name\": \"busybox\", \"tag\": \"latest\"}" && test "$CODE" = 201 &&
         reach_all
@@ -215,9 +237,45 @@ test_expect_success 'kill -9 and restart of one agent touches no other agent'"'"
         test "$(agent_status 1)" = ALIVE
 '
 
-test_expect_success 'one namespace cut off: its agent goes LOST, its sessions end in ERROR (agent-lost)' '
-        ip link del "$(veth 2)" &&
+TERM_ID=t3150-keep-0001
+
+test_expect_success 'a named terminal in a session on agent 1' '
+        TERM_SESSION=$(on 1 | head -n 1) &&
+        pty "/stream/session/$TERM_SESSION/pty?terminal=$TERM_ID" expect-terminal:new \
+                "send:X=kept42; echo set-\$X\n" expect:set-kept42 close expect-close >"$TMP/pty1.out" ||
+        { cat "$TMP/pty1.out"; false; }
+'
+
+test_expect_success 'namespace 3 cut off for a while: its agent is UNREACHABLE, its sessions go on, marked' '
+        ip link del "$(veth 3)" &&
         for _ in $(seq 1 200); do
+                test "$(agent_status 3)" = UNREACHABLE && break
+                sleep 0.1
+        done &&
+        test "$(agent_status 3)" = UNREACHABLE &&
+        marked $(on 3) &&
+        same_containers $(on 3) &&
+        test "$(agent_status 1)" = ALIVE && unmarked $(on 1) $(on 2)
+'
+
+test_expect_success 'a session on it that ends while it is cut off gets its real end when it is back; the others go on unmarked' '
+        ENDED=$(on 3 | head -n 1) && KEPT=$(on 3 | tail -n 1) &&
+        kill -9 "${CONTAINER_PID[$ENDED]}" &&
+        sleep 2 &&
+        test "$(field $ENDED status)" = RUNNING &&
+        plug 3 && alive 3 &&
+        wait_status $ENDED TERMINATED &&
+        OUT=$TMP/s api GET "/session/$ENDED" &&
+        jq -e ".statusInfo == \"self-terminated\" and .statusData.kernel.exit_code == 137
+                and (.statusData | has(\"agentUnreachable\") | not)" "$TMP/s" &&
+        unset "WHERE[$ENDED]" &&
+        unmarked $KEPT &&
+        same_containers $KEPT
+'
+
+test_expect_success 'one namespace cut off past agent_lost_timeout: its agent goes LOST, its sessions end in ERROR (agent-lost)' '
+        ip link del "$(veth 2)" &&
+        for _ in $(seq 1 400); do
                 test "$(agent_status 2)" = LOST && break
                 sleep 0.1
         done &&
@@ -234,6 +292,29 @@ test_expect_success 'reconnected, the lost agent stops the containers of its end
         plug 2 && alive 3 &&
         stopped $(on 2) &&
         same_containers $(on 1) $(on 3)
+'
+
+test_expect_success 'the manager killed and started again after longer than agent_lost_timeout: every session goes on' '
+        PORT=$MANAGER_PORT && MPID=$MANAGER_PID &&
+        kill -9 "$MPID" &&
+        for _ in $(seq 1 50); do process_gone "$MPID" && break; sleep 0.1; done &&
+        stop_manager KILL; test "$MANAGER_EXIT" = 137 &&
+        sleep 25 &&
+        BEFORE=$(wc -l <"$MANAGER_LOG") &&
+        MANAGER_HOST=$NET.1 MANAGER_LISTEN_PORT=$PORT start_manager --config "$TMP/manager.conf" &&
+        alive 3 &&
+        sleep 3 &&
+        same_containers $(on 1) $(on 3) &&
+        unmarked $(on 1) $(on 3) &&
+        tail -n +$((BEFORE + 1)) "$MANAGER_LOG" >"$TMP/after.log" &&
+        grep -q "manager listening" "$TMP/after.log" &&
+        ! grep -E "agent node-[123] is (UNREACHABLE|LOST)" "$TMP/after.log"
+'
+
+test_expect_success 'the named terminal attaches to the same shell through the restarted manager' '
+        pty "/stream/session/$TERM_SESSION/pty?terminal=$TERM_ID" expect-terminal:kept expect:set-kept42 \
+                "send:echo still-\$X\n" expect:still-kept42 close expect-close >"$TMP/pty2.out" ||
+        { cat "$TMP/pty2.out"; false; }
 '
 
 test_expect_success 'the sessions on the others end normally' '

@@ -505,9 +505,11 @@ agent_post() {
 # agent_register ID SLOTS_JSON [DEVICES_JSON] [RESOURCE_GROUP]: register (or
 # heartbeat) an agent through the agent API.  Its runtime is
 # ${AGENT_RUNTIME:-none}: "none" is an agent without containers (the manager
-# finishes its sessions' terminations itself).
+# finishes its sessions' terminations itself).  It promises a heartbeat
+# every ${AGENT_HEARTBEAT:-3600} seconds: a test's agent that beats once
+# stays ALIVE (silent for three intervals, an agent is UNREACHABLE).
 agent_register() {
-        agent_post "$1" /agent/heartbeat "{\"id\": \"$1\", \"available_slots\": $2, \"devices\": ${3:-[]}, \"resource_group\": \"${4:-default}\", \"runtime\": \"${AGENT_RUNTIME:-none}\"}"
+        agent_post "$1" /agent/heartbeat "{\"id\": \"$1\", \"available_slots\": $2, \"devices\": ${3:-[]}, \"resource_group\": \"${4:-default}\", \"runtime\": \"${AGENT_RUNTIME:-none}\", \"heartbeat_interval\": ${AGENT_HEARTBEAT:-3600}}"
         [ "$AGENT_STATUS" = 200 ] || { echo "agent_register $1: $AGENT_STATUS $(cat "$TMP/agent-out")"; return 1; }
 }
 

@@ -71,6 +71,10 @@ test('why a session is where it is', () => {
   assert.equal(statusReason({ status: 'TERMINATED', statusInfo: 'user-requested', result: 'UNDEFINED' }), 'user-requested');
   assert.equal(statusReason({ status: 'TERMINATED', statusInfo: 'task-finished', result: 'SUCCESS' }), 'success, task-finished');
   assert.equal(statusReason({ status: 'RUNNING', statusInfo: 'x' }), '');
+  const mark = { agentUnreachable: { agent: 'node-1', since: '2026-11-28T06:40:02.123Z', statusInfo: null } };
+  assert.equal(statusReason({ status: 'RUNNING', statusInfo: 'agent-unreachable', statusData: mark }),
+    'agent node-1 unreachable since 2026-11-28 06:40:02Z; the session waits for it');
+  assert.equal(statusReason({ status: 'ERROR', statusInfo: 'agent-lost', statusData: mark }), 'agent-lost');
   assert.equal(statusKind('PREPARING'), 'starting');
   assert.equal(statusKind('ERROR'), 'failed');
 });

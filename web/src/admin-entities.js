@@ -269,7 +269,7 @@ export const ENTITIES = [
     removeVerb: 'Forget',
     columns: [
       { name: 'id', label: 'Agent', kind: 'mono' },
-      { name: 'status', label: 'Status', kind: 'status', classes: { ALIVE: 'running', LOST: 'failed' } },
+      { name: 'status', label: 'Status', kind: 'status', classes: { ALIVE: 'running', UNREACHABLE: 'waiting', LOST: 'failed' } },
       { name: 'resource_group', label: 'Resource group' },
       { name: 'schedulable', label: 'Schedulable', kind: 'toggle' },
       { name: 'occupied_slots', label: 'Occupied of available', kind: 'slot-bars', limit: 'available_slots' },
@@ -281,7 +281,7 @@ export const ENTITIES = [
       { name: 'schedulable', label: 'Schedulable (new sessions may be placed here)', kind: 'bool' },
     ],
     filters: [
-      { param: 'status', label: 'Status', choices: ['ALIVE', 'LOST'] },
+      { param: 'status', label: 'Status', choices: ['ALIVE', 'UNREACHABLE', 'LOST'] },
       { param: 'resource_group', label: 'Resource group' },
     ],
   },

@@ -20,6 +20,8 @@ export const SESSION_EVENTS = [
   'session_terminated',
   'session_cancelled',
   'session_failure',
+  'session_agent_unreachable', // Tessera's: its agent stopped answering; the session waits for it
+  'session_agent_reachable', // Tessera's: the agent answers again
 ];
 
 export function isTerminal(status) {
@@ -48,10 +50,16 @@ export function statusKind(status) {
 }
 
 /* Why a session is in its status, for people, or '' when there is nothing
- * to say: a PENDING session's scheduler message (statusData.scheduler.msg,
- * else statusInfo), a finished one's reason and batch result. */
+ * to say: a live session's unreachable agent (statusData.agentUnreachable),
+ * a PENDING session's scheduler message (statusData.scheduler.msg, else
+ * statusInfo), a finished one's reason and batch result. */
 export function statusReason(session) {
   const { status, statusInfo, statusData, result } = session;
+  const lost = statusData?.agentUnreachable;
+  if (lost && !isTerminal(status)) {
+    const since = String(lost.since ?? '').replace('T', ' ').replace(/\.\d+/, '');
+    return `agent ${lost.agent} unreachable since ${since}; the session waits for it`;
+  }
   if (status === 'PENDING') return statusData?.scheduler?.msg || statusInfo || 'waiting for the scheduler';
   if (isTerminal(status)) {
     const parts = [];

@@ -130,6 +130,9 @@ static const struct field agent_fields[] = {
         { "version", "version", FT_TEXT, FF_RO },
         { "first_contact", "first_contact", FT_TIME, FF_RO },
         { "last_heartbeat", "last_heartbeat", FT_TIME, FF_RO },
+        /* the seconds between heartbeats it promised; silent for three: UNREACHABLE */
+        { "heartbeat_interval", NULL, FT_INT, FF_RO, .expr = "a.heartbeat_interval / 1000000" },
+        { "unreachable_since", "unreachable_since", FT_TIME, FF_RO },
         { "lost_at", "lost_at", FT_TIME, FF_RO },
         {},
 };
@@ -141,7 +144,7 @@ static const struct filter agent_filters[] = {
 };
 
 static const struct in_use agent_in_use[] = {
-        { "SELECT 1 FROM agents WHERE id = ? AND status = 'ALIVE'", "is ALIVE; only lost agents can be forgotten" },
+        { "SELECT 1 FROM agents WHERE id = ? AND status <> 'LOST'", "is not LOST; only lost agents can be forgotten" },
         {},
 };
 

@@ -39,7 +39,7 @@ static const struct field rgroup_fields[] = {
 static const struct in_use rgroup_in_use[] = {
         { "SELECT 1 FROM sessions WHERE resource_group = ? AND " ADMIN_LIVE_SESSIONS " LIMIT 1",
           "has sessions that are not terminated" },
-        { "SELECT 1 FROM agents WHERE resource_group = ? AND status = 'ALIVE' LIMIT 1", "still has ALIVE agents" },
+        { "SELECT 1 FROM agents WHERE resource_group = ? AND status <> 'LOST' LIMIT 1", "still has agents that are not LOST" },
         {},
 };
 

@@ -1,6 +1,7 @@
 /* agent_report.c - see agent_report.h. */
 #include "common/compat.h"
 
+#include "common/timeutil.h"
 #include "manager/agent_link/agent_report.h"
 #include "manager/api/api.h"
 #include "sched/sched.h"
@@ -97,6 +98,7 @@ static int parse_stats(const json_t *stats, struct agent_report *r, struct tess_
 
 int agent_report_parse(const json_t *body, struct agent_report *r, struct tess_error **err)
 {
+        int64_t interval = 5;
         int ret;
 
         *r = (struct agent_report){ .address = "", .rg = "default", .arch = "x86_64", .version = "",
@@ -108,8 +110,10 @@ int agent_report_parse(const json_t *body, struct agent_report *r, struct tess_e
             (ret = api_get_string(body, NAMES("resource_group", "scaling_group"), 64, &r->rg, err)) < 0 ||
             (ret = api_get_string(body, NAMES("architecture"), 32, &r->arch, err)) < 0 ||
             (ret = api_get_string(body, NAMES("version"), 64, &r->version, err)) < 0 ||
-            (ret = api_get_string(body, NAMES("runtime"), 32, &r->runtime, err)) < 0)
+            (ret = api_get_string(body, NAMES("runtime"), 32, &r->runtime, err)) < 0 ||
+            (ret = api_get_int(body, NAMES("heartbeat_interval"), 1, AGENT_HEARTBEAT_MAX_SEC, &interval, err)) < 0)
                 return ret;
+        r->heartbeat_interval = interval * USEC_PER_SEC;
         if (!r->id || !api_valid_name(r->id))
                 return tess_err(err, EINVAL, "id must be 1-%d of [A-Za-z0-9._-]", AGENT_ID_MAX);
         json_t *avail = json_object_get(body, "available_slots");

@@ -19,7 +19,10 @@ struct agent_report {
         struct slots slots; /* available_slots, GPU slot = sum of the devices */
         char *devices;      /* stored JSON form of the devices (owned) */
         const json_t *stats; /* {"<kernel id>": {lastStat of its session}} or NULL (borrowed) */
+        int64_t heartbeat_interval; /* usec between its heartbeats (default 5 s) */
 };
+
+#define AGENT_HEARTBEAT_MAX_SEC 3600
 
 /* -EINVAL with a message naming the field on anything wrong. */
 int agent_report_parse(const json_t *body, struct agent_report *ret, struct tess_error **err);

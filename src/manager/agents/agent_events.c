@@ -170,36 +170,12 @@ static int on_running(struct manager *m, const struct agent_event *ev, const cha
         return advance(m, session, waiting == 0 ? SESSION_RUNNING : SESSION_CREATING, err);
 }
 
-/* Set status_data.<key> = value (a reference taken), keeping the rest. */
-static int merge_status_data(struct manager *m, const char *session, const char *key, json_t *value,
-                             struct tess_error **err)
-{
-        _cleanup_rows_ struct db_rows *rows = NULL;
-        int r = DBQ(m->db, "SELECT status_data FROM sessions WHERE id = ?", &rows, err, DB_TEXT(session));
-
-        if (r < 0) {
-                json_decref(value);
-                return r;
-        }
-        const char *old = rows->nrows ? db_getn(rows, 0, "status_data") : NULL;
-        json_t *data = old ? json_loads(old, 0, NULL) : NULL;
-        if (!json_is_object(data)) {
-                json_decref(data);
-                data = json_object();
-        }
-        json_object_set_new(data, key, value);
-        _cleanup_free_ char *text = json_dumps(data, JSON_COMPACT);
-        json_decref(data);
-        return DBQ(m->db, "UPDATE sessions SET status_data = ? WHERE id = ?", NULL, err, DB_TEXT(text),
-                   DB_TEXT(session));
-}
-
 static int store_error(struct manager *m, const char *session, const char *name, const char *msg,
                        struct tess_error **err)
 {
-        return merge_status_data(m, session, "error",
-                                 json_pack("{s:s, s:s, s:s}", "src", "agent", "name", name, "repr", msg ? msg : ""),
-                                 err);
+        return session_set_status_data(
+                m, session, "error", json_pack("{s:s, s:s, s:s}", "src", "agent", "name", name, "repr", msg ? msg : ""),
+                err);
 }
 
 /* The kernel's container is gone (exited, or never created: failed). */
@@ -215,8 +191,8 @@ static int on_ended(struct manager *m, const struct agent_event *ev, const char 
 
         /* the main kernel's exit code, where Backend.AI keeps it: statusData.kernel.exit_code */
         if (r >= 0 && main_kernel && ev->kind == AGENT_EV_EXITED && ev->exit_code >= 0)
-                r = merge_status_data(m, session, "kernel", json_pack("{s:I}", "exit_code", (json_int_t)ev->exit_code),
-                                      err);
+                r = session_set_status_data(m, session, "kernel",
+                                            json_pack("{s:I}", "exit_code", (json_int_t)ev->exit_code), err);
         if (r >= 0)
                 r = load_session(m, session, &rows, err);
         if (r >= 0)

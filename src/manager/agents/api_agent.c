@@ -19,8 +19,13 @@
  * `runtime` "none" marks an agent without containers (tests, load
  * generators): the manager itself finishes its sessions' terminations.
  * The resource group is taken at first contact; afterwards an
- * administrator's move (PATCH /admin/agents/{id}) sticks.  A heartbeat
- * from a LOST agent makes it ALIVE again. */
+ * administrator's move (PATCH /admin/agents/{id}) sticks.
+ * `heartbeat_interval` (seconds, default 5) is how often the agent
+ * promises to beat: silent for three of them it is UNREACHABLE
+ * (scheduler_reaper.c).  A heartbeat from an UNREACHABLE or LOST agent
+ * makes it ALIVE again; its sessions lose their "agent-unreachable" mark
+ * (a LOST agent's sessions have ended: it removes their containers, which
+ * its desired list no longer names). */
 #include "common/compat.h"
 
 #include "common/log.h"
@@ -33,6 +38,7 @@
 #include "manager/db/db.h"
 #include "manager/http/http.h"
 #include "manager/scheduler/scheduler.h"
+#include "manager/sessions/session.h"
 #include "manager/usage/usage_measure.h"
 
 /* Each kernel's statistics become its session's lastStat (the last
@@ -78,6 +84,36 @@ static void store_stats(struct manager *m, const struct agent_report *rep, int64
         }
 }
 
+/* The agent as it reports itself, ALIVE; one that was not (UNREACHABLE
+ * or LOST: `was`) takes its sessions' marks off in the same transaction,
+ * so that a failure leaves both for the next heartbeat. */
+static int record_heartbeat(struct manager *m, const struct agent_report *rep, const char *slots_text,
+                            const char *was, int64_t now, struct tess_error **err)
+{
+        int r = db_begin(m->db, err);
+
+        if (r < 0)
+                return r;
+        r = DBQ(m->db,
+                "INSERT INTO agents(id, address, status, resource_group, available_slots, devices,"
+                " architecture, version, runtime, first_contact, last_heartbeat, heartbeat_interval)"
+                " VALUES (?, ?, 'ALIVE', ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT (id) DO UPDATE SET address = excluded.address, status = 'ALIVE',"
+                " available_slots = excluded.available_slots, devices = excluded.devices,"
+                " architecture = excluded.architecture, version = excluded.version,"
+                " runtime = excluded.runtime, last_heartbeat = excluded.last_heartbeat,"
+                " heartbeat_interval = excluded.heartbeat_interval, unreachable_since = NULL, lost_at = NULL",
+                NULL, err, DB_TEXT(rep->id), DB_TEXT(rep->address), DB_TEXT(rep->rg), DB_TEXT(slots_text),
+                DB_TEXT(rep->devices), DB_TEXT(rep->arch), DB_TEXT(rep->version), DB_TEXT(rep->runtime), DB_INT(now),
+                DB_INT(now), DB_INT(rep->heartbeat_interval));
+        if (r >= 0 && was && !streq(was, "ALIVE"))
+                r = session_unmark_agent_unreachable(m, rep->id, err);
+        if (r >= 0)
+                return db_commit(m->db, err);
+        db_rollback(m->db);
+        return r;
+}
+
 void api_agent_heartbeat(struct api_ctx *c)
 {
         struct tess_error *err = NULL;
@@ -108,24 +144,17 @@ void api_agent_heartbeat(struct api_ctx *c)
                 }
         }
         if (r >= 0)
-                r = DBQ(c->m->db,
-                        "INSERT INTO agents(id, address, status, resource_group, available_slots, devices,"
-                        " architecture, version, runtime, first_contact, last_heartbeat)"
-                        " VALUES (?, ?, 'ALIVE', ?, ?, ?, ?, ?, ?, ?, ?)"
-                        " ON CONFLICT (id) DO UPDATE SET address = excluded.address, status = 'ALIVE',"
-                        " available_slots = excluded.available_slots, devices = excluded.devices,"
-                        " architecture = excluded.architecture, version = excluded.version,"
-                        " runtime = excluded.runtime, last_heartbeat = excluded.last_heartbeat, lost_at = NULL",
-                        NULL, &err, DB_TEXT(rep.id), DB_TEXT(rep.address), DB_TEXT(rep.rg), DB_TEXT(slots_text),
-                        DB_TEXT(rep.devices), DB_TEXT(rep.arch), DB_TEXT(rep.version), DB_TEXT(rep.runtime),
-                        DB_INT(now), DB_INT(now));
+                r = record_heartbeat(c->m, &rep, slots_text, before->nrows ? db_getn(before, 0, "status") : NULL, now,
+                                     &err);
         if (r < 0) {
                 agent_report_release(&rep);
                 return api_fail(c, err);
         }
-        bool changed = before->nrows == 0 || !streq(db_getn(before, 0, "status"), "ALIVE") ||
-                       !streq(db_getn(before, 0, "available_slots"), slots_text) ||
+        bool back = before->nrows > 0 && !streq(db_getn(before, 0, "status"), "ALIVE");
+        bool changed = before->nrows == 0 || back || !streq(db_getn(before, 0, "available_slots"), slots_text) ||
                        !streq(db_getn(before, 0, "devices"), rep.devices);
+        if (back)
+                log_notice("agent %s answers again (was %s)", rep.id, db_getn(before, 0, "status"));
         if (changed) {
                 log_info("agent %s %s (%s)", rep.id, before->nrows == 0 ? "registered" : "changed or came back",
                          slots_text);
@@ -133,6 +162,6 @@ void api_agent_heartbeat(struct api_ctx *c)
         }
         store_stats(c->m, &rep, now);
         api_json(c, 200, json_pack("{s:s, s:s, s:I}", "id", rep.id, "status", "ALIVE", "heartbeat_interval",
-                                   (json_int_t)(c->m->conf.agent_lost_timeout / USEC_PER_SEC / 6 + 1)));
+                                   (json_int_t)(rep.heartbeat_interval / USEC_PER_SEC)));
         agent_report_release(&rep);
 }

@@ -222,6 +222,12 @@ static const struct migration migrations[] = {
           "ALTER TABLE usage_daily ADD COLUMN io_read_bytes BIGINT NOT NULL DEFAULT 0;"
           "ALTER TABLE usage_daily ADD COLUMN io_write_bytes BIGINT NOT NULL DEFAULT 0;"
           "ALTER TABLE usage_daily ADD COLUMN mem_peak_bytes BIGINT NOT NULL DEFAULT 0;" },
+        /* agents that stop heartbeating are UNREACHABLE before LOST
+         * (scheduler_reaper.c): how often each promised to beat, and
+         * since when it is silent */
+        { 10,
+          "ALTER TABLE agents ADD COLUMN heartbeat_interval BIGINT NOT NULL DEFAULT 5000000;"
+          "ALTER TABLE agents ADD COLUMN unreachable_since BIGINT;" },
 };
 
 int db_schema_version(struct db *db, struct tess_error **err)

@@ -71,7 +71,8 @@ int snapshot_write(struct manager *m, struct snapshot *s, struct rgroup *g, cons
 int snapshot_write_occupancy(struct manager *m, struct snapshot *s, struct tess_error **err);
 
 /* scheduler_reaper.c */
-int reap_lost_agents(struct manager *m, int64_t now, struct tess_error **err);
+/* Silent agents become UNREACHABLE, then LOST (scheduler_reaper.c). */
+int judge_agents(struct manager *m, int64_t now, struct tess_error **err);
 int reap_expired_sessions(struct manager *m, const struct rgroup *groups, int ngroups, int64_t now,
                           struct tess_error **err);
 int reap_terminations(struct manager *m, struct tess_error **err);

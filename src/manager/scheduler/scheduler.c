@@ -147,7 +147,7 @@ static void tick(struct scheduler *s)
         s->in_tick = true; /* session_transition publishes events, which kick */
         r = rgroups_load(m, &groups, &ngroups, &err);
         if (r >= 0)
-                r = reap_lost_agents(m, now, &err);
+                r = judge_agents(m, now, &err);
         if (r >= 0)
                 r = reap_expired_sessions(m, groups, ngroups, now, &err);
         if (r >= 0)

@@ -2,11 +2,14 @@
  * (src/sched) on the database.
  *
  * A tick happens when an event says something changed (a session enqueued
- * or ended, an agent joined, changed or was lost) and every
+ * or ended, an agent joined, changed, came back or was lost) and every
  * conf.scheduler_interval.  Only the manager holding the PostgreSQL
  * advisory lock ticks (on SQLite the one process does).  A tick:
- *   1. marks agents silent past conf.agent_lost_timeout LOST and ends their
- *      sessions in ERROR (agent-lost);
+ *   1. marks agents silent for three heartbeat intervals UNREACHABLE (their
+ *      sessions go on, marked; nothing new goes there) and those silent
+ *      past conf.agent_lost_timeout LOST, ending their sessions in ERROR
+ *      (agent-lost); silence counts from the manager's start at the
+ *      earliest (scheduler_reaper.c);
  *   2. ends sessions past their limits: pending_timeout of the resource
  *      group (CANCELLED, pending-timeout), the keypair policy's idle_timeout
  *      (idle-timeout) and max_session_lifetime (session-lifetime), a batch

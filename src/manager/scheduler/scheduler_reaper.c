@@ -1,7 +1,15 @@
-/* scheduler_reaper.c - sessions ended by rule rather than by their owner.
+/* scheduler_reaper.c - agents judged by their silence, and sessions ended
+ * by rule rather than by their owner.
  *
- *   agent-lost        the agent sent no heartbeat for conf.agent_lost_timeout:
- *                     it becomes LOST, its sessions end in ERROR
+ *   agent silent      an agent that sent no heartbeat for three of its own
+ *                     heartbeat intervals is UNREACHABLE: nothing else
+ *                     changes (its sessions go on, marked
+ *                     "agent-unreachable", session_status_data.c; its slots
+ *                     stay held; nothing new is placed there).  Its next
+ *                     heartbeat makes it ALIVE again (api_agent.c).
+ *   agent-lost        silent for conf.agent_lost_timeout (0: never): LOST,
+ *                     its sessions end in ERROR; the agent removes their
+ *                     containers when it comes back.
  *   pending-timeout   PENDING longer than the resource group's pending_timeout:
  *                     CANCELLED
  *   task-timeout      a batch session holding resources past its batch_timeout
@@ -14,7 +22,12 @@
  * sit on agents without a container runtime are then finished here
  * (TERMINATING -> TERMINATED, keeping the reason), since no agent will
  * report them gone.  Times count from when the session got its resources
- * (sessions.occupied_at). */
+ * (sessions.occupied_at).
+ *
+ * A manager judges silence only by heartbeats it could have received: a
+ * heartbeat older than the manager's own start counts as received at that
+ * start, so a manager that was down for an hour gives every agent its full
+ * intervals again before it judges any. */
 #include "common/compat.h"
 
 #include "common/log.h"
@@ -39,38 +52,65 @@ static void end_session(struct manager *m, const char *id, const char *status, e
         log_info("session %s %s -> %s: %s", id, status, session_status_to_string(to), reason);
 }
 
-int reap_lost_agents(struct manager *m, int64_t now, struct tess_error **err)
-{
-        _cleanup_rows_ struct db_rows *lost = NULL;
-        int64_t cutoff = now - m->conf.agent_lost_timeout;
-        int r = DBQ(m->db, "SELECT id FROM agents WHERE status = 'ALIVE' AND last_heartbeat < ?", &lost, err,
-                    DB_INT(cutoff));
+#define SILENT_BEATS 3 /* missed heartbeats that make an agent UNREACHABLE */
 
-        if (r < 0)
+static int agent_lost(struct manager *m, const char *id, const char *status, int64_t last, int64_t now,
+                      struct tess_error **err)
+{
+        _cleanup_rows_ struct db_rows *sessions = NULL;
+        int r = DBQ(m->db,
+                    "UPDATE agents SET status = 'LOST', lost_at = ? WHERE id = ? AND status = ? AND last_heartbeat = ?",
+                    NULL, err, DB_INT(now), DB_TEXT(id), DB_TEXT(status), DB_INT(last));
+
+        if (r <= 0)
                 return r;
-        for (int i = 0; i < lost->nrows; i++) {
-                _cleanup_rows_ struct db_rows *sessions = NULL;
-                const char *id = db_get(lost, i, 0);
-                r = DBQ(m->db,
-                        "UPDATE agents SET status = 'LOST', lost_at = ? WHERE id = ? AND status = 'ALIVE'"
-                        " AND last_heartbeat < ?",
-                        NULL, err, DB_INT(now), DB_TEXT(id), DB_INT(cutoff));
-                if (r < 0)
-                        return r;
-                if (r == 0)
-                        continue;
-                log_warn("agent %s is LOST: no heartbeat for %lld s", id,
-                         (long long)(m->conf.agent_lost_timeout / USEC_PER_SEC));
-                r = DBQ(m->db,
-                        "SELECT DISTINCT s.id, s.status FROM sessions s JOIN kernels k ON k.session_id = s.id"
-                        " WHERE k.agent_id = ? AND s.status NOT IN ('PENDING', 'TERMINATED', 'CANCELLED', 'ERROR')",
-                        &sessions, err, DB_TEXT(id));
-                if (r < 0)
-                        return r;
-                for (int j = 0; j < sessions->nrows; j++)
-                        end_session(m, db_get(sessions, j, 0), db_get(sessions, j, 1), SESSION_ERROR, "agent-lost");
+        log_warn("agent %s is LOST: no heartbeat for %lld s (agent_lost_timeout); its sessions end", id,
+                 (long long)((now - last) / USEC_PER_SEC));
+        r = DBQ(m->db,
+                "SELECT DISTINCT s.id, s.status FROM sessions s JOIN kernels k ON k.session_id = s.id"
+                " WHERE k.agent_id = ? AND s.status NOT IN ('PENDING', 'TERMINATED', 'CANCELLED', 'ERROR')",
+                &sessions, err, DB_TEXT(id));
+        for (int j = 0; r >= 0 && j < sessions->nrows; j++)
+                end_session(m, db_get(sessions, j, 0), db_get(sessions, j, 1), SESSION_ERROR, "agent-lost");
+        return r < 0 ? r : 0;
+}
+
+static int agent_unreachable(struct manager *m, const char *id, int64_t last, int64_t silent,
+                             struct tess_error **err)
+{
+        int r = DBQ(m->db,
+                    "UPDATE agents SET status = 'UNREACHABLE', unreachable_since = ? WHERE id = ? AND status = 'ALIVE'"
+                    " AND last_heartbeat = ?",
+                    NULL, err, DB_INT(last), DB_TEXT(id), DB_INT(last));
+
+        if (r <= 0)
+                return r;
+        log_warn("agent %s is UNREACHABLE: no heartbeat for %lld s; its sessions go on and wait for it", id,
+                 (long long)(silent / USEC_PER_SEC));
+        return session_mark_agent_unreachable(m, id, last, err);
+}
+
+int judge_agents(struct manager *m, int64_t now, struct tess_error **err)
+{
+        _cleanup_rows_ struct db_rows *rows = NULL;
+        int64_t lost_after = m->conf.agent_lost_timeout;
+        int r = DBQ(m->db,
+                    "SELECT id, status, last_heartbeat, heartbeat_interval FROM agents"
+                    " WHERE status IN ('ALIVE', 'UNREACHABLE')",
+                    &rows, err);
+
+        for (int i = 0; r >= 0 && i < rows->nrows; i++) {
+                const char *id = db_getn(rows, i, "id"), *status = db_getn(rows, i, "status");
+                int64_t last = db_get_int(rows, i, "last_heartbeat");
+                int64_t silent = now - (last > m->started_at ? last : m->started_at);
+                int64_t unreachable_after = SILENT_BEATS * db_get_int(rows, i, "heartbeat_interval");
+
+                if (lost_after > 0 && silent > lost_after)
+                        r = agent_lost(m, id, status, last, now, err);
+                else if (streq(status, "ALIVE") && silent > unreachable_after)
+                        r = agent_unreachable(m, id, last, silent, err);
         }
-        return 0;
+        return r < 0 ? r : 0;
 }
 
 static int reap_pending(struct manager *m, const struct rgroup *g, int64_t now, struct tess_error **err)

@@ -87,4 +87,14 @@ void session_publish(struct manager *m, const struct db_rows *rows, int row, con
 void session_publish_named(struct manager *m, const struct db_rows *rows, int row, const char *name,
                            const char *status, const char *reason);
 
+/* statusData.<key> = value (a reference taken; NULL removes the key),
+ * keeping the rest (session_status_data.c). */
+int session_set_status_data(struct manager *m, const char *id, const char *key, json_t *value,
+                            struct tess_error **err);
+/* The live sessions with a kernel on `agent`, silent since `since`, get the
+ * mark "agent-unreachable"; when it answers again they lose it
+ * (session_status_data.c says what the mark is). */
+int session_mark_agent_unreachable(struct manager *m, const char *agent, int64_t since, struct tess_error **err);
+int session_unmark_agent_unreachable(struct manager *m, const char *agent, struct tess_error **err);
+
 #endif
