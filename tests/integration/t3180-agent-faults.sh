@@ -173,4 +173,20 @@ test_expect_success 'one history entry per transition, no event applied twice, t
         test "$(grep -c "manager: answering again after" "$TMP/agent.log")" = 1
 '
 
+test_expect_success 'a 503 with Retry-After: 4 is honoured: each thread tries again 4 to 5 s later, not sooner' '
+        FROM=$(($(wc -l <"$PROXY_LOG") + 1)) &&
+        echo 4 >"$CONTROL" &&
+        sleep 18 &&
+        rm -f "$CONTROL" &&
+        tries_while_failing $FROM >"$TMP/tries" &&
+        cat "$TMP/tries" &&
+        awk "{ t = (\$3 == \"/agent/sync\") } seen[t] { gap = \$1 - last[t]; n++; if (gap < 4 || gap > 6) bad++ }
+                { seen[t] = 1; last[t] = \$1 } END { exit !(n >= 3 && !bad) }" "$TMP/tries" &&
+        for _ in $(seq 1 100); do
+                test "$(grep -c "manager: answering again after" "$TMP/agent.log")" = 2 && break
+                sleep 0.1
+        done &&
+        test "$(grep -c "manager: answering again after" "$TMP/agent.log")" = 2
+'
+
 test_done
