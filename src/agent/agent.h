@@ -11,6 +11,7 @@
  *   agent_conf.c     the configuration table
  *   devices.c        cpu, mem and mock GPUs: what the node offers
  *   manager_link.c   signed HTTP to the manager (libcurl)
+ *   retry.c          when to try the manager again (backoff with jitter)
  *   outbox.c         kernel events until the manager acknowledges them
  *   kernels.c        desired vs local kernels: start, stop, forget
  *   kernel_runtime.c one kernel's image and container (blocking work)
@@ -119,13 +120,17 @@ struct outbox;
 
 int outbox_open(const char *dir, struct outbox **ret, struct tess_error **err);
 struct outbox *outbox_close(struct outbox *o);
-/* Append an event (its "seq" is assigned here); durable on return. */
-int outbox_add(struct outbox *o, json_t *event, struct tess_error **err);
-/* The events not yet acknowledged, oldest first (a new reference). */
-json_t *outbox_pending(struct outbox *o);
+/* Append an event (its "seq" is assigned here, also in *event); on disk
+ * on return, or, when the disk refuses, kept in memory until
+ * outbox_flush() can write it: never lost while the agent runs. */
+void outbox_add(struct outbox *o, json_t *event);
+/* Write the events kept in memory, if there is room now. */
+void outbox_flush(struct outbox *o);
+/* The first max events not yet acknowledged, oldest first (a new reference). */
+json_t *outbox_pending(struct outbox *o, size_t max);
 /* Forget events up to and including seq. */
 void outbox_ack(struct outbox *o, int64_t seq);
-int outbox_count(struct outbox *o);
+size_t outbox_count(struct outbox *o);
 
 /* ---- manager_link.c ---- */
 
@@ -140,5 +145,10 @@ struct manager_link *manager_link_free(struct manager_link *l);
  * timeout_sec. */
 int manager_link_post(struct manager_link *l, const char *path, json_t *body, long timeout_sec, json_t **ret,
                       struct tess_error **err);
+/* Of the last post: the HTTP status of its answer (0: none came, the
+ * manager was not reached) and the wait the answer asked for (Retry-After,
+ * usec; 0: none); what retry.h decides on. */
+long manager_link_status(const struct manager_link *l);
+int64_t manager_link_retry_after(const struct manager_link *l);
 
 #endif

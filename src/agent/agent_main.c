@@ -35,6 +35,7 @@
 #include "agent/image_budget_loop.h"
 #include "agent/kernels.h"
 #include "agent/pty_keep.h"
+#include "agent/retry.h"
 #include "common/conf.h"
 #include "common/fs.h"
 #include "common/log.h"
@@ -43,6 +44,7 @@
 #include "image/image.h"
 
 #define SYNC_WAIT_MAX_SEC 30
+#define AGENT_EVENTS_PER_POST 500 /* the manager takes 1000 (AGENT_EVENTS_MAX) */
 #define AGENT_BRIDGE_LOCK_DIR "/run/tessera/bridges"
 
 struct agent {
@@ -133,14 +135,74 @@ static json_t *heartbeat_body(struct agent *a)
                          (json_int_t)(interval > 0 ? interval : 1));
 }
 
+/* One thread's view of the manager: its retry policy (retry.h) and, for
+ * the reporter, the log's two lines: once when the manager starts failing,
+ * once when it answers again (never one per try). */
+struct manager_health {
+        struct retry retry;
+        int64_t next_try; /* monotonic usec; before it, the manager is left alone */
+        bool tell;        /* this thread speaks for the agent in the log */
+};
+
+/* The outcome of a try: r < 0 failed (err consumed). */
+static void manager_tried(struct manager_health *h, const struct manager_link *link, int r, struct tess_error *err)
+{
+        int64_t now = monotonic_usec();
+
+        if (r >= 0) {
+                int64_t since = h->retry.since;
+                unsigned failures = retry_succeeded(&h->retry);
+                if (failures > 0 && h->tell)
+                        log_notice("manager: answering again after %u failed tries in %.1f s", failures,
+                                   (double)(now - since) / USEC_PER_SEC);
+                h->next_try = 0;
+                return;
+        }
+        long status = manager_link_status(link);
+        int64_t delay = retry_failed(&h->retry, status, manager_link_retry_after(link));
+        if (h->retry.failures == 1 && h->tell)
+                log_warn("manager: %s; %s", err->msg,
+                         status == 0 ? "trying again about every second"
+                                     : "trying again with backoff (up to 30 s apart) until it answers");
+        else
+                log_debug("manager: %s; next try in %.1f s", err->msg, (double)delay / USEC_PER_SEC);
+        tess_error_free(err);
+        h->next_try = now + delay;
+}
+
+/* Send the oldest pending events (at most AGENT_EVENTS_PER_POST); the
+ * manager answers the last one it applied.  An answer that applied none
+ * is a failure too: the same events are not sent again at once. */
+static int send_events(struct agent *a, struct manager_link *link, struct tess_error **err)
+{
+        json_t *evs = outbox_pending(a->ctx.outbox, AGENT_EVENTS_PER_POST);
+        int64_t first = json_integer_value(json_object_get(json_array_get(evs, 0), "seq"));
+        size_t n = json_array_size(evs);
+        json_t *body = json_pack("{s:s, s:o}", "id", a->conf.id, "events", evs);
+        json_t *ans = NULL;
+        int r = manager_link_post(link, "/agent/events", body, 30, &ans, err);
+
+        json_decref(body);
+        if (r >= 0) {
+                int64_t acked = json_integer_value(json_object_get(ans, "acked"));
+                outbox_ack(a->ctx.outbox, acked);
+                if (acked < first)
+                        r = tess_err(err, EAGAIN, "the manager applied none of %zu events (from %lld)", n,
+                                     (long long)first);
+        }
+        json_decref(ans);
+        return r;
+}
+
 static void *reporter_thread(void *data)
 {
         struct agent *a = data;
         struct manager_link *link = NULL;
         struct tess_error *err = NULL;
+        struct manager_health health = { .tell = true };
         int64_t next_beat = 0;
-        bool was_down = false;
 
+        retry_init(&health.retry, retry_seed());
         if (manager_link_new(a->conf.manager, a->conf.id, a->secret, &stopping, &link, &err) < 0) {
                 log_error("reporter: %s", err->msg);
                 tess_error_free(err);
@@ -148,41 +210,32 @@ static void *reporter_thread(void *data)
                 return NULL;
         }
         while (!stopping) {
-                json_t *ans = NULL;
                 int r = 0;
                 int64_t now = monotonic_usec();
-                if (now >= next_beat) {
-                        json_t *body = heartbeat_body(a);
-                        r = manager_link_post(link, "/agent/heartbeat", body, 10, &ans, &err);
-                        json_decref(body);
-                        json_decref(ans);
-                        /* counted from this beat's start: gathering hundreds of
-                         * kernels' usage must not make beats late */
-                        next_beat = r < 0 ? monotonic_usec() + USEC_PER_SEC : now + a->conf.heartbeat_interval;
-                }
-                if (r >= 0 && outbox_count(a->ctx.outbox) > 0) {
-                        json_t *evs = outbox_pending(a->ctx.outbox);
-                        json_t *body = json_pack("{s:s, s:o}", "id", a->conf.id, "events", evs);
-                        r = manager_link_post(link, "/agent/events", body, 30, &ans, &err);
-                        json_decref(body);
-                        if (r >= 0)
-                                outbox_ack(a->ctx.outbox, json_integer_value(json_object_get(ans, "acked")));
-                        json_decref(ans);
-                }
-                if (r < 0) {
-                        if (!was_down)
-                                log_warn("manager: %s (retrying)", err->msg);
-                        err = tess_error_free(err);
-                        was_down = true;
-                } else if (was_down) {
-                        log_info("manager: reachable again");
-                        was_down = false;
+                outbox_flush(a->ctx.outbox); /* events kept in memory, if the disk has room again */
+                if (now >= health.next_try) {
+                        if (now >= next_beat) {
+                                json_t *ans = NULL;
+                                json_t *body = heartbeat_body(a);
+                                r = manager_link_post(link, "/agent/heartbeat", body, 10, &ans, &err);
+                                json_decref(body);
+                                json_decref(ans);
+                                /* counted from this beat's start: gathering hundreds of
+                                 * kernels' usage must not make beats late; a failed
+                                 * one is due again at the next try */
+                                if (r >= 0)
+                                        next_beat = now + a->conf.heartbeat_interval;
+                        }
+                        if (r >= 0 && outbox_count(a->ctx.outbox) > 0)
+                                r = send_events(a, link, &err);
+                        manager_tried(&health, link, r, err);
+                        err = NULL;
                 }
                 pthread_mutex_lock(&a->lock);
-                int64_t until = next_beat - monotonic_usec();
-                if (r < 0 && until > USEC_PER_SEC)
-                        until = USEC_PER_SEC;
-                if (until > 0 && (r < 0 || outbox_count(a->ctx.outbox) == 0))
+                int64_t wake_at = health.next_try > 0 ? health.next_try : next_beat;
+                int64_t until = wake_at - monotonic_usec();
+                /* new events wake it, but not before the next try is due */
+                if (until > 0 && (health.next_try > 0 || outbox_count(a->ctx.outbox) == 0))
                         wait_for(a, &a->reporter_cond, &a->reporter_wake, until);
                 pthread_mutex_unlock(&a->lock);
         }
@@ -225,6 +278,7 @@ static void *sync_thread(void *data)
         struct tess_error *err = NULL;
         char digest[65] = "";
         int64_t wait = a->conf.heartbeat_interval / USEC_PER_SEC;
+        struct manager_health health = { .tell = false }; /* the reporter tells the log */
 
         if (wait < 1)
                 wait = 1;
@@ -236,16 +290,18 @@ static void *sync_thread(void *data)
                 stopping = 1;
                 return NULL;
         }
+        retry_init(&health.retry, retry_seed());
         while (!stopping) {
                 json_t *ans = NULL;
                 json_t *body = json_pack("{s:s, s:s, s:I}", "id", a->conf.id, "digest", digest, "wait",
                                          (json_int_t)wait);
                 int r = manager_link_post(link, "/agent/sync", body, (long)wait + 15, &ans, &err);
                 json_decref(body);
+                manager_tried(&health, link, r, err);
+                err = NULL;
                 if (r < 0) {
-                        log_debug("sync: %s", err->msg); /* the reporter says when the manager is down */
-                        err = tess_error_free(err);
-                        sleep(1);
+                        while (!stopping && monotonic_usec() < health.next_try)
+                                usleep(50 * 1000);
                         continue;
                 }
                 const char *d = json_string_value(json_object_get(ans, "digest"));

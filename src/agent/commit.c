@@ -60,13 +60,8 @@ static char *record_path(const struct agent_ctx *ctx, const char *task)
 
 static void report(struct agent_ctx *ctx, const char *kernel, json_t *ev)
 {
-        struct tess_error *err = NULL;
-
         json_object_set_new(ev, "kernel", json_string(kernel));
-        if (outbox_add(ctx->outbox, ev, &err) < 0) {
-                log_error("commit of %s: recording an event: %s", kernel, err->msg);
-                tess_error_free(err);
-        }
+        outbox_add(ctx->outbox, ev);
         json_decref(ev);
         agent_wake_reporter(ctx);
 }

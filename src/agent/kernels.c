@@ -29,6 +29,7 @@
 #include "common/log.h"
 #include "common/slots.h"
 #include "common/timeutil.h"
+#include "common/utf8.h"
 #include "agent/kernels.h"
 #include "agent/kernel_runtime.h"
 
@@ -52,11 +53,13 @@ struct kernel {
         enum phase phase;
         bool busy;    /* a worker owns it */
         bool wanted;  /* in the last desired list */
+        bool unsaved; /* its record could not be written (a full disk): tried again */
         uint64_t last_cpu_ns; /* the previous sample, for cpu_util */
         int64_t last_sample;  /* monotonic usec; 0: none yet */
 };
 
 #define MAX_WORKERS 4
+#define FAILURE_TEXT_MAX 2048 /* bytes of a failed event's message */
 
 struct job {
         struct job *next;
@@ -84,7 +87,10 @@ static bool valid_id(const char *id)
         return n > 0 && n < 64 && strspn(id, "0123456789abcdefABCDEF-") == n;
 }
 
-static int save(struct kernels *ks, const struct kernel *k)
+/* k's record, atomically: one that cannot be written (a full disk)
+ * leaves the last one whole, and is written again by kernels_check()
+ * until it can be (lock held). */
+static void save(struct kernels *ks, struct kernel *k)
 {
         _cleanup_free_ char *path = xasprintf("%s/%s.json", ks->dir, k->id);
         json_t *rec = json_pack("{s:s, s:O}", "phase", phase_names[k->phase], "spec", k->spec);
@@ -93,11 +99,13 @@ static int save(struct kernels *ks, const struct kernel *k)
         int r = fs_write_file_atomic(path, text, strlen(text), 0600, &err);
 
         json_decref(rec);
-        if (r < 0) {
-                log_error("kernel %s: saving its record: %s", k->id, err->msg);
-                tess_error_free(err);
-        }
-        return r;
+        if (r < 0 && !k->unsaved)
+                log_error("kernel %s: saving its record: %s; its previous record stays, this one is written "
+                          "when it can be", k->id, err->msg);
+        else if (r >= 0 && k->unsaved)
+                log_info("kernel %s: record saved", k->id);
+        k->unsaved = r < 0;
+        tess_error_free(err);
 }
 
 static struct kernel *find(struct kernels *ks, const char *id)
@@ -139,16 +147,12 @@ static void forget(struct kernels *ks, struct kernel *k)
         free(k);
 }
 
-/* An event about kernel k into the outbox (durable before this returns). */
+/* An event about kernel k into the outbox (durable before this returns,
+ * or kept in memory while the disk is full). */
 static void report(struct kernels *ks, const struct kernel *k, json_t *ev)
 {
-        struct tess_error *err = NULL;
-
         json_object_set_new(ev, "kernel", json_string(k->id));
-        if (outbox_add(ks->ctx->outbox, ev, &err) < 0) {
-                log_error("kernel %s: recording an event: %s", k->id, err->msg);
-                tess_error_free(err);
-        }
+        outbox_add(ks->ctx->outbox, ev);
         json_decref(ev);
         agent_wake_reporter(ks->ctx);
 }
@@ -193,6 +197,39 @@ static void report_exit(struct kernels *ks, const struct kernel *k, struct kerne
         x->log = NULL;
 }
 
+/* Why a kernel could not start, for the session's status_data: a full
+ * state_dir said first, in so many words; valid UTF-8 (invalid bytes
+ * become '?') and short enough for the manager (agent_report.h takes 4096
+ * bytes: a longer one would make it refuse every event sent with it). */
+static json_t *failure_text(const struct kernels *ks, const struct tess_error *err)
+{
+        _cleanup_free_ char *text = NULL;
+        const unsigned char *p;
+        size_t n, i = 0, len = 0;
+
+        if (err->code == ENOSPC || err->code == EDQUOT)
+                text = xasprintf("no space left on device in the agent's state_dir '%s': %s", ks->ctx->conf->state_dir,
+                                 err->msg);
+        else
+                text = xstrdup(err->msg);
+        p = (const unsigned char *)text;
+        n = strlen(text);
+        while (i < n) {
+                size_t l = utf8_seq_len(p + i, n - i);
+                if (len + (l ? l : 1) > FAILURE_TEXT_MAX)
+                        break;
+                if (l == 0) {
+                        text[len++] = '?';
+                        i++;
+                        continue;
+                }
+                memmove(text + len, p + i, l);
+                len += l;
+                i += l;
+        }
+        return json_stringn(text, len);
+}
+
 static void progress(void *data, const char *kind)
 {
         struct job *j = data;
@@ -214,7 +251,7 @@ static void run_job(struct job *j)
                 pthread_mutex_lock(&ks->lock);
                 if (r < 0) {
                         log_warn("kernel %s: %s", k->id, err->msg);
-                        report(ks, k, json_pack("{s:s, s:s}", "kind", "failed", "message", err->msg));
+                        report(ks, k, json_pack("{s:s, s:o}", "kind", "failed", "message", failure_text(ks, err)));
                         err = tess_error_free(err);
                         k->phase = PHASE_ENDED;
                 } else {
@@ -432,6 +469,8 @@ void kernels_check(struct kernels *ks)
         for (int i = 0; i < ks->n; i++) {
                 struct kernel *k = ks->k[i];
                 struct kernel_exit x = { .code = -1 };
+                if (k->unsaved)
+                        save(ks, k); /* room again? */
                 if (k->busy || k->phase != PHASE_RUNNING || !kernel_runtime_exited(ks->ctx, k->id, &x))
                         continue;
                 log_info("kernel %s: exited with %d%s", k->id, x.code, x.oom ? " (out of memory)" : "");

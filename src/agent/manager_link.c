@@ -18,6 +18,8 @@ struct manager_link {
         CURL *curl;
         char *url, *id, *secret;
         volatile sig_atomic_t *abort;
+        long status;         /* of the last answer; 0: none came */
+        int64_t retry_after; /* the wait it asked for (usec); 0: none */
 };
 
 static void curl_init_once(void)
@@ -88,6 +90,8 @@ int manager_link_post(struct manager_link *l, const char *path, json_t *body, lo
         int r = 0;
 
         *ret = NULL;
+        l->status = 0;
+        l->retry_after = 0;
         if (sign_agent_request(l->secret, "POST", path, ts, l->id, text, strlen(text), sig, err) < 0)
                 return -EIO;
         snprintf(auth, sizeof(auth), "Authorization: TesseraAgent id=%s, signature=%s", l->id, sig);
@@ -116,6 +120,10 @@ int manager_link_post(struct manager_link *l, const char *path, json_t *body, lo
                 goto out;
         }
         curl_easy_getinfo(l->curl, CURLINFO_RESPONSE_CODE, &status);
+        curl_off_t wait = 0;
+        if (curl_easy_getinfo(l->curl, CURLINFO_RETRY_AFTER, &wait) == CURLE_OK && wait > 0)
+                l->retry_after = (wait < 3600 ? (int64_t)wait : 3600) * USEC_PER_SEC;
+        l->status = status;
         json_t *j = json_loadb(answer.data, answer.len, 0, NULL);
         if (status < 200 || status > 299) {
                 const char *title = json_string_value(json_object_get(j, "title"));
@@ -132,4 +140,14 @@ int manager_link_post(struct manager_link *l, const char *path, json_t *body, lo
 out:
         buf_release(&answer);
         return r;
+}
+
+long manager_link_status(const struct manager_link *l)
+{
+        return l->status;
+}
+
+int64_t manager_link_retry_after(const struct manager_link *l)
+{
+        return l->retry_after;
 }

@@ -1,7 +1,11 @@
 /* test_outbox.c - the agent's outbox: events kept on disk until
  * acknowledged, in order, with sequence numbers that never go back, across
- * reopening (an agent's restart), acknowledged or not. */
+ * reopening (an agent's restart), acknowledged or not; on a full disk
+ * (a small tmpfs, as root) kept in memory and written when there is room. */
 #include "common/compat.h"
+
+#include <fcntl.h>
+#include <sys/mount.h>
 
 #include "../lib/test.h"
 #include "agent/agent.h"
@@ -24,7 +28,7 @@ static void rm_tree(const char *dir) /* DIR/outbox: DIR */
 static int64_t add(struct outbox *o, const char *kind)
 {
         json_t *ev = json_pack("{s:s}", "kind", kind);
-        CHECK_INTEQ(outbox_add(o, ev, NULL), 0);
+        outbox_add(o, ev);
         int64_t seq = json_integer_value(json_object_get(ev, "seq"));
         json_decref(ev);
         return seq;
@@ -32,7 +36,7 @@ static int64_t add(struct outbox *o, const char *kind)
 
 static int64_t pending_seq(struct outbox *o, size_t i)
 {
-        json_t *evs = outbox_pending(o);
+        json_t *evs = outbox_pending(o, 100);
         int64_t seq = json_integer_value(json_object_get(json_array_get(evs, i), "seq"));
         json_decref(evs);
         return seq;
@@ -89,9 +93,81 @@ static void test_numbers_survive_reopening(void)
         rm_tree(dir);
 }
 
+static bool exists(const char *dir, int64_t seq)
+{
+        _cleanup_free_ char *path = xasprintf("%s/%020lld.json", dir, (long long)seq);
+        return access(path, F_OK) == 0;
+}
+
+/* Fill the file system of path up to the last byte. */
+static void fill(const char *path)
+{
+        static const char block[4096];
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+        CHECK(fd >= 0);
+        while (write(fd, block, sizeof(block)) > 0)
+                ;
+        while (write(fd, block, 1) > 0)
+                ;
+        CHECK(errno == ENOSPC);
+        close(fd);
+}
+
+static void test_full_disk_loses_no_event(void)
+{
+        char root[] = "/tmp/tessera-test-outbox-full.XXXXXX";
+        struct outbox *o = NULL;
+
+        if (geteuid() != 0)
+                SKIP("needs root (a small tmpfs)");
+        CHECK(mkdtemp(root) != NULL);
+        if (mount("tmpfs", root, "tmpfs", 0, "size=64k") < 0) {
+                rmdir(root);
+                SKIP("cannot mount a tmpfs");
+        }
+        _cleanup_free_ char *dir = xasprintf("%s/outbox", root);
+        _cleanup_free_ char *filler = xasprintf("%s/fill", root);
+        CHECK_INTEQ(outbox_open(dir, &o, NULL), 0);
+        CHECK_INTEQ(add(o, "before the disk is full"), 1);
+        fill(filler);
+        /* not written, yet kept, numbered and given to the reporter */
+        CHECK_INTEQ(add(o, "while the disk is full"), 2);
+        CHECK_INTEQ(add(o, "still full"), 3);
+        CHECK(exists(dir, 1) && !exists(dir, 2) && !exists(dir, 3));
+        CHECK_INTEQ(outbox_count(o), 3);
+        CHECK_INTEQ(pending_seq(o, 2), 3);
+        outbox_flush(o);
+        CHECK_INTEQ(outbox_count(o), 3);
+        /* acknowledged on a full disk: forgotten, its file gone */
+        outbox_ack(o, 1);
+        CHECK_INTEQ(outbox_count(o), 2);
+        CHECK(!exists(dir, 1));
+        /* room again: the kept ones are written */
+        unlink(filler);
+        outbox_flush(o);
+        CHECK(exists(dir, 2) && exists(dir, 3));
+        /* an event only in memory when the agent stops is lost, but its
+         * number is not given again */
+        fill(filler);
+        CHECK_INTEQ(add(o, "lost with the agent"), 4);
+        outbox_close(o);
+        CHECK_INTEQ(outbox_open(dir, &o, NULL), 0);
+        CHECK_INTEQ(outbox_count(o), 2);
+        CHECK_INTEQ(add(o, "after the restart"), 5);
+        unlink(filler);
+        outbox_ack(o, 5);
+        CHECK_INTEQ(outbox_count(o), 0);
+        CHECK(!exists(dir, 2) && !exists(dir, 3));
+        outbox_close(o);
+        CHECK_INTEQ(umount(root), 0);
+        rmdir(root);
+}
+
 static const struct test tests[] = {
         TEST(test_order_and_ack),
         TEST(test_numbers_survive_reopening),
+        TEST(test_full_disk_loses_no_event),
         {},
 };
 
