@@ -5,7 +5,7 @@
 #
 #   1. `tessera dev --no-agent` (release build) with the defaults that
 #      matter here: agent_lost_timeout 1 h, scheduler_interval 5 s;
-#   2. three agents (runtime "none": no containers; 1,000 CPUs each)
+#   2. three agents (runtime "none": no containers; 400 CPUs each)
 #      register through POST /agent/heartbeat, signed with the cluster
 #      secret; 1,000 sessions go in through POST /session and are placed
 #      on them; POST /agent/events reports each kernel running, so 1,000
@@ -30,41 +30,11 @@ SESSIONS=${BENCH_SESSIONS:-1000}
 DBS=("$@")
 [ ${#DBS[@]} -gt 0 ] || DBS=(sqlite postgresql)
 
-scripts/install-deps.sh test >/dev/null
-make -s -j2 all build/test-tool >/dev/null
-WORK=$(mktemp -d /tmp/tmr.XXXXXX) # short: PostgreSQL's socket lives here
-chmod 0755 "$WORK"
-cp build/tessera "$WORK/tessera"
-cp build/test-tool "$WORK/test-tool"
-TESSERA=$WORK/tessera
-TT=$WORK/test-tool
-cc -std=gnu17 -O2 -Isrc $(pkg-config --cflags jansson openssl) -o "$WORK/sched-load" bench/sched-load.c \
-        build/libtessera.a $(pkg-config --libs jansson openssl) -lm
-LOAD=$WORK/sched-load
+. bench/lib/manager.sh
 AK=AKIARESTARTBENCHBEN0
 SK=restartbenchrestartbenchrestartbenchrest
 PORT=${BENCH_PORT:-18797}
 URL=http://127.0.0.1:$PORT
-MPID=
-PGDIR=
-
-cleanup() {
-        [ -n "$MPID" ] && kill "$MPID" 2>/dev/null && wait "$MPID" 2>/dev/null
-        [ -n "$PGDIR" ] && scripts/pg-test.sh stop "$PGDIR" >/dev/null 2>&1
-        if [ -n "${BENCH_KEEP:-}" ]; then echo "# kept $WORK" >&2; else rm -rf "$WORK"; fi
-}
-trap cleanup EXIT
-
-now() { date +%s.%N; }
-elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
-
-sql() { # QUERY: one value per line, columns separated by tabs
-        if [ "$DB" = sqlite ]; then
-                sqlite3 -cmd ".timeout 10000" -separator $'\t' "$WORK/state-$DB/tessera.db" "$1"
-        else
-                psql -X -q -A -t -F $'\t' -v ON_ERROR_STOP=1 "$DBURL" -c "$1"
-        fi
-}
 
 agent_post() { # ID PATH BODY: the answer's status, the body in $WORK/agent-out
         local h=()
@@ -74,7 +44,7 @@ agent_post() { # ID PATH BODY: the answer's status, the body in $WORK/agent-out
 }
 
 heartbeat() { # ID INTERVAL
-        printf '{"id": "%s", "runtime": "none", "heartbeat_interval": %d, "available_slots": {"cpu": "1000", "mem": "4t"}}' \
+        printf '{"id": "%s", "runtime": "none", "heartbeat_interval": %d, "available_slots": {"cpu": "400", "mem": "4t"}}' \
                 "$1" "$2"
 }
 

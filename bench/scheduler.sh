@@ -56,35 +56,10 @@ API_TAIL=${BENCH_API_TAIL:-100} # clone: the last ones of the backlog still go t
 DBS=("$@")
 [ ${#DBS[@]} -gt 0 ] || DBS=(sqlite postgresql)
 
-scripts/install-deps.sh test >/dev/null
-make -s -j2 all build/test-tool >/dev/null
-WORK=$(mktemp -d /tmp/tsb.XXXXXX) # short: PostgreSQL's socket lives here
-chmod 0755 "$WORK" # the PostgreSQL server runs as postgres when we are root
-# our own copies: other work may rebuild build/ while this runs
-cp "${TESSERA:-build/tessera}" "$WORK/tessera"
-cp build/test-tool "$WORK/test-tool"
-TESSERA=$WORK/tessera
-TT=$WORK/test-tool
-# the request signer, against the release build's library archive (it
-# takes the src/common objects the signer calls, nothing else)
-cc -std=gnu17 -O2 -Isrc $(pkg-config --cflags jansson openssl) -o "$WORK/sched-load" bench/sched-load.c \
-        build/libtessera.a $(pkg-config --libs jansson openssl) -lm
-LOAD=$WORK/sched-load
+. bench/lib/manager.sh
 AK=AKIASCHEDBENCHBENCH0
 SK=schedbenchschedbenchschedbenchschedbench
 PORT=${BENCH_PORT:-18795}
-MPID=
-PGDIR=
-
-cleanup() {
-        [ -n "$MPID" ] && kill "$MPID" 2>/dev/null && wait "$MPID" 2>/dev/null
-        [ -n "$PGDIR" ] && scripts/pg-test.sh stop "$PGDIR" >/dev/null 2>&1
-        if [ -n "${BENCH_KEEP:-}" ]; then echo "# kept $WORK" >&2; else rm -rf "$WORK"; fi
-}
-trap cleanup EXIT
-
-now() { date +%s.%N; }
-elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
 
 signed() { # METHOD PATH [BODY]: prints the answer, fails on a non-2xx
@@ -92,14 +67,6 @@ signed() { # METHOD PATH [BODY]: prints the answer, fails on a non-2xx
         [ $# -ge 3 ] && ct=application/json
         while IFS= read -r l; do h+=(-H "$l"); done < <("$TT" sign "$1" "$2" "127.0.0.1:$PORT" $AK $SK $ct)
         curl -sSf -m 60 -X "$1" "${h[@]}" ${3:+--data "$3"} "http://127.0.0.1:$PORT$2"
-}
-
-sql() { # QUERY: one value per line, columns separated by tabs
-        if [ "$DB" = sqlite ]; then
-                sqlite3 -cmd ".timeout 10000" -separator $'\t' "$WORK/state-$DB/tessera.db" "$1"
-        else
-                psql -X -q -A -t -F $'\t' -v ON_ERROR_STOP=1 "$DBURL" -c "$1"
-        fi
 }
 
 # curl_config FILE: run the requests of a curl config written by

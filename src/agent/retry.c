@@ -6,23 +6,13 @@
 #include <unistd.h>
 
 #include "agent/retry.h"
+#include "common/splitmix.h"
 
-/* splitmix64 (Steele, Lea, Flood): small, seedable, good enough to spread
- * agents out; nothing here needs to be unpredictable. */
-static uint64_t next_random(struct retry *r)
-{
-        uint64_t z = (r->rng += 0x9e3779b97f4a7c15ull);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-        return z ^ (z >> 31);
-}
-
-/* Uniform in [lo, hi]. */
+/* Uniform in [lo, hi]: seedable, good enough to spread agents out;
+ * nothing here needs to be unpredictable. */
 static int64_t uniform(struct retry *r, int64_t lo, int64_t hi)
 {
-        if (hi <= lo)
-                return lo;
-        return lo + (int64_t)(next_random(r) % (uint64_t)(hi - lo + 1));
+        return splitmix_uniform(&r->rng, lo, hi);
 }
 
 void retry_init(struct retry *r, uint64_t seed)

@@ -17,6 +17,7 @@
 
 #include <math.h>
 
+#include "common/splitmix.h"
 #include "common/timeutil.h"
 #include "sim/sim-internal.h"
 
@@ -25,14 +26,6 @@
 struct rng {
         uint64_t s[4];
 };
-
-static uint64_t splitmix64(uint64_t *x)
-{
-        uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-        return z ^ (z >> 31);
-}
 
 static void rng_seed(struct rng *r, uint64_t seed)
 {

@@ -39,6 +39,7 @@
 
 #include "../lib/test.h"
 #include "common/buf.h"
+#include "common/splitmix.h"
 #include "sched/sched-internal.h"
 
 #define MAXA 256 /* the wide worlds; most have at most 12 agents */
@@ -83,18 +84,10 @@ struct world {
         struct sched_session pending1[MAXS], pending2[MAXS];
 };
 
-static uint64_t next(struct world *w)
-{
-        uint64_t z = (w->rng += 0x9e3779b97f4a7c15ULL);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-        return z ^ (z >> 31);
-}
-
 /* Uniform in [lo, hi]. */
 static int64_t rnd(struct world *w, int64_t lo, int64_t hi)
 {
-        return lo + (int64_t)(next(w) % (uint64_t)(hi - lo + 1));
+        return splitmix_uniform(&w->rng, lo, hi);
 }
 
 static bool chance(struct world *w, int percent)

@@ -9,7 +9,9 @@
  * An agent keeps each event on disk until the manager acknowledges its
  * sequence number, and sends it again otherwise; applying an event twice
  * changes nothing the second time (every step is a compare-and-set on the
- * session's status), so retries are safe.  Events about kernels that are
+ * session's status), so retries are safe; an end (exited, failed) is
+ * applied again even after its exit code was stored, so that one whose
+ * first application failed halfway is finished by the retry.  Events about kernels that are
  * not (or no longer) this agent's are acknowledged and ignored.
  *
  * What each kind does to the session, through the transition table
@@ -256,7 +258,10 @@ static int apply(struct manager *m, const char *agent, const struct agent_event 
                 return r;
         if (k->nrows > 0 && streq(db_getn(k, 0, "agent_id"), agent) && ev->kind >= AGENT_EV_COMMIT_PROGRESS)
                 return session_commit_event(m, agent, db_getn(k, 0, "session_id"), ev, err);
-        if (k->nrows == 0 || !streq(db_getn(k, 0, "agent_id"), agent) || db_getn(k, 0, "exit_code")) {
+        /* an end applied again finishes what a failure may have left half
+         * done (the exit code stored, the session not yet moved) */
+        bool end = ev->kind == AGENT_EV_EXITED || ev->kind == AGENT_EV_FAILED;
+        if (k->nrows == 0 || !streq(db_getn(k, 0, "agent_id"), agent) || (db_getn(k, 0, "exit_code") && !end)) {
                 log_info("agent %s: event %lld about kernel %s ignored (not its own, or ended)", agent,
                          (long long)ev->seq, ev->kernel);
                 return 0;
