@@ -78,9 +78,10 @@ test_expect_success 'the agent keeps its state on a 64 MiB tmpfs and reaches the
         grep -q " POST /agent/heartbeat 200" "$PROXY_LOG"
 '
 
-test_expect_success 'a session runs; then the state directory is full' '
+test_expect_success 'a session runs, and a batch job waits; then the state directory is full' '
         SESSION_RESOURCES=$SMALL create_session first interactive &&
-        remember_containers first &&
+        SESSION_RESOURCES=$SMALL create_session waiter batch "sleep 3180 || exit 3" &&
+        remember_containers first waiter &&
         fill_state
 '
 
@@ -104,6 +105,13 @@ test_expect_success 'kernel records on the full disk are whole: the last ones wr
         ! grep -v "\.json$" "$TMP/records" &&
         for f in "$STATE"/kernels/*.json; do jq -e ".phase and .spec.id" "$f" >/dev/null || return 1; done &&
         jq -e ".phase == \"running\"" "$STATE/kernels/${CONTAINER[first]}.json"
+'
+
+test_expect_success 'a batch job ending on the full disk keeps its exit code (the monitor'"'"'s reserve)' '
+        pkill -f "^sleep 3180\$" &&
+        wait_status waiter TERMINATED &&
+        test "$(field waiter statusData.kernel.exit_code)" = 3 &&
+        test "$(field waiter result)" = FAILURE
 '
 
 test_expect_success 'an exit on the full disk reaches the manager: the destroyed session ends TERMINATED' '

@@ -14,6 +14,7 @@
 
 #define CT_RECORD "container.json"
 #define CT_EXIT "exit.json"
+#define CT_EXIT_RESERVE "exit.reserve"
 #define CT_MONITOR_PID "monitor.pid"
 #define CT_CONTAINER_PID "container.pid"
 #define CT_MONITOR_LOG "monitor.log"
@@ -56,6 +57,10 @@ struct container_exit {
         uint64_t cpu_ns, mem, io_read, io_write;
 };
 
+/* The room exit.json will need, taken while there is room (the monitor
+ * does at start): container_exit_write() on a full disk gives it back and
+ * writes, so that a container ending on a full disk keeps its exit code. */
+int container_exit_reserve(const char *dir, struct tess_error **err);
 int container_exit_write(const char *dir, const struct container_exit *ex, struct tess_error **err);
 /* -ENOENT when the container has not exited. */
 int container_exit_read(const char *dir, struct container_exit *ret, struct tess_error **err);

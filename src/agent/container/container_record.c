@@ -190,7 +190,29 @@ int container_exit_write(const char *dir, const struct container_exit *ex, struc
                                     json_pack("{s:I, s:I, s:I, s:I}", "cpu_ns", (json_int_t)ex->cpu_ns, "mem",
                                               (json_int_t)ex->mem, "io_read", (json_int_t)ex->io_read, "io_write",
                                               (json_int_t)ex->io_write));
-        return write_json(dir, CT_EXIT, o, err);
+        json_t *again = json_deep_copy(o);
+        _cleanup_free_ char *reserve = container_file(dir, CT_EXIT_RESERVE);
+        int r = write_json(dir, CT_EXIT, o, err);
+
+        if (r == -ENOSPC && unlink(reserve) == 0) {
+                if (err)
+                        *err = tess_error_free(*err);
+                r = write_json(dir, CT_EXIT, again, err);
+        } else {
+                json_decref(again);
+                unlink(reserve);
+        }
+        return r;
+}
+
+#define EXIT_RESERVE_SIZE (64 << 10) /* exit.json and its temporary copy, in any file system's blocks */
+
+int container_exit_reserve(const char *dir, struct tess_error **err)
+{
+        _cleanup_free_ char *path = container_file(dir, CT_EXIT_RESERVE);
+        _cleanup_free_ char *zeros = xcalloc(1, EXIT_RESERVE_SIZE);
+
+        return fs_write_file_replace(path, zeros, EXIT_RESERVE_SIZE, 0600, err);
 }
 
 static uint64_t usage_of(const json_t *usage, const char *name)

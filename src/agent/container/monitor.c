@@ -242,6 +242,10 @@ static int monitor_run(struct monitor *m, int sig_fd)
                 tess_error_free(err);
                 return 1;
         }
+        if (container_exit_reserve(m->dir, &err) < 0) {
+                log_warn("id=%s %s (an exit on a full disk may lose its code)", m->rec.id, err->msg);
+                err = tess_error_free(err);
+        }
         m->runc_log = container_file(m->dir, CT_RUNC_LOG);
         if (pipe2(out, O_CLOEXEC) < 0) {
                 report("err creating a pipe: %s", strerror(errno));
