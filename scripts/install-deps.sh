@@ -6,7 +6,7 @@
 # image the README builds, Node.js and npm for the web UI: Debian's nodejs
 # and npm, unless `node` and `npm` are already there from elsewhere).
 # test: that plus what `make check`
-# needs (PostgreSQL server, sqlite3, curl, jq, xxd and openssl for the
+# needs (PostgreSQL server, haproxy for the managers' front, sqlite3, curl, jq, xxd and openssl for the
 # integration tests; docker-registry, skopeo, debootstrap and busybox-static
 # to build test images and serve them on loopback, with apache2-utils
 # (htpasswd) and python3 for the registry tests' Basic auth, token server
@@ -18,7 +18,7 @@
 set -eu
 
 BUILD_PKGS="gcc make pkg-config libmicrohttpd-dev libjansson-dev libsqlite3-dev libpq-dev libssl-dev libcurl4-openssl-dev libarchive-dev zlib1g-dev libzstd-dev libisal-dev libwslay-dev runc crun iproute2 busybox-static jq"
-TEST_PKGS="postgresql sqlite3 curl xxd openssl docker-registry skopeo debootstrap apache2-utils python3 chromium"
+TEST_PKGS="postgresql haproxy sqlite3 curl xxd openssl docker-registry skopeo debootstrap apache2-utils python3 chromium"
 # command:package - packages wanted only when the command is missing (a
 # Node.js from elsewhere, NodeSource's say, brings npm and conflicts with
 # Debian's npm package)
