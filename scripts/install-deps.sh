@@ -6,8 +6,9 @@
 # image the README builds, Node.js and npm for the web UI: Debian's nodejs
 # and npm, unless `node` and `npm` are already there from elsewhere).
 # test: that plus what `make check`
-# needs (PostgreSQL server, haproxy for the managers' front, sqlite3, curl, jq, xxd and openssl for the
-# integration tests; docker-registry, skopeo, debootstrap and busybox-static
+# needs (PostgreSQL server, sqlite3, curl, jq, xxd and openssl for the
+# integration tests; haproxy in front of two managers (t2020,
+# deploy/haproxy.cfg); docker-registry, skopeo, debootstrap and busybox-static
 # to build test images and serve them on loopback, with apache2-utils
 # (htpasswd) and python3 for the registry tests' Basic auth, token server
 # and failing registry; chromium for the web UI's browser tests; clang for

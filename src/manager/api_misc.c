@@ -44,8 +44,9 @@ void api_health(struct api_ctx *c)
                 http_add_header(c->req, "Retry-After", "5");
                 return api_problem(c, 503, "service-unavailable", "the database is unreachable");
         }
-        api_json(c, 200, json_pack("{s:s, s:s, s:s}", "status", "ok", "database", db_kind_name(c->m->db), "events",
-                                   cluster_events_state(c->m)));
+        api_json(c, 200,
+                 json_pack("{s:s, s:s, s:s}", "status", "ok", "database", db_kind_name(c->m->db), "events",
+                           cluster_events_state(c->m)));
 }
 
 void api_metrics(struct api_ctx *c)

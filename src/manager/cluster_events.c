@@ -35,9 +35,9 @@
 #include "manager/main.h"
 #include "manager/scheduler/scheduler.h"
 
-#define CHANNEL "tessera_events"
-#define FIELD_MAX 1024    /* bytes of a reason or message on the wire */
-#define PAYLOAD_MAX 7999  /* PostgreSQL refuses 8000 and more */
+#define CHANNEL     "tessera_events"
+#define FIELD_MAX   1024 /* bytes of a reason or message on the wire */
+#define PAYLOAD_MAX 7999 /* PostgreSQL refuses 8000 and more */
 
 struct cluster_events {
         struct manager *m;
@@ -65,21 +65,20 @@ static const char *bounded(const char *s, char **cut)
 static json_t *session_payload(const struct cluster_events *ce, const struct session_event *ev)
 {
         _cleanup_free_ char *cut = NULL;
-        return json_pack("{s:s, s:s, s:I, s:s, s:s, s:s?, s:s?, s:s?, s:s?, s:s?, s:s, s:s?, s:I}", "m",
-                         ce->instance, "k", "session", "id", (json_int_t)ev->id, "name", ev->name, "sessionId",
-                         ev->session_id, "sessionName", ev->session_name, "accessKey", ev->access_key, "userId",
-                         ev->user_id, "domain", ev->domain, "projectId", ev->project_id, "status", ev->status,
-                         "reason", bounded(ev->reason, &cut), "exitCode", (json_int_t)ev->exit_code);
+        return json_pack("{s:s, s:s, s:I, s:s, s:s, s:s?, s:s?, s:s?, s:s?, s:s?, s:s, s:s?, s:I}", "m", ce->instance,
+                         "k", "session", "id", (json_int_t)ev->id, "name", ev->name, "sessionId", ev->session_id,
+                         "sessionName", ev->session_name, "accessKey", ev->access_key, "userId", ev->user_id, "domain",
+                         ev->domain, "projectId", ev->project_id, "status", ev->status, "reason",
+                         bounded(ev->reason, &cut), "exitCode", (json_int_t)ev->exit_code);
 }
 
 static json_t *task_payload(const struct cluster_events *ce, const struct task_event *ev)
 {
         _cleanup_free_ char *cut = NULL;
-        return json_pack("{s:s, s:s, s:I, s:s, s:s, s:s, s:I, s:I, s:s?, s:s?, s:s?}", "m", ce->instance, "k",
-                         "task", "id", (json_int_t)ev->id, "name", ev->name, "taskId", ev->task_id, "status",
-                         ev->status, "current", (json_int_t)ev->current_progress, "total",
-                         (json_int_t)ev->total_progress, "message", bounded(ev->message, &cut), "userId",
-                         ev->user_id, "domain", ev->domain);
+        return json_pack("{s:s, s:s, s:I, s:s, s:s, s:s, s:I, s:I, s:s?, s:s?, s:s?}", "m", ce->instance, "k", "task",
+                         "id", (json_int_t)ev->id, "name", ev->name, "taskId", ev->task_id, "status", ev->status,
+                         "current", (json_int_t)ev->current_progress, "total", (json_int_t)ev->total_progress,
+                         "message", bounded(ev->message, &cut), "userId", ev->user_id, "domain", ev->domain);
 }
 
 static void notify(struct cluster_events *ce, const char *payload)

@@ -66,8 +66,7 @@ void events_receive_task(struct events *e, const struct task_event *ev);
 
 /* The relay: called after the local listeners with each event published
  * here, exactly one of session_ev and task_ev set; fn NULL removes it. */
-typedef void (*events_relay_fn)(const struct session_event *session_ev, const struct task_event *task_ev,
-                                void *data);
+typedef void (*events_relay_fn)(const struct session_event *session_ev, const struct task_event *task_ev, void *data);
 void events_set_relay(struct events *e, events_relay_fn fn, void *data);
 
 uint64_t events_listen(struct events *e, events_fn fn, void *data);

@@ -12,8 +12,8 @@
 #include "common/timeutil.h"
 #include "manager/db/db_listen.h"
 
-#define RETRY_FIRST_USEC (200 * 1000)
-#define RETRY_MAX_USEC (5 * USEC_PER_SEC)
+#define RETRY_FIRST_USEC      (200 * 1000)
+#define RETRY_MAX_USEC        (5 * USEC_PER_SEC)
 #define CONNECT_DEADLINE_USEC (10 * USEC_PER_SEC)
 
 enum phase {
@@ -33,9 +33,9 @@ struct db_listen {
         int fd;            /* the socket watched on the loop, or -1 */
         uint32_t watching; /* its epoll events */
         enum phase phase;
-        bool listen_ok;    /* LISTEN answered COMMAND_OK (LISTENING) */
-        bool was_up;       /* the next up is "again" */
-        bool told_down;    /* handlers.down was called for this loss */
+        bool listen_ok; /* LISTEN answered COMMAND_OK (LISTENING) */
+        bool was_up;    /* the next up is "again" */
+        bool told_down; /* handlers.down was called for this loss */
         int64_t retry_usec;
         uint64_t timer; /* the next try (WAITING) or the deadline (CONNECTING, LISTENING) */
 };
@@ -43,8 +43,14 @@ struct db_listen {
 /* libpq's parameters: TCP keepalives find a server gone without a word
  * (about 25 s); the URL comes last, so that what it says wins. */
 static const char *const param_keys[] = {
-        "keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count", "connect_timeout",
-        "application_name", "dbname", NULL,
+        "keepalives",
+        "keepalives_idle",
+        "keepalives_interval",
+        "keepalives_count",
+        "connect_timeout",
+        "application_name",
+        "dbname",
+        NULL,
 };
 
 static PGconn *connect_params(const struct db_listen *dl, bool blocking)
