@@ -2,12 +2,13 @@
  *
  * Every event published on this manager's bus (core/events.h) is sent to
  * the others with NOTIFY on channel tessera_events, on the connection that
- * made the change (pg_notify() in its transaction when there is one, so
- * that it is delivered at commit, and not at all on a rollback).  A second
- * connection LISTENs (db/db_listen.h) and hands the other managers' events
- * to this bus's listeners: the streams of /events/session and
- * /events/background-task, the agents' sync long polls, the scheduler, the
- * requests waiting for a session to start.
+ * made the change.  Events are published once their change is committed;
+ * those of one turn of the loop (a scheduling pass publishes hundreds) go
+ * out together at its end, one statement and one commit for all, in the
+ * order they were published.  A second connection LISTENs (db/db_listen.h)
+ * and hands the other managers' events to this bus's listeners: the
+ * streams of /events/session and /events/background-task, the agents' sync
+ * long polls, the scheduler, the requests waiting for a session to start.
  *
  * A payload is JSON of at most 8000 bytes (PostgreSQL's limit):
  *   {"m": INSTANCE, "k": "session", "id": N, "name": ..., "sessionId": ...}
@@ -27,6 +28,7 @@
 
 #include "common/crypto.h"
 #include "common/log.h"
+#include "common/loop.h"
 #include "manager/agents/agent_sync.h"
 #include "manager/core/events.h"
 #include "manager/core/manager.h"
@@ -38,12 +40,15 @@
 #define CHANNEL     "tessera_events"
 #define FIELD_MAX   1024 /* bytes of a reason or message on the wire */
 #define PAYLOAD_MAX 7999 /* PostgreSQL refuses 8000 and more */
+#define BATCH_MAX   256  /* events sent by one statement */
 
 struct cluster_events {
         struct manager *m;
         struct db_listen *listen;
         char instance[UUID_STR_LEN];
-        bool send_failing; /* the last NOTIFY failed (logged once per run of failures) */
+        json_t *pending;     /* payloads not sent yet (strings), in order */
+        uint64_t send_timer; /* sends them on the loop's next turn */
+        bool send_failing;   /* the last send failed (logged once per run of failures) */
 };
 
 /* s cut to at most FIELD_MAX bytes, at a character's start; *cut is
@@ -81,13 +86,24 @@ static json_t *task_payload(const struct cluster_events *ce, const struct task_e
                          "message", bounded(ev->message, &cut), "userId", ev->user_id, "domain", ev->domain);
 }
 
-static void notify(struct cluster_events *ce, const char *payload)
+/* Send the pending payloads in one statement (one round trip and one
+ * commit for a scheduling pass's hundreds of events, instead of one each). */
+static void send_pending(struct cluster_events *ce)
 {
         struct tess_error *err = NULL;
+        _cleanup_free_ char *batch = NULL;
 
-        if (DBQ(ce->m->db, "SELECT pg_notify(?, ?)", NULL, &err, DB_TEXT(CHANNEL), DB_TEXT(payload)) < 0) {
+        if (ce->send_timer)
+                loop_cancel_timer(ce->m->loop, ce->send_timer);
+        ce->send_timer = 0;
+        if (json_array_size(ce->pending) == 0)
+                return;
+        batch = json_dumps(ce->pending, JSON_COMPACT);
+        json_array_clear(ce->pending);
+        if (DBQ(ce->m->db, "SELECT pg_notify(?, value) FROM json_array_elements_text(?)", NULL, &err, DB_TEXT(CHANNEL),
+                DB_TEXT(batch)) < 0) {
                 if (!ce->send_failing)
-                        log_warn("cluster events: sending an event to the other managers failed: %s", err->msg);
+                        log_warn("cluster events: sending events to the other managers failed: %s", err->msg);
                 tess_error_free(err);
                 ce->send_failing = true;
                 return;
@@ -97,7 +113,16 @@ static void notify(struct cluster_events *ce, const char *payload)
         ce->send_failing = false;
 }
 
-/* events_relay_fn: an event published here, to the other managers. */
+static void on_send_timer(struct loop *l UNUSED, void *data)
+{
+        struct cluster_events *ce = data;
+        ce->send_timer = 0;
+        send_pending(ce);
+}
+
+/* events_relay_fn: an event published here, to the other managers, with
+ * the others published in this turn of the loop (events are published
+ * after their change is committed). */
 static void relay(const struct session_event *session_ev, const struct task_event *task_ev, void *data)
 {
         struct cluster_events *ce = data;
@@ -113,7 +138,11 @@ static void relay(const struct session_event *session_ev, const struct task_even
                 text = json_dumps(j, JSON_COMPACT);
                 json_decref(j);
         }
-        notify(ce, text);
+        json_array_append_new(ce->pending, json_string(text));
+        if (json_array_size(ce->pending) >= BATCH_MAX)
+                send_pending(ce);
+        else if (!ce->send_timer)
+                ce->send_timer = loop_add_timer(ce->m->loop, 0, on_send_timer, ce);
 }
 
 /* Anything may have changed: schedule, and answer every waiting agent. */
@@ -227,9 +256,11 @@ int cluster_events_start(struct manager *m, struct tess_error **err)
                 return 0;
         ce = xcalloc(1, sizeof(*ce));
         ce->m = m;
+        ce->pending = json_array();
         uuid_generate_str(ce->instance);
         r = db_listen_start(m->loop, m->conf.database, CHANNEL, &handlers, ce, &ce->listen, err);
         if (r < 0) {
+                json_decref(ce->pending);
                 free(ce);
                 return r;
         }
@@ -246,6 +277,8 @@ void cluster_events_stop(struct manager *m)
                 return;
         if (m->events)
                 events_set_relay(m->events, NULL, NULL);
+        send_pending(ce); /* the last turn's */
+        json_decref(ce->pending);
         db_listen_stop(ce->listen);
         free(ce);
         m->cluster_events = NULL;
