@@ -35,7 +35,7 @@ sse_open() {
         curl -sN "${h[@]}" "$2$3" >"$TMP/$1.sse" 2>&1 &
         SSE_PID[$1]=$!
         test_at_exit "kill ${SSE_PID[$1]}"
-        for _ in $(seq 1 100); do
+        for _ in $(seq 1 300); do
                 grep -q "^retry:" "$TMP/$1.sse" && return 0
                 sleep 0.1
         done
@@ -148,7 +148,7 @@ test_expect_success 'two managers on one database, haproxy in front with the rep
                 </dev/null >"$TMP/haproxy.log" 2>&1 &
          echo $! >"$TMP/haproxy.pid") &&
         test_at_exit "kill \$(cat $TMP/haproxy.pid)" &&
-        for _ in $(seq 1 100); do curl -sf -o /dev/null "$FRONT/health" && break; sleep 0.1; done &&
+        for _ in $(seq 1 300); do curl -sf -o /dev/null "$FRONT/health" && break; sleep 0.1; done &&
         health "$FRONT" && test "$HEALTH" = 200
 '
 
@@ -210,6 +210,7 @@ test_expect_success CONTAINERS 'a terminal through B answers' '
 test_expect_success 'kill -9 of A under load through the front: at most its requests in flight fail' '
         LOAD_PIDS= &&
         for l in 1 2; do load $l 120 & LOAD_PIDS="$LOAD_PIDS $!"; done &&
+        test_at_exit "kill $LOAD_PIDS" &&
         for _ in $(seq 1 600); do
                 n=$(cat "$TMP"/load.* 2>/dev/null | grep -c " 20[01]$" || true)
                 [ "$n" -ge 80 ] && break
@@ -252,7 +253,7 @@ test_expect_success 'the event streams on B go on: a session ended through the f
 
 test_expect_success 'A again, on its address: B hears it, the front uses it again' '
         MANAGER_LISTEN_PORT=$MANAGER_PORT start_manager --config "$TMP/manager.conf" && test "$BACKEND_ENDPOINT" = "$A" &&
-        for _ in $(seq 1 100); do grep -q "manager1 is UP" "$TMP/haproxy.log" && break; sleep 0.1; done &&
+        for _ in $(seq 1 300); do grep -q "manager1 is UP" "$TMP/haproxy.log" && break; sleep 0.1; done &&
         grep -q "manager1 is UP" "$TMP/haproxy.log" &&
         as "$A" api POST /session "{\"name\": \"ev-2\", \"image\": \"python:3.11\", \"enqueueOnly\": true, \"config\": {\"resources\": {\"cpu\": 1000, \"mem\": \"1g\"}}}" &&
         test "$CODE" = 201 &&
@@ -266,11 +267,11 @@ test_expect_success 'cut from the database, a manager answers 503 on /health and
         psql -X -q -v ON_ERROR_STOP=1 "$TESSERA_TEST_PG_URL" -c "ALTER DATABASE $DBNAME ALLOW_CONNECTIONS false" &&
         psql -X -q -t -v ON_ERROR_STOP=1 "$TESSERA_TEST_PG_URL" \
                 -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\''$DBNAME'\''" >/dev/null &&
-        for _ in $(seq 1 100); do health "$B"; [ "$HEALTH" = 503 ] && break; sleep 0.1; done &&
+        for _ in $(seq 1 300); do health "$B"; [ "$HEALTH" = 503 ] && break; sleep 0.1; done &&
         test "$HEALTH" = 503 && grep -q "unreachable" "$TMP/health" &&
-        for _ in $(seq 1 100); do health "$FRONT"; [ "$HEALTH" = 503 ] && break; sleep 0.1; done &&
+        for _ in $(seq 1 300); do health "$FRONT"; [ "$HEALTH" = 503 ] && break; sleep 0.1; done &&
         test "$HEALTH" = 503 &&
-        for _ in $(seq 1 100); do grep -q "manager2 is DOWN" "$TMP/haproxy.log" && break; sleep 0.1; done &&
+        for _ in $(seq 1 300); do grep -q "manager2 is DOWN" "$TMP/haproxy.log" && break; sleep 0.1; done &&
         grep -q "manager2 is DOWN" "$TMP/haproxy.log"
 '
 
@@ -287,13 +288,13 @@ test_expect_success 'the database back: both answer again, listen again, and eve
         as "$A" api POST /session "{\"name\": \"ev-3\", \"image\": \"python:3.11\", \"enqueueOnly\": true, \"config\": {\"resources\": {\"cpu\": 1000, \"mem\": \"1g\"}}}" &&
         test "$CODE" = 201 &&
         sse_wait b session_enqueued ev-3 &&
-        for _ in $(seq 1 100); do health "$FRONT"; [ "$HEALTH" = 200 ] && break; sleep 0.1; done &&
+        for _ in $(seq 1 300); do health "$FRONT"; [ "$HEALTH" = 200 ] && break; sleep 0.1; done &&
         test "$HEALTH" = 200
 '
 
 test_expect_success 'stop B cleanly' '
         kill "$(cat "$TMP/manager2.pid")" &&
-        for _ in $(seq 1 100); do kill -0 "$(cat "$TMP/manager2.pid")" 2>/dev/null || break; sleep 0.1; done &&
+        for _ in $(seq 1 300); do kill -0 "$(cat "$TMP/manager2.pid")" 2>/dev/null || break; sleep 0.1; done &&
         ! kill -0 "$(cat "$TMP/manager2.pid")" 2>/dev/null
 '
 
