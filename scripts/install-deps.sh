@@ -7,7 +7,8 @@
 # and npm, unless `node` and `npm` are already there from elsewhere).
 # test: that plus what `make check`
 # needs (PostgreSQL server, sqlite3, curl, jq, xxd and openssl for the
-# integration tests; docker-registry, skopeo, debootstrap and busybox-static
+# integration tests; haproxy in front of two managers (t2020,
+# deploy/haproxy.cfg); docker-registry, skopeo, debootstrap and busybox-static
 # to build test images and serve them on loopback, with apache2-utils
 # (htpasswd) and python3 for the registry tests' Basic auth, token server
 # and failing registry; chromium for the web UI's browser tests; clang for
@@ -18,7 +19,7 @@
 set -eu
 
 BUILD_PKGS="gcc make pkg-config libmicrohttpd-dev libjansson-dev libsqlite3-dev libpq-dev libssl-dev libcurl4-openssl-dev libarchive-dev zlib1g-dev libzstd-dev libisal-dev libwslay-dev runc crun iproute2 busybox-static jq"
-TEST_PKGS="postgresql sqlite3 curl xxd openssl docker-registry skopeo debootstrap apache2-utils python3 chromium"
+TEST_PKGS="postgresql haproxy sqlite3 curl xxd openssl docker-registry skopeo debootstrap apache2-utils python3 chromium"
 # command:package - packages wanted only when the command is missing (a
 # Node.js from elsewhere, NodeSource's say, brings npm and conflicts with
 # Debian's npm package)

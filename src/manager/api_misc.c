@@ -1,10 +1,12 @@
-/* api_misc.c - unauthenticated meta routes: version, metrics, OpenAPI. */
+/* api_misc.c - unauthenticated meta routes: version, health, metrics,
+ * OpenAPI. */
 #include "common/compat.h"
 
 #include <ctype.h>
 #include <inttypes.h>
 
 #include "common/buf.h"
+#include "common/log.h"
 #include "common/sign.h"
 #include "common/version.h"
 #include "manager/admin/admin.h"
@@ -21,6 +23,30 @@ void api_root_version(struct api_ctx *c)
         if (web_static_index(c)) /* a browser: the web UI */
                 return;
         api_json(c, 200, json_pack("{s:s, s:s}", "version", API_VERSION_NEWEST, "manager", TESSERA_VERSION));
+}
+
+/* GET /health: can this manager serve?  200 when its database answers,
+ * 503 (with Retry-After) when it does not: what a load balancer in front of
+ * several managers checks (deploy/haproxy.cfg).  `events` says whether
+ * the events of the other managers reach this one: "listening",
+ * "reconnecting" (for a moment after the database came back), or "local"
+ * (SQLite: one manager). */
+void api_health(struct api_ctx *c)
+{
+        _cleanup_rows_ struct db_rows *rows = NULL;
+        struct tess_error *err = NULL;
+
+        http_add_header(c->req, "Cache-Control", "no-store");
+        if (db_query(c->m->db, "SELECT 1 AS ok", NULL, 0, &rows, &err) < 0) {
+                /* the reason is for the log: this route answers anyone */
+                log_debug("health: the database does not answer: %s", err->msg);
+                tess_error_free(err);
+                http_add_header(c->req, "Retry-After", "5");
+                return api_problem(c, 503, "service-unavailable", "the database is unreachable");
+        }
+        api_json(c, 200,
+                 json_pack("{s:s, s:s, s:s}", "status", "ok", "database", db_kind_name(c->m->db), "events",
+                           cluster_events_state(c->m)));
 }
 
 void api_metrics(struct api_ctx *c)
@@ -47,9 +73,14 @@ void api_metrics(struct api_ctx *c)
                    "# HELP tessera_db_query_seconds_total Time spent in database queries.\n"
                    "# TYPE tessera_db_query_seconds_total counter\n"
                    "tessera_db_query_seconds_total{driver=\"%s\"} %.6f\n"
-                   "# HELP tessera_events_total Session events published.\n# TYPE tessera_events_total counter\n"
-                   "tessera_events_total %" PRIu64 "\n",
-                   db_kind_name(c->m->db), nq, db_kind_name(c->m->db), secs, events_published(c->m->events));
+                   "# HELP tessera_events_total Session and task events published.\n"
+                   "# TYPE tessera_events_total counter\n"
+                   "tessera_events_total %" PRIu64 "\n"
+                   "# HELP tessera_events_received_total Events of the other managers received.\n"
+                   "# TYPE tessera_events_received_total counter\n"
+                   "tessera_events_received_total %" PRIu64 "\n",
+                   db_kind_name(c->m->db), nq, db_kind_name(c->m->db), secs, events_published(c->m->events),
+                   events_received(c->m->events));
         http_reply(c->req, 200, "text/plain; version=0.0.4", b.data, b.len);
         buf_release(&b);
 }

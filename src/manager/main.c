@@ -2,7 +2,8 @@
  * signals (SIGTERM/SIGINT stop cleanly, SIGHUP reloads) and the loop.
  *
  * Start-up: config -> state dir -> master key -> database (migrations) ->
- * bootstrap -> HTTP server -> loop.  `tessera dev` is the embedded default:
+ * bootstrap -> event bus (shared with the other managers on PostgreSQL)
+ * -> HTTP server -> loop.  `tessera dev` is the embedded default:
  * SQLite in --state-dir, one node (the agent joins here in a later part). */
 #include "common/compat.h"
 
@@ -244,6 +245,9 @@ static int manager_run(struct manager *m, struct tess_error **err)
         if (r < 0)
                 return r;
         m->events = events_new();
+        r = cluster_events_start(m, err);
+        if (r < 0)
+                return r;
         m->metrics = metrics_new();
         m->ratelimit = ratelimit_new();
         m->authcache = auth_cache_new();
@@ -305,6 +309,7 @@ static int manager_run(struct manager *m, struct tess_error **err)
         m->http = http_server_stop(m->http);
         m->scheduler = scheduler_stop(m->scheduler);
         m->agent_sync = agent_sync_free(m->agent_sync);
+        cluster_events_stop(m);
         audit_flush(m);
         if (db_begin(m->db, NULL) >= 0) {
                 ratelimit_drain_counts(m->ratelimit, flush_one, m);
@@ -321,6 +326,7 @@ static void manager_release(struct manager *m)
         m->http = http_server_stop(m->http);
         m->scheduler = scheduler_stop(m->scheduler);
         m->agent_sync = agent_sync_free(m->agent_sync);
+        cluster_events_stop(m);
         m->db = db_close(m->db);
         m->blobs = blob_store_close(m->blobs);
         vf_hosts_release(&m->vfolder_hosts);

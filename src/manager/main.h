@@ -6,7 +6,8 @@
  *   bootstrap.c   the first start on an empty database
  *   keys.c        the master key and the cluster secret
  *   dev_agent.c   `tessera dev`'s agent beside the manager
- *   api_misc.c    /, /metrics, /openapi.json
+ *   cluster_events.c  the event bus shared by the managers of one PostgreSQL
+ *   api_misc.c    /, /health, /metrics, /openapi.json
  *   web_static.c  the web UI's files */
 #ifndef TESS_MANAGER_MAIN_H
 #define TESS_MANAGER_MAIN_H
@@ -45,7 +46,16 @@ int manager_load_cluster_secret(struct manager *m, struct tess_error **err);
 int dev_agent_start(struct manager *m, struct tess_error **err);
 void dev_agent_stop(struct manager *m);
 
+/* Several managers on one PostgreSQL: each event published here goes to
+ * the others (NOTIFY) and theirs come here (LISTEN on a connection of its
+ * own); nothing on SQLite (cluster_events.c).  The state, for /health:
+ * "local" (SQLite), "listening" or "reconnecting". */
+int cluster_events_start(struct manager *m, struct tess_error **err);
+void cluster_events_stop(struct manager *m);
+const char *cluster_events_state(const struct manager *m);
+
 void api_root_version(struct api_ctx *c); /* api_misc.c */
+void api_health(struct api_ctx *c);
 void api_metrics(struct api_ctx *c);
 void api_openapi(struct api_ctx *c);
 /* The OpenAPI document of the routes of `tables` (also written to

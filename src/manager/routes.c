@@ -33,6 +33,8 @@ const struct route api_routes[] = {
         { "GET", "/server/session", api_web_session, ROUTE_PUBLIC | ROUTE_READ, "Web UI: the logged-in user",
           "auth" },
         { "POST", "/server/logout", api_web_logout, ROUTE_PUBLIC, "Web UI: log out", "auth" },
+        { "GET", "/health", api_health, ROUTE_PUBLIC | ROUTE_READ,
+          "Can this manager serve: 200 when its database answers, else 503 (for load balancers)", "meta" },
         { "GET", "/metrics", api_metrics, ROUTE_PUBLIC | ROUTE_READ, "Prometheus metrics", "meta" },
         { "GET", "/openapi.json", api_openapi, ROUTE_PUBLIC | ROUTE_READ, "This OpenAPI document", "meta" },
         { "POST", "/auth/authorize", api_auth_authorize, ROUTE_PUBLIC, "Log in with a password, get the keypair",

@@ -59,6 +59,7 @@ test_expect_success 'set up two domains with a superadmin, admins, a monitor and
 # {VICTIM}/{VICTIM2}/{OSESS} by session ids.
 cat >"$TMP/matrix" <<'MATRIX'
 GET /                                   -                       | 200 200 200 200 200
+GET /health                             -                       | 200 200 200 200 200
 GET /metrics                            -                       | 200 200 200 200 200
 GET /ui/nope.js                         -                       | 404 404 404 404 404
 POST /server/login                      {"email":"nobody@walk.test","password":"nope-nope"} | 401 401 401 401 401

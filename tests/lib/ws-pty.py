@@ -15,6 +15,7 @@ Steps, in order:
   expect-terminal:KEPT  wait for a named terminal's {"type": "terminal"}
                       message; KEPT: kept (an existing shell) or new
   sleep:SECONDS       wait (answering pings)
+  wait-file:PATH      wait (answering pings) until PATH exists, however long
   close               send a close frame
   expect-close[:CODE] wait until the server closes the connection (with
                       that close code)
@@ -191,6 +192,9 @@ def main():
         elif kind == "sleep":
             if not ws.closed:
                 wait_for(lambda: False, "time", float(arg))
+        elif kind == "wait-file":
+            while not ws.closed and not os.path.exists(arg):
+                wait_for(lambda: False, "time", 0.2)
         elif kind == "close":
             ws.send(8, struct.pack("!H", 1000))
         elif kind == "expect-close":

@@ -211,6 +211,12 @@ static void on_event(const struct session_event *ev, void *data)
                                 wait_finish(s->waits[j]);
 }
 
+void agent_sync_wake_all(struct agent_sync *s)
+{
+        while (s->nwaits > 0)
+                wait_finish(s->waits[s->nwaits - 1]);
+}
+
 struct agent_sync *agent_sync_new(struct manager *m)
 {
         struct agent_sync *s = xcalloc(1, sizeof(*s));

@@ -10,5 +10,8 @@ struct agent_sync;
 
 struct agent_sync *agent_sync_new(struct manager *m);
 struct agent_sync *agent_sync_free(struct agent_sync *s);
+/* Answer every waiting agent now (when events may have been missed: each
+ * answer is the agent's whole desired state). */
+void agent_sync_wake_all(struct agent_sync *s);
 
 #endif

@@ -1,6 +1,7 @@
 /* events.c - see events.h. */
 #include "common/compat.h"
 
+#include "common/timeutil.h"
 #include "manager/core/events.h"
 
 struct listener {
@@ -13,7 +14,11 @@ struct listener {
 struct events {
         struct listener *l;
         int n, cap;
-        uint64_t next_listener, next_event;
+        uint64_t next_listener;
+        uint64_t last_id;             /* the id of the last event published here */
+        uint64_t published, received; /* counts, for /metrics */
+        events_relay_fn relay;
+        void *relay_data;
         int publishing;   /* nesting depth of events_publish */
         bool removed;     /* a listener was removed while publishing */
 };
@@ -58,16 +63,48 @@ static void deliver(struct events *e, const struct session_event *session_ev, co
                 compact(e);
 }
 
+/* The time now in microseconds, or one more than the last id if the clock
+ * has not moved (or went back). */
+static uint64_t next_id(struct events *e)
+{
+        int64_t now = now_usec();
+        e->last_id = now > 0 && (uint64_t)now > e->last_id ? (uint64_t)now : e->last_id + 1;
+        e->published++;
+        return e->last_id;
+}
+
 void events_publish(struct events *e, struct session_event *ev)
 {
-        ev->id = ++e->next_event;
+        ev->id = next_id(e);
         deliver(e, ev, NULL);
+        if (e->relay)
+                e->relay(ev, NULL, e->relay_data);
 }
 
 void events_publish_task(struct events *e, struct task_event *ev)
 {
-        ev->id = ++e->next_event;
+        ev->id = next_id(e);
         deliver(e, NULL, ev);
+        if (e->relay)
+                e->relay(NULL, ev, e->relay_data);
+}
+
+void events_receive(struct events *e, const struct session_event *ev)
+{
+        e->received++;
+        deliver(e, ev, NULL);
+}
+
+void events_receive_task(struct events *e, const struct task_event *ev)
+{
+        e->received++;
+        deliver(e, NULL, ev);
+}
+
+void events_set_relay(struct events *e, events_relay_fn fn, void *data)
+{
+        e->relay = fn;
+        e->relay_data = data;
 }
 
 static uint64_t add_listener(struct events *e, events_fn fn, events_task_fn task_fn, void *data)
@@ -106,5 +143,10 @@ void events_unlisten(struct events *e, uint64_t id)
 
 uint64_t events_published(const struct events *e)
 {
-        return e->next_event;
+        return e->published;
+}
+
+uint64_t events_received(const struct events *e)
+{
+        return e->received;
 }

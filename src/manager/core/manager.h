@@ -19,6 +19,7 @@ struct loop;
 struct db;
 struct http_server;
 struct events;
+struct cluster_events;
 struct metrics;
 struct ratelimit;
 struct auth_cache;
@@ -66,6 +67,7 @@ struct manager {
         struct http_server *http;
         struct http_server *app_http; /* conf.app_listen's, or NULL */
         struct events *events;
+        struct cluster_events *cluster_events; /* PostgreSQL: the bus shared with the other managers (../main.h) */
         struct metrics *metrics;
         struct ratelimit *ratelimit;
         struct auth_cache *authcache;

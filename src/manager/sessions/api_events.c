@@ -9,7 +9,17 @@
  * _started, _terminating, _terminated, _cancelled, ...), and, for streams
  * that ask with ?waiting=1, one of Tessera's: session_waiting, when the
  * scheduler's reason a PENDING session waits changed (`reason` is its
- * message, as statusData has it); Backend.AI's clients never see it. */
+ * message, as statusData has it); Backend.AI's clients never see it.
+ *
+ * With several managers on one PostgreSQL a stream has the events of all
+ * of them (cluster_events.c).  Each event's `id:` is the one its manager
+ * gave it (events.h: the microsecond time of its publication, unique per
+ * manager), the same on every stream of every manager: a client that
+ * reconnects, to the same manager or another one behind the same front,
+ * can tell an event it has already seen.  Nothing is replayed: a new
+ * stream starts with the events published after it opened, and
+ * Last-Event-ID is ignored; a client that must not miss a change reads the
+ * session (GET /session/{name}, /sessions) once its stream is open. */
 #include "common/compat.h"
 
 #include <inttypes.h>
