@@ -63,6 +63,9 @@ const struct conf_opt manager_conf_opts[] = {
                  "longest JSON string"),
         CONF_OPT("max_page_size", CONF_T_U64, MC, max_page_size, "1000", 1, 100000, true,
                  "largest page of a list"),
+        CONF_OPT("trusted_proxies", CONF_T_STR, MC, trusted_proxies, NULL, 0, 0, false,
+                 "addresses of fronts (haproxy, deploy/haproxy.cfg) whose X-Forwarded-For names the client, "
+                 "comma-separated (default: none; the header is ignored)"),
         CONF_OPT("max_connections", CONF_T_U64, MC, max_connections, "4096", 16, 1000000, false,
                  "concurrent HTTP connections"),
         CONF_OPT("rate_limit_window", CONF_T_USEC, MC, rate_limit_window, "15m", 0, 0, true,
@@ -276,6 +279,7 @@ static int manager_run(struct manager *m, struct tess_error **err)
                 .max_conns = (unsigned)m->conf.max_connections,
                 .conn_timeout_s = 120,
                 .abort = api_request_abort,
+                .trusted_proxies = m->conf.trusted_proxies,
         };
         r = http_server_start(m->loop, &ho, api_dispatch, api_request_done, m, &m->http, err);
         if (r < 0)

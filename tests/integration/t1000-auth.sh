@@ -167,4 +167,25 @@ test_expect_success 'the audit log records who changed what, from where, with wh
         grep -q "\"access_key\":\"$BACKEND_ACCESS_KEY\"" "$TMP/audit"
 '
 
+test_expect_success 'X-Forwarded-For is ignored from any peer but a trusted front' '
+        API_HEADER="X-Forwarded-For: 203.0.113.7" api POST /admin/keypair-policies "{\"name\": \"xff-a\"}" &&
+        test "$CODE" = 201 &&
+        OUT=$TMP/audit api GET "/admin/audit-log?action=POST%20/admin/keypair-policies" &&
+        jq -e "[.items[].remote_addr] | index(\"203.0.113.7\") == null and index(\"127.0.0.1\") != null" "$TMP/audit"
+'
+
+test_expect_success 'behind a trusted front (trusted_proxies) the client is the address it appended last' '
+        stop_manager &&
+        printf "trusted_proxies = \"10.9.9.9, 127.0.0.1\"\n" >"$TMP/front.conf" &&
+        start_manager --config "$TMP/front.conf" &&
+        API_HEADER="X-Forwarded-For: 198.51.100.1, 203.0.113.9" api POST /admin/keypair-policies "{\"name\": \"xff-b\"}" &&
+        test "$CODE" = 201 &&
+        API_HEADER="X-Forwarded-For: not-an-address" api POST /admin/keypair-policies "{\"name\": \"xff-c\"}" &&
+        test "$CODE" = 201 &&
+        OUT=$TMP/audit api GET "/admin/audit-log?action=POST%20/admin/keypair-policies" &&
+        jq -c "[.items[] | {remote_addr, ts}]" "$TMP/audit" &&
+        jq -e "[.items[].remote_addr] | index(\"203.0.113.9\") != null and index(\"198.51.100.1\") == null
+                and index(\"not-an-address\") == null" "$TMP/audit"
+'
+
 test_done

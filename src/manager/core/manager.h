@@ -43,6 +43,7 @@ struct manager_conf {
         uint64_t max_string_len;
         uint64_t max_page_size;
         uint64_t max_connections;
+        char *trusted_proxies; /* fronts whose X-Forwarded-For names the client (http.h) */
         int64_t rate_limit_window;
         int64_t session_wait_default;
         int64_t auth_cache_ttl;

@@ -78,6 +78,7 @@ struct http_server {
         http_done_fn done;
         void *data;
         http_abort_fn abort;
+        char *trusted_proxies; /* ",a,b," or NULL */
         bool need_run; /* a connection was resumed: run MHD before waiting */
         struct http_req *reqs; /* live requests, for shutdown */
 };
@@ -316,6 +317,45 @@ static enum MHD_Result queue_answer(struct http_req *r)
         return ret;
 }
 
+struct forwarded {
+        const char *last; /* the last X-Forwarded-For header's value */
+};
+
+static enum MHD_Result forwarded_cb(void *cls, enum MHD_ValueKind kind UNUSED, const char *key, const char *value)
+{
+        struct forwarded *f = cls;
+        if (value && strcasecmp(key, "X-Forwarded-For") == 0)
+                f->last = value;
+        return MHD_YES;
+}
+
+/* A trusted front's client: the address it appended last to
+ * X-Forwarded-For, when that is an address. */
+static void take_forwarded_for(struct http_req *r)
+{
+        struct http_server *s = r->srv;
+        struct forwarded f = { 0 };
+        char key[sizeof(r->remote) + 2], addr[sizeof(r->remote)];
+        unsigned char bin[sizeof(struct in6_addr)];
+
+        snprintf(key, sizeof(key), ",%s,", r->remote);
+        if (!s->trusted_proxies || !r->remote[0] || !strstr(s->trusted_proxies, key))
+                return;
+        MHD_get_connection_values(r->conn, MHD_HEADER_KIND, forwarded_cb, &f);
+        if (!f.last)
+                return;
+        const char *p = strrchr(f.last, ',');
+        p = p ? p + 1 : f.last;
+        p += strspn(p, " \t");
+        size_t n = strcspn(p, " \t");
+        if (n == 0 || n >= sizeof(addr))
+                return;
+        memcpy(addr, p, n);
+        addr[n] = '\0';
+        if (inet_pton(AF_INET, addr, bin) == 1 || inet_pton(AF_INET6, addr, bin) == 1)
+                memcpy(r->remote, addr, n + 1);
+}
+
 static enum MHD_Result access_cb(void *cls, struct MHD_Connection *c UNUSED, const char *url UNUSED,
                                  const char *method, const char *version UNUSED, const char *upload_data,
                                  size_t *upload_data_size, void **req_cls)
@@ -326,6 +366,7 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *c UNUSED, con
         if (!r->started) {
                 r->started = true;
                 r->method = xstrdup(method);
+                take_forwarded_for(r);
                 if (s->stream_body && s->stream_body(method, r->path, s->data)) {
                         r->streamed = r->dispatched = true;
                         s->dispatch(r, s->data);
@@ -433,6 +474,12 @@ int http_server_start(struct loop *l, const struct http_server_opts *o, http_dis
         s->done = done;
         s->abort = o->abort;
         s->data = data;
+        if (o->trusted_proxies && *o->trusted_proxies) {
+                s->trusted_proxies = xasprintf(",%s,", o->trusted_proxies);
+                for (char *p = s->trusted_proxies; *p; p++)
+                        if (*p == ' ')
+                                *p = ',';
+        }
         /* A peer gone mid-answer is an error return, not a signal: so MHD
          * may send files with sendfile() (SIGPIPE_HANDLED_BY_APP). */
         signal(SIGPIPE, SIG_IGN);
@@ -506,6 +553,7 @@ struct http_server *http_server_stop(struct http_server *s)
         loop_del_fd(s->loop, s->epfd);
         loop_del_prepare(s->loop, on_prepare, s);
         MHD_stop_daemon(s->d);
+        free(s->trusted_proxies);
         free(s);
         return NULL;
 }

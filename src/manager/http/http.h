@@ -46,6 +46,11 @@ struct http_server_opts {
         unsigned max_conns;
         unsigned conn_timeout_s;
         http_abort_fn abort; /* optional */
+        /* optional: peers (addresses as inet_ntop writes them, separated by
+         * commas) whose X-Forwarded-For names the client: a front such as
+         * haproxy.  http_remote_addr() is then the address the front
+         * appended last; from any other peer the header is ignored. */
+        const char *trusted_proxies;
 };
 
 int http_server_start(struct loop *l, const struct http_server_opts *o, http_dispatch_fn dispatch,
