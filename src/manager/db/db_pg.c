@@ -59,14 +59,23 @@ static PGconn *conn_start(const char *url, bool blocking)
         return blocking ? PQconnectdbParams(conn_keys, values, 1) : PQconnectStartParams(conn_keys, values, 1);
 }
 
-/* libpq's message without its trailing newlines (a copy). */
-static char *trimmed(const char *msg)
+/* libpq's message on one line (a copy): its line breaks and tabs become
+ * single spaces, trailing ones go. */
+static char *one_line(const char *msg)
 {
-        size_t n = strlen(msg ? msg : "");
+        struct buf b = BUF_INIT;
 
-        while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
-                n--;
-        return xstrndup(msg ? msg : "", n);
+        for (const char *p = msg ? msg : ""; *p; p++) {
+                if (*p == '\n' || *p == '\t' || *p == ' ') {
+                        if (b.len > 0 && b.data[b.len - 1] != ' ')
+                                buf_putc(&b, ' ');
+                } else {
+                        buf_putc(&b, *p);
+                }
+        }
+        if (b.len > 0 && b.data[b.len - 1] == ' ')
+                b.data[--b.len] = 0;
+        return buf_detach(&b, NULL);
 }
 
 static void cache_clear(struct pg_impl *im)
@@ -138,7 +147,7 @@ static int conn_ready(struct db *db, struct pg_impl *im, struct tess_error **err
         if (db->in_tx)
                 return tess_err(err, EBUSY, "the connection to the database broke during a transaction, try again later");
         if (im->conn && !im->connecting) { /* noticed broken outside of a statement */
-                _cleanup_free_ char *why = trimmed(PQerrorMessage(im->conn));
+                _cleanup_free_ char *why = one_line(PQerrorMessage(im->conn));
                 conn_drop(im);
                 db_down(db, false, 0, why);
         }
@@ -166,7 +175,7 @@ static int conn_ready(struct db *db, struct pg_impl *im, struct tess_error **err
                 db_refused(db);
                 return unreachable(err);
         }
-        _cleanup_free_ char *why = r < 0 ? trimmed(PQerrorMessage(im->conn))
+        _cleanup_free_ char *why = r < 0 ? one_line(PQerrorMessage(im->conn))
                                          : xasprintf("connecting to postgresql: no answer within %d s",
                                                      CONNECT_TIMEOUT_S);
         conn_drop(im);
@@ -191,20 +200,23 @@ static int state_code(const char *state)
 }
 
 /* Whether a statement failed because the connection is gone, or going
- * (the server shuts down): nothing more can be sent on it. */
+ * (the server shuts down): nothing more can be sent on it.  Errors of the
+ * server have a SQLSTATE; libpq's own have none, and after a server's
+ * immediate shutdown its "server closed the connection unexpectedly" may
+ * leave the connection's status CONNECTION_OK. */
 static bool conn_lost(PGconn *conn, const char *state)
 {
-        if (PQstatus(conn) != CONNECTION_OK)
+        if (PQstatus(conn) != CONNECTION_OK || !state)
                 return true;
-        return state && (strncmp(state, "08", 2) == 0 || streq(state, "57P01") || streq(state, "57P02") ||
-                         streq(state, "57P03"));
+        return strncmp(state, "08", 2) == 0 || streq(state, "57P01") || streq(state, "57P02") ||
+               streq(state, "57P03");
 }
 
 /* A statement's failure (res may be NULL: out of memory, or no answer). */
 static int stmt_failed(struct db *db, struct pg_impl *im, PGresult *res, struct tess_error **err)
 {
         const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
-        _cleanup_free_ char *msg = trimmed(res ? PQresultErrorMessage(res) : PQerrorMessage(im->conn));
+        _cleanup_free_ char *msg = one_line(res ? PQresultErrorMessage(res) : PQerrorMessage(im->conn));
 
         if (conn_lost(im->conn, state)) {
                 db_tx_broken(db, EBUSY, "the connection to the database broke");
@@ -393,7 +405,7 @@ int db_pg_open(struct db *db, const char *url, struct tess_error **err)
 
         im->conn = conn_start(url, true);
         if (PQstatus(im->conn) != CONNECTION_OK) {
-                _cleanup_free_ char *msg = trimmed(PQerrorMessage(im->conn));
+                _cleanup_free_ char *msg = one_line(PQerrorMessage(im->conn));
                 int r = tess_err(err, EIO, "connecting to postgresql: %s", msg);
                 PQfinish(im->conn);
                 free(im);
