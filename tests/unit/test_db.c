@@ -1,8 +1,11 @@
 /* test_db.c - outages and transactions of the database layer: when an
  * outage begins and ends (db_health), SQLite locked by another process or
- * out of room, and transactions that end under their statements. */
+ * out of room, transactions that end under their statements, and a
+ * PostgreSQL connection killed under the driver (TESSERA_TEST_PG_URL, or
+ * a private server of scripts/pg-test.sh; skipped without either). */
 #include "common/compat.h"
 
+#include <libpq-fe.h>
 #include <sqlite3.h>
 
 #include "../lib/test.h"
@@ -227,6 +230,163 @@ static void test_db_statement_error_keeps_the_transaction(void)
         fixture_close(&f);
 }
 
+/* ---- PostgreSQL: the connection killed under the driver ---- */
+
+struct pg_fixture {
+        struct db *db;
+};
+
+/* A private server, started by the first test that needs one and stopped
+ * at exit; or the shared one of TESSERA_TEST_PG_URL. */
+static char pg_dir[64];
+static char *pg_url;
+
+static void pg_server_stop(void)
+{
+        _cleanup_free_ char *cmd = xasprintf("scripts/pg-test.sh stop '%s' >/dev/null 2>&1", pg_dir);
+        if (system(cmd) != 0)
+                fprintf(stderr, "# could not stop the server in %s\n", pg_dir);
+}
+
+static const char *pg_server(void)
+{
+        const char *shared = getenv("TESSERA_TEST_PG_URL");
+
+        if (pg_url)
+                return pg_url;
+        if (shared && *shared)
+                return pg_url = xstrdup(shared);
+        if (access("scripts/pg-test.sh", X_OK) != 0 || access("/usr/bin/psql", X_OK) != 0)
+                return NULL;
+        snprintf(pg_dir, sizeof(pg_dir), "/tmp/tessera-test-db-pg.XXXXXX");
+        if (!mkdtemp(pg_dir))
+                return NULL;
+        _cleanup_free_ char *cmd = xasprintf("scripts/pg-test.sh start '%s' 2>/dev/null", pg_dir);
+        FILE *p = popen(cmd, "r");
+        char line[512] = "";
+        bool got = p && fgets(line, sizeof(line), p);
+        if ((p ? pclose(p) : -1) != 0 || !got) {
+                pg_server_stop();
+                return NULL;
+        }
+        atexit(pg_server_stop);
+        line[strcspn(line, "\n")] = 0;
+        return pg_url = xstrdup(line);
+}
+
+static void pg_fixture_close(struct pg_fixture *f)
+{
+        if (f->db)
+                db_exec_script(f->db, "DROP TABLE IF EXISTS test_db_t", NULL);
+        f->db = db_close(f->db);
+}
+
+static bool pg_fixture_open(struct pg_fixture *f)
+{
+        struct tess_error *err = NULL;
+
+        memset(f, 0, sizeof(*f));
+        if (!pg_server()) {
+                test_skip("no TESSERA_TEST_PG_URL, and scripts/pg-test.sh could not start a PostgreSQL");
+                return false;
+        }
+        if (db_open(pg_url, false, &f->db, &err) < 0 ||
+            db_exec_script(f->db, "DROP TABLE IF EXISTS test_db_t; CREATE TABLE test_db_t (id INTEGER PRIMARY KEY)",
+                           &err) < 0) {
+                test_fail(__FILE__, __LINE__, "opening %s: %s", pg_url, err ? err->msg : "?");
+                tess_error_free(err);
+                pg_fixture_close(f);
+                return false;
+        }
+        return true;
+}
+
+/* End the driver's session from another connection, as a server restart
+ * or an administrator would. */
+static void pg_kill_session(struct pg_fixture *f)
+{
+        _cleanup_rows_ struct db_rows *rows = NULL;
+
+        CHECK(db_query(f->db, "SELECT pg_backend_pid() AS pid", NULL, 0, &rows, NULL) >= 0);
+        if (!rows)
+                return;
+        PGconn *other = PQconnectdb(pg_url);
+        _cleanup_free_ char *sql = xasprintf("SELECT pg_terminate_backend(%s)", db_getn(rows, 0, "pid"));
+        PGresult *res = PQexec(other, sql);
+        CHECK(PQresultStatus(res) == PGRES_TUPLES_OK);
+        PQclear(res);
+        PQfinish(other);
+}
+
+static int pg_insert(struct pg_fixture *f, int id, struct tess_error **err)
+{
+        return DBQ(f->db, "INSERT INTO test_db_t (id) VALUES (?)", NULL, err, DB_INT(id));
+}
+
+static int64_t pg_count(struct pg_fixture *f, const char *where)
+{
+        _cleanup_rows_ struct db_rows *rows = NULL;
+        _cleanup_free_ char *sql = xasprintf("SELECT COUNT(*) AS n FROM test_db_t WHERE %s", where);
+        if (db_query(f->db, sql, NULL, 0, &rows, NULL) < 0)
+                return -1;
+        return db_get_int(rows, 0, "n");
+}
+
+/* A statement on a killed connection fails with -EBUSY (503, not 500);
+ * the next one reconnects by itself, and statements prepared on the old
+ * session are prepared again.  Inside a transaction nothing reconnects:
+ * its statements and its commit fail, and nothing of it is stored. */
+static void test_db_pg_connection_killed(void)
+{
+        struct pg_fixture f;
+        struct tess_error *err = NULL;
+
+        if (!pg_fixture_open(&f))
+                return;
+        CHECK(pg_insert(&f, 1, NULL) == 1); /* prepared and cached */
+        pg_kill_session(&f);
+        CHECK(pg_insert(&f, 2, &err) == -EBUSY);
+        CHECK(err && strstr(err->msg, "unreachable"));
+        err = tess_error_free(err);
+        CHECK(db_unavailable(f.db));
+        CHECK(pg_insert(&f, 3, &err) == 1); /* the cached statement, on a new session */
+        if (err)
+                test_fail(__FILE__, __LINE__, "after the reconnection: %s", err->msg);
+        err = tess_error_free(err);
+        CHECK(!db_unavailable(f.db));
+
+        CHECK(db_begin(f.db, NULL) == 0);
+        CHECK(pg_insert(&f, 10, NULL) == 1);
+        pg_kill_session(&f);
+        CHECK(pg_insert(&f, 11, NULL) == -EBUSY);
+        CHECK(pg_insert(&f, 12, NULL) == -EBUSY); /* not on a new session, outside the transaction */
+        CHECK(db_commit(f.db, &err) == -EBUSY);
+        err = tess_error_free(err);
+        CHECK_INTEQ(pg_count(&f, "id >= 10"), 0);
+        CHECK_INTEQ(pg_count(&f, "id < 10"), 2);
+        pg_fixture_close(&f);
+}
+
+/* Postgresql ends a transaction at its first error: the statements after
+ * it fail with that error (not "current transaction is aborted", a 500),
+ * and its COMMIT is not a success. */
+static void test_db_pg_error_ends_the_transaction(void)
+{
+        struct pg_fixture f;
+        struct tess_error *err = NULL;
+
+        if (!pg_fixture_open(&f))
+                return;
+        CHECK(db_begin(f.db, NULL) == 0);
+        CHECK(pg_insert(&f, 1, NULL) == 1);
+        CHECK(pg_insert(&f, 1, NULL) == -EEXIST);
+        CHECK(pg_insert(&f, 2, NULL) == -EEXIST);
+        CHECK(db_commit(f.db, &err) == -EEXIST);
+        err = tess_error_free(err);
+        CHECK_INTEQ(pg_count(&f, "TRUE"), 0);
+        pg_fixture_close(&f);
+}
+
 static const struct test tests[] = {
         TEST(test_db_health_outage),
         TEST(test_db_health_writes_only),
@@ -234,6 +394,8 @@ static const struct test tests[] = {
         TEST(test_db_sqlite_full),
         TEST(test_db_nested_rollback_breaks_the_transaction),
         TEST(test_db_statement_error_keeps_the_transaction),
+        TEST(test_db_pg_connection_killed),
+        TEST(test_db_pg_error_ends_the_transaction),
         {},
 };
 
