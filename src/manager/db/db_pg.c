@@ -145,7 +145,8 @@ static int conn_ready(struct db *db, struct pg_impl *im, struct tess_error **err
         if (im->conn && !im->connecting && PQstatus(im->conn) == CONNECTION_OK)
                 return 0;
         if (db->in_tx)
-                return tess_err(err, EBUSY, "the connection to the database broke during a transaction, try again later");
+                return tess_err(err, EBUSY,
+                                "the connection to the database broke during a transaction, try again later");
         if (im->conn && !im->connecting) { /* noticed broken outside of a statement */
                 _cleanup_free_ char *why = one_line(PQerrorMessage(im->conn));
                 conn_drop(im);
