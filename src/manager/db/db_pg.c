@@ -13,7 +13,9 @@
  * would go to a new session; they fail instead (db.c).  TCP keepalives and
  * a TCP user timeout notice a server gone silent in about ten seconds
  * instead of the kernel's minutes (a statement in flight still waits that
- * long).  The URL may override every option given here. */
+ * long).  The URL may override every option given here.  A host name in
+ * it is resolved blocking at each attempt: give an address (hostaddr=) or
+ * a Unix socket where DNS may hang. */
 #include "common/compat.h"
 
 #include <inttypes.h>
