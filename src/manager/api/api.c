@@ -73,6 +73,9 @@ void api_problem(struct api_ctx *c, unsigned status, const char *kind, const cha
         reply_json_text(c, status, "application/problem+json", problem_json(status, kind, title));
 }
 
+/* What a client is told to wait before trying an unavailable service again. */
+#define RETRY_AFTER_S "2"
+
 void api_fail(struct api_ctx *c, struct tess_error *err)
 {
         unsigned status;
@@ -87,10 +90,16 @@ void api_fail(struct api_ctx *c, struct tess_error *err)
         case ETXTBSY: status = 409, kind = "in-use"; break;
         case EDQUOT: status = 412, kind = "quota-exceeded"; break;
         case EBUSY: status = 503, kind = "service-unavailable"; break;
+        case ENOSPC: status = 507, kind = "insufficient-storage"; break;
         default: status = 500, kind = "internal-server-error";
         }
-        if (status >= 500)
+        /* the database logs its outages once, not at every request */
+        if (status == 503 || status == 507)
+                log_debug("%s %s: %s", http_method(c->req), http_path(c->req), err->msg);
+        else if (status >= 500)
                 log_error("%s %s: %s", http_method(c->req), http_path(c->req), err ? err->msg : "unknown error");
+        if (status == 503)
+                http_add_header(c->req, "Retry-After", RETRY_AFTER_S);
         if (status == 500)
                 api_problem(c, status, kind, "internal server error");
         else

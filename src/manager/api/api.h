@@ -118,8 +118,9 @@ void api_json(struct api_ctx *c, unsigned status, json_t *body);
 void api_problem(struct api_ctx *c, unsigned status, const char *kind, const char *fmt, ...)
         __attribute__((format(printf, 4, 5)));
 /* errno-style code to status: EINVAL 400, EACCES/EPERM 403, ENOENT 404,
- * EEXIST 409, ETXTBSY 409 (in use), EDQUOT 412, EBUSY 503, else 500.
- * Frees err. */
+ * EEXIST 409, ETXTBSY 409 (in use), EDQUOT 412, EBUSY 503 with
+ * Retry-After (unavailable now, e.g. the database: try again), ENOSPC 507
+ * (the database's disk is full), else 500.  Frees err. */
 void api_fail(struct api_ctx *c, struct tess_error *err);
 /* Problem body as text (used for streaming / late answers). */
 char *api_problem_text(unsigned status, const char *kind, const char *title);

@@ -79,7 +79,10 @@ void audit_flush(struct manager *m)
                 r = db_commit(m->db, &err);
         else
                 db_rollback(m->db);
-        if (r < 0) {
+        if (r < 0 && db_unavailable(m->db)) { /* the database logs its outage once */
+                log_debug("writing %d audit log entries failed: %s, ignoring", a->n, err->msg);
+                tess_error_free(err);
+        } else if (r < 0) {
                 log_warn("writing %d audit log entries failed: %s, ignoring", a->n, err->msg);
                 tess_error_free(err);
         }

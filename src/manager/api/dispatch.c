@@ -223,6 +223,9 @@ static void dispatch(struct http_req *req, struct manager *m, bool app_listener)
                 }
         } else if (!(c->route->flags & ROUTE_PUBLIC)) {
                 if (auth_request(c, &err) < 0) {
+                        /* the database failed, not the caller: 503 or 507 */
+                        if (err->code == EBUSY || err->code == ENOSPC)
+                                return api_fail(c, err);
                         api_problem(c, err->code == EDQUOT ? 429 : 401,
                                     err->code == EDQUOT ? "too-many-requests" : "auth-failed", "%s", err->msg);
                         tess_error_free(err);

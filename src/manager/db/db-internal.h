@@ -3,6 +3,7 @@
 #define TESS_DB_INTERNAL_H
 
 #include "manager/db/db.h"
+#include "manager/db/db_health.h"
 
 #define DB_MAX_COLUMNS 64
 
@@ -19,6 +20,13 @@ struct db {
         enum db_kind kind;
         void *impl;
         int tx_depth;
+        bool in_tx; /* BEGIN done, COMMIT or ROLLBACK not yet */
+        /* the open transaction ended under its statements (the engine
+         * rolled it back, the connection broke, a nested rollback): they
+         * and its COMMIT fail with this error */
+        struct tess_error *tx_broken;
+        int tx_last_code; /* the code of its last failed statement */
+        struct db_health health;
         uint64_t nqueries;
         double query_seconds;
 };
@@ -28,6 +36,19 @@ extern const struct db_ops db_pg_ops;
 
 int db_sqlite_open(struct db *db, const char *path, bool sync_full, struct tess_error **err);
 int db_pg_open(struct db *db, const char *url, struct tess_error **err);
+
+/* For the drivers (db.c).  The database cannot serve now, for the reason
+ * `why` (logged when this begins an outage): nothing at all, or only
+ * writes (reads_work); no new attempt for retry_in usec (db_may_try). */
+void db_down(struct db *db, bool reads_work, int64_t retry_in, const char *why);
+/* An answer refused without an attempt, failing fast. */
+void db_refused(struct db *db);
+bool db_may_try(const struct db *db);
+/* The database served, and changed something if `wrote` (logged when this
+ * ends an outage). */
+void db_up(struct db *db, bool wrote);
+/* The open transaction ended under its statements, for the reason `why`. */
+void db_tx_broken(struct db *db, int code, const char *why);
 
 /* Building a result: new, a name per column, rows, then finish (which
  * turns the arena offsets into the names[] and cells[] pointers). */

@@ -5,9 +5,16 @@
  * typed (text, integer, NULL); results are materialized as strings, NULL
  * for SQL NULL.  Prepared statements are cached per connection by SQL text.
  * Errors: a unique-constraint violation is -EEXIST, a foreign-key violation
- * -ENOENT, a busy/locked database -EBUSY, anything else -EIO.
+ * -ENOENT, a database that cannot serve now -EBUSY (locked by another
+ * process, connection lost or refused, a serialization failure: try again
+ * later), a full disk under it -ENOSPC, anything else -EIO.
  *
- * The manager is single-threaded: one connection, used from the event loop. */
+ * The manager is single-threaded: one connection, used from the event loop.
+ * Nothing here blocks it for long while the database is away: after a
+ * failed attempt the drivers fail fast for a while (db_health.h), the
+ * PostgreSQL driver reconnects without blocking, SQLite waits less for a
+ * lock held elsewhere.  An outage is logged once when it begins and once
+ * when it ends. */
 #ifndef TESS_DB_H
 #define TESS_DB_H
 
@@ -62,6 +69,9 @@ int db_open(const char *url, bool sqlite_sync_full, struct db **ret, struct tess
 struct db *db_close(struct db *db);
 enum db_kind db_kind(const struct db *db);
 const char *db_kind_name(const struct db *db);
+/* Whether the database is in an outage: the last attempt failed with
+ * -EBUSY or -ENOSPC and none succeeded since. */
+bool db_unavailable(const struct db *db);
 
 /* Run one statement.  *ret (optional) receives the rows; returns the number
  * of changed rows (>= 0) or a negative errno. */
@@ -70,6 +80,9 @@ int db_query(struct db *db, const char *sql, const struct db_arg *args, int narg
 /* Run several ;-separated statements without arguments (migrations). */
 int db_exec_script(struct db *db, const char *sql, struct tess_error **err);
 
+/* A transaction that ends under its statements (rolled back by the engine
+ * after an error, the connection lost, a nested db_rollback) makes its
+ * later statements and its commit fail with the error that ended it. */
 int db_begin(struct db *db, struct tess_error **err);
 int db_commit(struct db *db, struct tess_error **err);
 void db_rollback(struct db *db);

@@ -57,11 +57,20 @@ static char *chunk_sql(const struct db_batch *b, int rows)
         return buf_detach(&sql, NULL);
 }
 
+/* The chunks stand or fall together: one transaction (the caller's, when
+ * one is open), so that a failure, a lost connection say, between two of
+ * them leaves nothing half written. */
 int db_batch_run(struct db *db, struct db_batch *b, struct tess_error **err)
 {
-        struct db_arg *args = xmalloc((size_t)(b->nfixed + BATCH_MAX_ROWS * b->width) * sizeof(*args));
-        int total = 0;
+        int total = 0, r;
 
+        if (b->nrows == 0)
+                return 0;
+        r = db_begin(db, err);
+        if (r < 0)
+                return r;
+        _cleanup_free_ struct db_arg *args =
+                xmalloc((size_t)(b->nfixed + BATCH_MAX_ROWS * b->width) * sizeof(*args));
         memcpy(args, b->fixed, b->nfixed * sizeof(*args));
         for (int done = 0; done < b->nrows;) {
                 int rows = BATCH_MAX_ROWS;
@@ -69,16 +78,16 @@ int db_batch_run(struct db *db, struct db_batch *b, struct tess_error **err)
                         rows /= 2;
                 _cleanup_free_ char *sql = chunk_sql(b, rows);
                 memcpy(args + b->nfixed, b->args + (size_t)done * b->width, (size_t)rows * b->width * sizeof(*args));
-                int r = db_query(db, sql, args, b->nfixed + rows * b->width, NULL, err);
+                r = db_query(db, sql, args, b->nfixed + rows * b->width, NULL, err);
                 if (r < 0) {
-                        free(args);
+                        db_rollback(db);
                         return r;
                 }
                 total += r;
                 done += rows;
         }
-        free(args);
-        return total;
+        r = db_commit(db, err);
+        return r < 0 ? r : total;
 }
 
 void db_batch_done(struct db_batch *b)

@@ -10,8 +10,8 @@
  * column names of a VALUES list on both SQLite and PostgreSQL; values
  * arrive as text on PostgreSQL, so compare numbers through CAST).  Rows go
  * in chunks whose sizes are powers of two, so that few distinct statements
- * are prepared and cached.  Strings handed to db_batch_keep are freed with
- * the batch. */
+ * are prepared and cached, in one transaction (the caller's, when one is
+ * open).  Strings handed to db_batch_keep are freed with the batch. */
 #ifndef TESSERA_DB_BATCH_H
 #define TESSERA_DB_BATCH_H
 
