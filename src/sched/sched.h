@@ -247,4 +247,24 @@ void sched_output_free(struct sched_output *out);
  * passed/failed lists). */
 extern const char *const sched_predicate_names[];
 
+/* What an agent's silence makes it (agent_verdict.c).  Silence counts
+ * from its last heartbeat, or from `heard_from` when that is later: the
+ * time since which the caller could have heard and stored one (the
+ * manager's start, the end of a database outage).  Silent for
+ * SCHED_SILENT_BEATS of the heartbeat intervals it promised, it is
+ * UNREACHABLE; silent for lost_after (0: never), LOST.  A LOST agent stays
+ * LOST (only its own heartbeat brings it back); otherwise the state it is
+ * in is kept.  Times in any one unit (usec). */
+enum sched_agent_state {
+        SCHED_AGENT_ALIVE,
+        SCHED_AGENT_UNREACHABLE,
+        SCHED_AGENT_LOST,
+};
+
+#define SCHED_SILENT_BEATS 3
+
+enum sched_agent_state sched_agent_verdict(enum sched_agent_state now_state, int64_t last_heartbeat,
+                                           int64_t heartbeat_interval, int64_t heard_from, int64_t now,
+                                           int64_t lost_after);
+
 #endif

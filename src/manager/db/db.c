@@ -87,9 +87,16 @@ void db_up(struct db *db, bool wrote)
         int64_t usec;
         uint64_t failed;
 
-        if (db->health.down && db_health_ok(&db->health, monotonic_usec(), wrote, &usec, &failed))
+        if (db->health.down && db_health_ok(&db->health, monotonic_usec(), wrote, &usec, &failed)) {
+                db->outage_ended_at = now_usec();
                 log_notice("database available again after %.1f s (%" PRIu64 " requests failed meanwhile)",
                            (double)usec / USEC_PER_SEC, failed);
+        }
+}
+
+int64_t db_outage_ended_at(const struct db *db)
+{
+        return db->outage_ended_at;
 }
 
 void db_tx_broken(struct db *db, int code, const char *why)

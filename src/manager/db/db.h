@@ -72,6 +72,9 @@ const char *db_kind_name(const struct db *db);
 /* Whether the database is in an outage: the last attempt failed with
  * -EBUSY or -ENOSPC and none succeeded since. */
 bool db_unavailable(const struct db *db);
+/* When the last outage ended (wall clock usec), 0 if there was none: what
+ * was not written meanwhile (agents' heartbeats) was not missing. */
+int64_t db_outage_ended_at(const struct db *db);
 
 /* Run one statement.  *ret (optional) receives the rows; returns the number
  * of changed rows (>= 0) or a negative errno. */

@@ -24,9 +24,10 @@
  * report them gone.  Times count from when the session got its resources
  * (sessions.occupied_at).
  *
- * A manager judges silence only by heartbeats it could have received: a
- * heartbeat older than the manager's own start counts as received at that
- * start, so a manager that was down for an hour gives every agent its full
+ * A manager judges silence only by heartbeats it could have received and
+ * stored: a heartbeat older than the manager's own start, or than the end
+ * of the last database outage, counts as received then, so a manager that
+ * was down (or could not write) for an hour gives every agent its full
  * intervals again before it judges any. */
 #include "common/compat.h"
 
@@ -36,6 +37,7 @@
 #include "manager/db/db.h"
 #include "manager/scheduler/scheduler-internal.h"
 #include "manager/sessions/session.h"
+#include "sched/sched.h"
 
 static void end_session(struct manager *m, const char *id, const char *status, enum session_status to,
                         const char *reason)
@@ -51,8 +53,6 @@ static void end_session(struct manager *m, const char *id, const char *status, e
         }
         log_info("session %s %s -> %s: %s", id, status, session_status_to_string(to), reason);
 }
-
-#define SILENT_BEATS 3 /* missed heartbeats that make an agent UNREACHABLE */
 
 static int agent_lost(struct manager *m, const char *id, const char *status, int64_t last, int64_t now,
                       struct tess_error **err)
@@ -90,10 +90,16 @@ static int agent_unreachable(struct manager *m, const char *id, int64_t last, in
         return session_mark_agent_unreachable(m, id, last, err);
 }
 
+static enum sched_agent_state state_of(const char *status)
+{
+        return streq(status, "LOST") ? SCHED_AGENT_LOST
+               : streq(status, "UNREACHABLE") ? SCHED_AGENT_UNREACHABLE : SCHED_AGENT_ALIVE;
+}
+
 int judge_agents(struct manager *m, int64_t now, struct tess_error **err)
 {
         _cleanup_rows_ struct db_rows *rows = NULL;
-        int64_t lost_after = m->conf.agent_lost_timeout;
+        int64_t heard_from = m->started_at > db_outage_ended_at(m->db) ? m->started_at : db_outage_ended_at(m->db);
         int r = DBQ(m->db,
                     "SELECT id, status, last_heartbeat, heartbeat_interval FROM agents"
                     " WHERE status IN ('ALIVE', 'UNREACHABLE')",
@@ -102,13 +108,14 @@ int judge_agents(struct manager *m, int64_t now, struct tess_error **err)
         for (int i = 0; r >= 0 && i < rows->nrows; i++) {
                 const char *id = db_getn(rows, i, "id"), *status = db_getn(rows, i, "status");
                 int64_t last = db_get_int(rows, i, "last_heartbeat");
-                int64_t silent = now - (last > m->started_at ? last : m->started_at);
-                int64_t unreachable_after = SILENT_BEATS * db_get_int(rows, i, "heartbeat_interval");
+                enum sched_agent_state was = state_of(status);
+                enum sched_agent_state is = sched_agent_verdict(was, last, db_get_int(rows, i, "heartbeat_interval"),
+                                                                heard_from, now, m->conf.agent_lost_timeout);
 
-                if (lost_after > 0 && silent > lost_after)
+                if (is == SCHED_AGENT_LOST)
                         r = agent_lost(m, id, status, last, now, err);
-                else if (streq(status, "ALIVE") && silent > unreachable_after)
-                        r = agent_unreachable(m, id, last, silent, err);
+                else if (is == SCHED_AGENT_UNREACHABLE && was == SCHED_AGENT_ALIVE)
+                        r = agent_unreachable(m, id, last, now - (last > heard_from ? last : heard_from), err);
         }
         return r < 0 ? r : 0;
 }
