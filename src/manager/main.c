@@ -53,6 +53,8 @@ const struct conf_opt manager_conf_opts[] = {
         CONF_OPT("cluster_secret_file", CONF_T_STR, MC, cluster_secret_file, NULL, 0, 0, false,
                  "secret shared with the agents (default: state_dir/cluster.secret)"),
         CONF_OPT("log_level", CONF_T_STR, MC, log_level, "info", 0, 0, true, "debug, info, notice, warn, error"),
+        CONF_OPT("database_wait", CONF_T_USEC, MC, database_wait, "2m", 0, 0, false,
+                 "at start, how long to wait for a database that cannot be reached yet (0: do not wait)"),
         CONF_OPT("sqlite_sync", CONF_T_STR, MC, sqlite_sync, "normal", 0, 0, false,
                  "normal (survives process crashes) or full (also power loss)"),
         CONF_OPT("max_body", CONF_T_SIZE, MC, max_body, "1m", 1024, 1ULL << 30, false, "largest request body"),
@@ -203,6 +205,28 @@ static void on_flush_timer(struct loop *l, void *data)
         loop_add_timer(l, 5 * USEC_PER_SEC, on_flush_timer, m);
 }
 
+/* The database, waiting up to conf.database_wait for one that cannot be
+ * reached yet (a PostgreSQL starting or restarting beside us); SIGTERM
+ * still stops the manager meanwhile (its default action: nothing is open
+ * yet). */
+static int open_database(struct manager *m, struct tess_error **err)
+{
+        int64_t until = monotonic_usec() + m->conf.database_wait;
+        bool told = false;
+        int r;
+
+        for (;;) {
+                r = db_open(m->conf.database, streq(m->conf.sqlite_sync, "full"), &m->db, err);
+                if (r != -EBUSY || monotonic_usec() >= until)
+                        return r;
+                if (!told)
+                        log_warn("%s; waiting for it (database_wait)", (*err)->msg);
+                told = true;
+                *err = tess_error_free(*err);
+                usleep(USEC_PER_SEC);
+        }
+}
+
 static int manager_run(struct manager *m, struct tess_error **err)
 {
         sigset_t mask;
@@ -232,7 +256,7 @@ static int manager_run(struct manager *m, struct tess_error **err)
         r = manager_load_cluster_secret(m, err);
         if (r < 0)
                 return r;
-        r = db_open(m->conf.database, streq(m->conf.sqlite_sync, "full"), &m->db, err);
+        r = open_database(m, err);
         if (r < 0)
                 return r;
         r = db_migrate(m->db, err);

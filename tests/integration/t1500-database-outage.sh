@@ -166,6 +166,26 @@ test_expect_success POSTGRESQL 'each outage is logged once, not at every request
         ! grep -E "POST /admin/domains" "$MANAGER_LOG"
 '
 
+test_expect_success POSTGRESQL 'a manager started while PostgreSQL is down waits for it (database_wait) and then serves' '
+        stop_manager &&
+        pg_ctl_ -m fast -w stop >/dev/null &&
+        { (sleep 4; pg_start) & } &&
+        PG_STARTING=$! &&
+        TESSERA_TEST_DB=sqlite start_manager --database "$PG_URL" &&
+        wait $PG_STARTING &&
+        grep -q "waiting for it (database_wait)" "$MANAGER_LOG" &&
+        create_domain after-start && test "$CODE" = 201
+'
+
+test_expect_success POSTGRESQL 'a database that will never answer as configured is an error at once, not a wait' '
+        stop_manager &&
+        test_must_fail timeout 20 "$TESSERA" dev --no-agent --state-dir "$TMP/wrong" --listen 127.0.0.1:0 \
+                --database "${PG_URL%%\?*}_nosuchdb?${PG_URL#*\?}" >"$TMP/wrong.log" 2>&1 &&
+        cat "$TMP/wrong.log" &&
+        grep -q "does not exist" "$TMP/wrong.log" &&
+        ! grep -q "database_wait" "$TMP/wrong.log"
+'
+
 # ---- SQLite: another process holds the write lock ----
 
 # lock_db: another sqlite3 holds the database's write lock until unlock_db

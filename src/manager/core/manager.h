@@ -32,6 +32,7 @@ struct manager_conf {
         char *listen;
         char *app_listen; /* the app proxy's own listener, or NULL: under /apps/ of listen */
         char *database;
+        int64_t database_wait; /* at start, for a database not reachable yet */
         char *state_dir;
         char *master_key_file;
         char *cluster_secret_file;

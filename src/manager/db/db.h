@@ -65,6 +65,8 @@ struct db_rows {
 struct db;
 
 /* Open "sqlite:PATH", a plain path, or "postgresql://..." / "postgres://...". */
+/* -EBUSY when the database cannot be reached now but may be later (a
+ * PostgreSQL not up yet); other errors will not go away by themselves. */
 int db_open(const char *url, bool sqlite_sync_full, struct db **ret, struct tess_error **err);
 struct db *db_close(struct db *db);
 enum db_kind db_kind(const struct db *db);

@@ -402,6 +402,24 @@ const struct db_ops db_pg_ops = {
 };
 
 /* The first connection blocks (start-up: connect_timeout bounds it). */
+/* Whether a failed connection may work later by itself (the server is
+ * not up yet, restarting, or not reachable now), as opposed to a
+ * configuration that never will (a password, a database's name). */
+static bool connect_may_work_later(const char *msg)
+{
+        static const char *const transient[] = {
+                "Connection refused", "No such file or directory", "timeout expired", "Connection timed out",
+                "No route to host", "Network is unreachable", "the database system is starting up",
+                "the database system is shutting down", "the database system is in recovery mode",
+                "server closed the connection unexpectedly", NULL,
+        };
+
+        for (const char *const *t = transient; *t; t++)
+                if (strstr(msg, *t))
+                        return true;
+        return false;
+}
+
 int db_pg_open(struct db *db, const char *url, struct tess_error **err)
 {
         struct pg_impl *im = xcalloc(1, sizeof(*im));
@@ -409,7 +427,7 @@ int db_pg_open(struct db *db, const char *url, struct tess_error **err)
         im->conn = conn_start(url, true);
         if (PQstatus(im->conn) != CONNECTION_OK) {
                 _cleanup_free_ char *msg = one_line(PQerrorMessage(im->conn));
-                int r = tess_err(err, EIO, "connecting to postgresql: %s", msg);
+                int r = tess_err(err, connect_may_work_later(msg) ? EBUSY : EIO, "connecting to postgresql: %s", msg);
                 PQfinish(im->conn);
                 free(im);
                 return r;
