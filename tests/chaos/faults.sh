@@ -9,6 +9,8 @@
 #
 #   kill-manager M D   kill -9, restarted D s later
 #   stop-manager M D   SIGSTOP, SIGCONT D s later
+#   restart-managers m1+m2 D   every manager killed -9, all restarted D s
+#                      later (an upgrade of the control plane)
 #   kill-agent A D     the same for an agent (its containers keep running)
 #   stop-agent A D
 #   pg-restart pg D    PostgreSQL stopped (immediate), started D s later
@@ -30,9 +32,10 @@ fault_log() { # start|end KIND TARGET ARG
 }
 
 fault_inject() { # KIND TARGET ARG
-        local kind=$1 target=$2 arg=$3
+        local kind=$1 target=$2 arg=$3 m
         case $kind in
         kill-manager | kill-agent) node_kill "$target" ;;
+        restart-managers) for m in $MANAGERS; do node_kill "$m"; done ;;
         stop-manager | stop-agent) node_signal "$target" STOP ;;
         pg-restart) pg_stop immediate ;;
         cut-agent | long-cut-agent | cut-manager) ip link set "$(veth_of "$target")" down ;;
@@ -48,9 +51,10 @@ fault_inject() { # KIND TARGET ARG
 }
 
 fault_heal() { # KIND TARGET ARG
-        local kind=$1 target=$2
+        local kind=$1 target=$2 m
         case $kind in
         kill-manager | kill-agent) node_start "$target" ;;
+        restart-managers) for m in $MANAGERS; do node_start "$m"; done ;;
         stop-manager | stop-agent) node_signal "$target" CONT ;;
         pg-restart) pg_start ;;
         cut-agent | long-cut-agent | cut-manager) ip link set "$(veth_of "$target")" up ;;

@@ -21,9 +21,10 @@
 #                    no session the workload did not ask for
 #   I4 files-intact  every batch session that ran its command left its
 #                    file in its folder with the expected sha256
-#   I5 availability  >= 99 % of API requests answered (not 5xx, not
-#                    unanswered) while at least one manager and PostgreSQL
-#                    were up (windows from faults.log)
+#   I5 availability  >= 99 % of API requests answered (not 5xx, 401 or
+#                    403, not unanswered) while at least one manager and
+#                    PostgreSQL were up (windows from faults.log; terminal
+#                    rounds also need the terminal's agent reachable)
 #   I6 converged     within CONVERGE_S of the last fault's end: every agent
 #                    ALIVE, no session in a transitional state, every
 #                    RUNNING session's container running, no container of
@@ -70,12 +71,18 @@ sessions_json() {
 
 # agent_unreachable_long AGENT ENDED_US: was the agent cut, stopped or dead
 # for at least agent_lost_timeout, starting before the session ended?
+# (Faults of the agent less than 5 s apart count as one outage: a restarted
+# agent needs that long to be heard again.)
 agent_unreachable_long() {
         local s e slack=30000
         [[ $CLOCK_NODE == m* ]] && slack=$((slack + 240000))
         while read -r s e; do
                 [ $((e - s)) -ge $((AGENT_LOST_TIMEOUT * 1000)) ] && [ "$s" -le $(($2 / 1000 + slack)) ] && return 0
-        done < <(fault_intervals 'kill-agent|stop-agent|cut-agent|long-cut-agent' "${1#chaos-}")
+        done < <(fault_intervals 'kill-agent|stop-agent|cut-agent|long-cut-agent' "${1#chaos-}" | sort -n |
+                awk '{ if (n && $1 <= e + 5000) { if ($2 > e) e = $2 } else { if (n) printf "%.0f %.0f\n", s, e; s = $1; e = $2; n = 1 } }
+                     END { if (n) printf "%.0f %.0f\n", s, e }')
+        # (every manager down does not count: a manager judges agents only
+        # after a grace period following its own start, issue 18)
         return 1
 }
 
@@ -233,28 +240,43 @@ check_files() {
 
 # ---- I5 ----
 
-# the windows (START_MS END_MS) when no manager, or no database, could
-# answer: both managers down at once, or PostgreSQL down (plus 5 s to come
-# back after each)
+# the windows "START_MS END_MS SCOPE" when no manager, or no database,
+# could answer (SCOPE all): both managers down at once, or PostgreSQL
+# down; and (SCOPE WS) when the terminal's session's agent was cut,
+# stopped or dead, or cut from a manager.  5 s more after each, to come
+# back.
 unavailable_windows() {
+        local agent
+        agent=$(sql "SELECT k.agent_id FROM sessions s JOIN kernels k ON k.session_id = s.id WHERE s.name = 'term-u1'")
+        agent=${agent#chaos-}
         {
-                fault_intervals 'pg-restart' pg | awk '{ printf "%.0f %.0f\n", $1, $2 + 5000 }'
+                fault_intervals 'pg-restart' pg | awk '{ printf "%.0f %.0f all\n", $1, $2 + 5000 }'
+                fault_intervals 'restart-managers' m1+m2 | awk '{ printf "%.0f %.0f all\n", $1, $2 + 5000 }'
                 # both managers down: where their down intervals overlap
                 awk 'FILENAME == ARGV[1] { s[++n] = $1; e[n] = $2; next }
-                     { for (i = 1; i <= n; i++) { a = ($1 > s[i] ? $1 : s[i]); b = ($2 < e[i] ? $2 : e[i]); if (a < b) printf "%.0f %.0f\n", a, b } }' \
+                     { for (i = 1; i <= n; i++) { a = ($1 > s[i] ? $1 : s[i]); b = ($2 < e[i] ? $2 : e[i]); if (a < b) printf "%.0f %.0f all\n", a, b } }' \
                         <(fault_intervals 'kill-manager|stop-manager|cut-manager' m1 | awk '{ printf "%.0f %.0f\n", $1, $2 + 5000 }') \
                         <(fault_intervals 'kill-manager|stop-manager|cut-manager' m2 | awk '{ printf "%.0f %.0f\n", $1, $2 + 5000 }')
+                if [ -n "$agent" ]; then
+                        fault_intervals 'kill-agent|stop-agent|cut-agent|long-cut-agent' "$agent" |
+                                awk '{ printf "%.0f %.0f WS\n", $1, $2 + 5000 }'
+                        for m in $MANAGERS; do
+                                fault_intervals cut-pair "$m-$agent" | awk '{ printf "%.0f %.0f WS\n", $1, $2 + 5000 }'
+                        done
+                fi
         } >"$CHAOS_DIR/unavailable.windows"
 }
 
+# a request failed: no answer, a 5xx, or refused credentials that are valid
 check_availability() {
         unavailable_windows
         awk -v out="$CHAOS_DIR/availability.txt" '
-                FILENAME == ARGV[1] { ws[++nw] = $1; we[nw] = $2; next }
+                FILENAME == ARGV[1] { ws[++nw] = $1; we[nw] = $2; wscope[nw] = $3; next }
                 {
-                        for (i = 1; i <= nw; i++) if ($1 <= we[i] && $2 >= ws[i]) { excluded++; next }
+                        for (i = 1; i <= nw; i++)
+                                if ($1 <= we[i] && $2 >= ws[i] && (wscope[i] == "all" || wscope[i] == $3)) { excluded++; next }
                         counted++
-                        if ($5 == "000" || $5 >= 500) { failed++; why[$3 " " $4 " " $5]++ }
+                        if ($5 == "000" || $5 >= 500 || $5 == 401 || $5 == 403) { failed++; why[$3 " " $4 " " $5]++ }
                 }
                 END {
                         printf "%d %d %d\n", counted, failed, excluded > out
@@ -262,7 +284,7 @@ check_availability() {
                 }' "$CHAOS_DIR/unavailable.windows" "$CHAOS_DIR/requests.log"
         local counted failed excluded
         read -r counted failed excluded <"$CHAOS_DIR/availability.txt"
-        say "requests: $counted counted ($excluded in windows without a manager or database), $failed failed"
+        say "requests: $counted counted ($excluded while no manager, database or terminal agent could answer), $failed failed"
         [ "$counted" -gt 0 ] || return 0
         if [ $((failed * 100)) -gt "$counted" ]; then
                 violation I5-availability requests "$failed of $counted requests failed with a manager up ($((failed * 10000 / counted)) / 10000 > 1 %): $(tail -n +2 "$CHAOS_DIR/availability.txt" | sort -t: -k2 -rn | head -n 8 | tr '\n' ';')"

@@ -28,6 +28,7 @@ nodes=(m1 m2 a1 a2 a3)
 # kind weight min_s max_s
 kinds=(
         "kill-manager 10 3 30"
+        "restart-managers 4 10 50"
         "stop-manager 8 3 15"
         "kill-agent 10 3 30"
         "stop-agent 8 3 15"
@@ -107,13 +108,14 @@ t=$R
 n=0
 clock_offset=0
 while [ "$t" -lt "$duration" ]; do
+        # (a kind of the first round whose targets are busy is tried again
+        # at the next step)
         if [ "$n" -lt "${#order[@]}" ]; then
                 spec=${kinds[${order[$n]}]}
         else
                 draw_kind
                 spec=$SPEC
         fi
-        n=$((n + 1))
         set -- $spec
         kind=$1 lo=$3 hi=$4
         rand "$lo" "$hi"
@@ -133,6 +135,11 @@ while [ "$t" -lt "$duration" ]; do
                 free_at "$m" "$t" && free_at "$a" "$t" || target=
                 [ -z "$target" ] || busy_until[$m]=$((t + len + 1)) busy_until[$a]=$((t + len + 1))
                 ;;
+        restart-managers)
+                target=m1+m2
+                free_at m1 "$t" && free_at m2 "$t" || target=
+                [ -z "$target" ] || busy_until[m1]=$((t + len + 1)) busy_until[m2]=$((t + len + 1))
+                ;;
         pg-restart)
                 target=pg
                 free_at pg "$t" || target=
@@ -150,8 +157,9 @@ while [ "$t" -lt "$duration" ]; do
         esac
         if [ -n "$target" ] && [ "$len" -gt 0 -o "$kind" = clock-step ]; then
                 echo "$t $kind $target $arg"
+                n=$((n + 1))
                 case $kind in
-                cut-pair | clock-step) ;;
+                cut-pair | restart-managers | clock-step) ;;
                 *) busy_until[$target]=$((t + len + 1)) ;;
                 esac
         fi

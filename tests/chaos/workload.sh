@@ -5,7 +5,8 @@
 # sessions that write a file into their folder, sleep, and exit 0 or 3;
 # owners destroy some interactive sessions; everyone lists and reads.  A
 # terminal (WebSocket, through the front) is opened on a long-lived session
-# again and again, and an SSE client (/events/session) stays connected.
+# again and again, an SSE client (/events/session) stays connected, and a
+# reader lists sessions and agents twice a second.
 #
 # What was asked and what was acknowledged goes to ledger.log, one line
 # each, for invariants.sh:
@@ -15,7 +16,8 @@
 #     MS destroy-sent USER NAME
 #     MS destroy-ack  USER NAME
 #
-# A request that got no answer, or a 5xx, is sent again (POST /session is
+# A request that got no answer, a 5xx or a 401 (an unreachable database
+# can look like that today) is sent again (POST /session is
 # create-or-get by name, DELETE is idempotent) a few times.  Names are
 # never reused.  Every request is in requests.log (lib.sh's capi).
 
@@ -77,7 +79,7 @@ session_create() {
                 as_user "$u" POST /session "$body"
                 case $CODE in
                 200 | 201) record ledger.log create-ack "$u" "$name" "$type" "$exit"; return 0 ;;
-                4??) echo "create $name: $CODE $(head -c 300 "$ANSWER")" >>"$CHAOS_DIR/workload.log"; return 1 ;;
+                400 | 403 | 404 | 409 | 412) echo "create $name: $CODE $(head -c 300 "$ANSWER")" >>"$CHAOS_DIR/workload.log"; return 1 ;;
                 esac
                 sleep 2
         done
@@ -90,7 +92,7 @@ session_destroy() { # USER NAME
                 as_user "$1" DELETE "/session/$2"
                 case $CODE in
                 200 | 204) record ledger.log destroy-ack "$1" "$2"; return 0 ;;
-                4??) echo "destroy $2: $CODE $(head -c 300 "$ANSWER")" >>"$CHAOS_DIR/workload.log"; return 1 ;;
+                400 | 403 | 404 | 409 | 412) echo "destroy $2: $CODE $(head -c 300 "$ANSWER")" >>"$CHAOS_DIR/workload.log"; return 1 ;;
                 esac
                 sleep 2
         done
@@ -130,10 +132,24 @@ user_loop() {
         done
 }
 
+# reader_loop: API load besides the users' actions: every half second a
+# user lists its sessions or the admin lists the agents
+reader_loop() {
+        local n=0 u
+        while [ ! -e "$CHAOS_DIR/stop-workload" ]; do
+                n=$((n + 1))
+                case $((n % 4)) in
+                0) admin_api GET /admin/agents ;;
+                *) u=u$((n % 4)); as_user "$u" GET "/sessions?limit=20" ;;
+                esac
+                sleep 0.5
+        done
+}
+
 # terminal_loop: a named terminal on term-u1 through the front, opened
 # every 10 s, a command typed and its output awaited, kept open 10 s
 terminal_loop() {
-        local i=0 h=() l start rc target
+        local i=0 h=() l start rc target code
         while [ ! -e "$CHAOS_DIR/stop-workload" ]; do
                 i=$((i + 1))
                 target="/stream/session/term-u1/pty?terminal=chaosterminal1"
@@ -145,8 +161,13 @@ terminal_loop() {
                         "send:echo chaos-mark-\$((40+$i))\\n" "expect:chaos-mark-$((40 + i))" sleep:10 close \
                         >>"$CHAOS_DIR/terminal.log" 2>&1
                 rc=$?
-                echo "$start $(now_ms) WS /stream/session/term-u1/pty $([ $rc = 0 ] && echo 101 || echo 000)" \
-                        >>"$CHAOS_DIR/requests.log"
+                # 101: the round passed; a refused handshake's status; 000:
+                # no answer, or the terminal broke after it opened
+                code=000
+                [ $rc = 0 ] && code=101
+                [ $rc = 0 ] || code=$(tail -n 20 "$CHAOS_DIR/terminal.log" |
+                        sed -n 's/.*handshake: HTTP\/1.1 \([0-9][0-9][0-9]\).*/\1/p' | tail -n 1)
+                echo "$start $(now_ms) WS /stream/session/term-u1/pty ${code:-000}" >>"$CHAOS_DIR/requests.log"
                 sleep 2
         done
 }
@@ -174,21 +195,27 @@ workload_start() {
                 user_loop "$u" "$n" &
                 set_pid "loop-$u" $!
         done
+        reader_loop &
+        set_pid loop-reader $!
         terminal_loop &
         set_pid loop-terminal $!
         events_loop &
         set_pid loop-events $!
 }
 
-# workload_stop: ask the loops to stop and wait for them (60 s at most)
+# workload_stop: ask the loops to stop; what is still running 15 s later
+# (a request waiting on a dead manager, a terminal) is killed with its
+# process group.  A request cut off so was "sent", never "acknowledged".
 workload_stop() {
-        local f pid
+        local f pid deadline
         touch "$CHAOS_DIR/stop-workload"
+        deadline=$(($(date +%s) + 15))
         for f in "$CHAOS_DIR"/pids/loop-*; do
+                [ "$f" = "$CHAOS_DIR/pids/loop-checks" ] && continue
                 pid=$(cat "$f")
-                case $f in *loop-events) kill -- -"$pid" 2>/dev/null; kill "$pid" 2>/dev/null ;; esac
-                for _ in $(seq 1 600); do alive "$pid" || break; sleep 0.1; done
-                alive "$pid" && kill -- -"$pid" 2>/dev/null
+                while alive "$pid" && [ "$(date +%s)" -lt "$deadline" ]; do sleep 0.2; done
+                kill -- -"$pid" 2>/dev/null
+                kill "$pid" 2>/dev/null
                 rm -f "$f"
         done
         return 0
