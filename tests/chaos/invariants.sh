@@ -71,14 +71,15 @@ sessions_json() {
 
 # agent_unreachable_long AGENT ENDED_US: was the agent cut, stopped or dead
 # for at least agent_lost_timeout, starting before the session ended?
-# (Faults of the agent less than 5 s apart count as one outage: a restarted
-# agent needs that long to be heard again.)
+# (An outage lasts 5 s past its fault, the time a restarted or reconnected
+# agent takes to be heard again; outages that touch count as one.)
 agent_unreachable_long() {
         local s e slack=30000
         [[ $CLOCK_NODE == m* ]] && slack=$((slack + 240000))
         while read -r s e; do
                 [ $((e - s)) -ge $((AGENT_LOST_TIMEOUT * 1000)) ] && [ "$s" -le $(($2 / 1000 + slack)) ] && return 0
-        done < <(fault_intervals 'kill-agent|stop-agent|cut-agent|long-cut-agent' "${1#chaos-}" | sort -n |
+        done < <(fault_intervals 'kill-agent|stop-agent|cut-agent|long-cut-agent' "${1#chaos-}" |
+                awk '{ printf "%.0f %.0f\n", $1, $2 + 5000 }' | sort -n |
                 awk '{ if (n && $1 <= e + 5000) { if ($2 > e) e = $2 } else { if (n) printf "%.0f %.0f\n", s, e; s = $1; e = $2; n = 1 } }
                      END { if (n) printf "%.0f %.0f\n", s, e }')
         # (every manager down does not count: a manager judges agents only

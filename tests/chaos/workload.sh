@@ -6,7 +6,7 @@
 # owners destroy some interactive sessions; everyone lists and reads.  A
 # terminal (WebSocket, through the front) is opened on a long-lived session
 # again and again, an SSE client (/events/session) stays connected, and a
-# reader lists sessions and agents twice a second.
+# reader lists sessions and agents four times a second.
 #
 # What was asked and what was acknowledged goes to ledger.log, one line
 # each, for invariants.sh:
@@ -133,7 +133,7 @@ user_loop() {
 }
 
 # reader_loop: API load besides the users' actions: every half second a
-# user lists its sessions or the admin lists the agents
+# user lists its sessions or the admin lists the agents (four a second)
 reader_loop() {
         local n=0 u
         while [ ! -e "$CHAOS_DIR/stop-workload" ]; do
@@ -142,7 +142,7 @@ reader_loop() {
                 0) admin_api GET /admin/agents ;;
                 *) u=u$((n % 4)); as_user "$u" GET "/sessions?limit=20" ;;
                 esac
-                sleep 0.5
+                sleep 0.25
         done
 }
 

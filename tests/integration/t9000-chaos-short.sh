@@ -19,7 +19,7 @@ run_chaos() {
         CHAOS_RC=$?
         CHAOS_DIR=$(sed -n 's/.* dir \(\/tmp\/tchaos\.[A-Za-z0-9]*\)$/\1/p' "$TMP/chaos.out" | head -n 1)
         CHAOS_PID=$(sed -n 's/^CHAOS_ID=\([0-9]*\) .*/\1/p' "$CHAOS_DIR/env" 2>/dev/null)
-        test_at_exit 'rm -rf "$CHAOS_DIR"'
+        test_at_exit '[ "$test_failed" -gt 0 ] || rm -rf "$CHAOS_DIR"'
 }
 
 # holds INVARIANT: the run printed "ok - INVARIANT" (else show what broke)
