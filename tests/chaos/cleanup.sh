@@ -46,7 +46,9 @@ for st in "$dir"/a*/state; do
         ns=chaos-${CHAOS_ID:-x}-$node
         nsx=()
         [ -e "/run/netns/$ns" ] && nsx=(nsenter --net="/run/netns/$ns")
-        for c in $(ls "$st/containers" 2>/dev/null); do
+        for c in "$st"/containers/*; do
+                [ -d "$c" ] || continue
+                c=$(basename "$c")
                 "${nsx[@]}" "$BUILD/container-tool" --state "$st" destroy "$c" 1 >/dev/null 2>&1
                 "${nsx[@]}" "$BUILD/container-tool" --state "$st" remove "$c" >/dev/null 2>&1
         done
