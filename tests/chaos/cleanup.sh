@@ -82,4 +82,7 @@ if [ -f "$dir/created.links" ]; then
         rm -f "$dir/created.links"
 fi
 rm -rf "$dir/pg/data"
+# (so that a second call, the guardian's after run.sh's, signals no pid
+# that another process may have taken since)
+rm -f "$dir"/pids/*
 exit 0
