@@ -34,8 +34,8 @@ fault_log() { # start|end KIND TARGET ARG
 fault_inject() { # KIND TARGET ARG
         local kind=$1 target=$2 arg=$3 m
         case $kind in
-        kill-manager | kill-agent) node_kill "$target" ;;
-        restart-managers) for m in $MANAGERS; do node_kill "$m"; done ;;
+        kill-manager | kill-agent) touch "$CHAOS_DIR/down-$target"; node_kill "$target" ;;
+        restart-managers) for m in $MANAGERS; do touch "$CHAOS_DIR/down-$m"; node_kill "$m"; done ;;
         stop-manager | stop-agent) node_signal "$target" STOP ;;
         pg-restart) pg_stop immediate ;;
         cut-agent | long-cut-agent | cut-manager) ip link set "$(veth_of "$target")" down ;;
@@ -53,8 +53,8 @@ fault_inject() { # KIND TARGET ARG
 fault_heal() { # KIND TARGET ARG
         local kind=$1 target=$2 m
         case $kind in
-        kill-manager | kill-agent) node_start "$target" ;;
-        restart-managers) for m in $MANAGERS; do node_start "$m"; done ;;
+        kill-manager | kill-agent) node_start "$target"; rm -f "$CHAOS_DIR/down-$target" ;;
+        restart-managers) for m in $MANAGERS; do node_start "$m"; rm -f "$CHAOS_DIR/down-$m"; done ;;
         stop-manager | stop-agent) node_signal "$target" CONT ;;
         pg-restart) pg_start ;;
         cut-agent | long-cut-agent | cut-manager) ip link set "$(veth_of "$target")" up ;;
@@ -118,11 +118,31 @@ faults_play() {
         record faults.log play-end - - -
 }
 
+# supervise: what systemd's Restart=always would do on a real node: a
+# manager or agent that exited by itself (not killed by the schedule:
+# down-NODE) is logged ("exited" in nodes.log, with its last words) and
+# started again 5 s later.  Called from the checks' loop.
+supervise() {
+        local node pid
+        for node in $MANAGERS $AGENTS; do
+                [ -e "$CHAOS_DIR/down-$node" ] && continue
+                pid=$(pid_of "$node")
+                [ -n "$pid" ] || continue
+                alive "$pid" && continue
+                [ -e "$CHAOS_DIR/down-$node" ] && continue
+                record nodes.log "exited $node $pid"
+                say "node $node exited by itself: $(grep -v '^\s*$' "$CHAOS_DIR/$node.log" | tail -n 1 | cut -c1-200); restarting it in 5 s"
+                sleep 5
+                [ -e "$CHAOS_DIR/down-$node" ] || node_start "$node"
+        done
+}
+
 # faults_heal_all: undo whatever may still be in effect (after an
 # interrupted schedule): every node running and continued, links up, no
 # blackhole, no delay, no fill, PostgreSQL up
 faults_heal_all() {
         local node m a
+        rm -f "$CHAOS_DIR"/down-*
         for node in $MANAGERS $AGENTS; do
                 ip link set "$(veth_of "$node")" up 2>/dev/null
                 node_signal "$node" CONT

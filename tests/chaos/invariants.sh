@@ -338,8 +338,10 @@ check_sanitizers() {
 }
 
 # check_continuous_loop: 1-4 every 5 s until the file stop-checks appears
+# (and the supervisor's round, faults.sh)
 check_continuous_loop() {
         while [ ! -e "$CHAOS_DIR/stop-checks" ]; do
+                supervise
                 check_slots
                 check_ends
                 check_once

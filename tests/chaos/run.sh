@@ -131,6 +131,7 @@ check_final
 # ---- summary ----
 say "faults injected: $(awk '$2 == "start" { n[$3]++ } END { for (k in n) printf "%s %d, ", k, n[k] }' "$CHAOS_DIR/faults.log" | sed 's/, $//')"
 say "sessions: $(awk '$2 == "create-ack" { n++ } END { print n + 0 }' "$CHAOS_DIR/ledger.log") created (acknowledged), $(awk '$2 == "destroy-ack" { n++ } END { print n + 0 }' "$CHAOS_DIR/ledger.log") destroyed by their owners; ended: $(sql "SELECT string_agg(x, ', ') FROM (SELECT status || '/' || COALESCE(status_info, '') || ' ' || COUNT(*) AS x FROM sessions GROUP BY status, status_info ORDER BY 1) t")"
+say "daemons that exited by themselves (restarted 5 s later, as systemd would): $(awk '$2 == "exited" { n[$3]++ } END { for (k in n) printf "%s %d, ", k, n[k] }' "$CHAOS_DIR/nodes.log" | sed 's/, $//')"
 say "files verified: $(wc -l <"$CHAOS_DIR/files-ok" 2>/dev/null || echo 0); terminal rounds: $(grep -c ' WS .* 101$' "$CHAOS_DIR/requests.log") ok, $(grep -c ' WS .* 000$' "$CHAOS_DIR/requests.log") failed"
 pass=0 fail=0
 for inv in I1-legit-end I2-no-double-slot I3-exactly-once I4-files-intact I5-availability I6-converged sanitizer; do
