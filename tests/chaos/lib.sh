@@ -55,8 +55,9 @@ alive() {
 
 # capi AK SK METHOD PATH [BODY]: a signed request to the front; sets CODE
 # (000 when no answer came) and leaves the body in $OUT (default
-# $CHAOS_DIR/out.PID of the calling shell), whose path is in ANSWER.  Every request goes to requests.log as
-# "START_MS END_MS METHOD PATH CODE" for the availability invariant.
+# $CHAOS_DIR/out.PID of the calling shell), whose path is in ANSWER.
+# Every request goes to requests.log as "START_MS END_MS METHOD PATH CODE"
+# for the availability invariant.
 capi() {
         local ak=$1 sk=$2 method=$3 path=$4 body=${5:-} ct=text/plain h=() l start
         local out=${OUT:-$CHAOS_DIR/out.$BASHPID}
