@@ -4,6 +4,7 @@
 #   make check         build with ASan+UBSan into build/asan and run every test
 #   make run           install missing Debian packages, build, start `tessera dev`
 #   make fuzz          build libFuzzer targets with clang into build/fuzz
+#   make chaos         the chaos test (tests/chaos, docs/reliability.md): SEED=N DURATION=5m
 #   make check-images  build every recipe of images/ and check it in a session (long: docs/images.md)
 #   make format        clang-format the sources
 #   make V=1           show commands
@@ -74,7 +75,7 @@ WEB_SRC := web/build.mjs web/index.html web/package.json web/package-lock.json s
            $(sort $(wildcard web/src/*.js web/src/*.css web/src/*/*.css))
 WEB     := $(BUILD)/web/index.html
 
-.PHONY: all check check-images tests run deps test-deps fuzz format clean docs
+.PHONY: all check check-images chaos tests run deps test-deps fuzz format clean docs
 all: $(TESSERA) $(RUNNER) $(MONITOR) $(FGPU_LIB) $(FAKE_LIBS) $(WEB) $(BUILD)/layers.ok
 
 # The layout's rules (HACKING.md, "Layout"): every include, and every
@@ -215,6 +216,14 @@ check: test-deps
 	$(Q)$(MAKE) --no-print-directory BUILD=build/asan SANITIZE=address,undefined,float-cast-overflow tests
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)BUILD=build/asan tests/run.sh
+
+# The chaos test (docs/reliability.md): a cluster in network namespaces
+# under a seeded fault schedule; DURATION of faults (default 5m), SEED to
+# replay a run (default: drawn and printed).  Needs root.  The release build:
+# a sanitizer build is what the short run in `make check` uses (t9000).
+DURATION ?= 5m
+chaos: test-deps $(TESSERA) $(RUNNER) $(MONITOR) $(FGPU_LIB) $(FAKE_LIBS) $(BUILD)/test-tool $(BUILD)/container-tool
+	$(Q)BUILD=$(BUILD) DURATION=$(DURATION) $(if $(SEED),SEED=$(SEED)) tests/chaos/run.sh
 
 # Every recipe of images/ (or IMAGES="images/a.recipe ..."): built with
 # the release binary (cached), pushed, run in a session and checked; a

@@ -11,7 +11,8 @@
 # deploy/haproxy.cfg); docker-registry, skopeo, debootstrap and busybox-static
 # to build test images and serve them on loopback, with apache2-utils
 # (htpasswd) and python3 for the registry tests' Basic auth, token server
-# and failing registry; chromium for the web UI's browser tests; clang for
+# and failing registry; chromium for the web UI's browser tests; faketime
+# (libfaketime) for the chaos test's clock steps, tests/chaos; clang for
 # libFuzzer and wrk for load tests, optional).  Only missing packages are
 # installed, and `apt-get update` runs only when something is missing, so
 # a second run is instant.  Needs root (or sudo) only when something is
@@ -19,7 +20,7 @@
 set -eu
 
 BUILD_PKGS="gcc make pkg-config libmicrohttpd-dev libjansson-dev libsqlite3-dev libpq-dev libssl-dev libcurl4-openssl-dev libarchive-dev zlib1g-dev libzstd-dev libisal-dev libwslay-dev runc crun iproute2 busybox-static jq"
-TEST_PKGS="postgresql haproxy sqlite3 curl xxd openssl docker-registry skopeo debootstrap apache2-utils python3 chromium"
+TEST_PKGS="postgresql haproxy sqlite3 curl xxd openssl docker-registry skopeo debootstrap apache2-utils python3 chromium faketime"
 # command:package - packages wanted only when the command is missing (a
 # Node.js from elsewhere, NodeSource's say, brings npm and conflicts with
 # Debian's npm package)
