@@ -27,7 +27,7 @@ struct db {
         struct tess_error *tx_broken;
         int tx_last_code; /* the code of its last failed statement */
         struct db_health health;
-        int64_t outage_ended_at; /* wall clock usec; 0: no outage yet */
+        int64_t outage_ended_at; /* monotonic usec; 0: no outage yet */
         uint64_t nqueries;
         double query_seconds;
 };

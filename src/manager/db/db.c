@@ -88,7 +88,7 @@ void db_up(struct db *db, bool wrote)
         uint64_t failed;
 
         if (db->health.down && db_health_ok(&db->health, monotonic_usec(), wrote, &usec, &failed)) {
-                db->outage_ended_at = now_usec();
+                db->outage_ended_at = monotonic_usec();
                 log_notice("database available again after %.1f s (%" PRIu64 " requests failed meanwhile)",
                            (double)usec / USEC_PER_SEC, failed);
         }

@@ -74,7 +74,7 @@ const char *db_kind_name(const struct db *db);
 /* Whether the database is in an outage: the last attempt failed with
  * -EBUSY or -ENOSPC and none succeeded since. */
 bool db_unavailable(const struct db *db);
-/* When the last outage ended (wall clock usec), 0 if there was none: what
+/* When the last outage ended (monotonic usec), 0 if there was none: what
  * was not written meanwhile (agents' heartbeats) was not missing. */
 int64_t db_outage_ended_at(const struct db *db);
 

@@ -71,8 +71,20 @@ int snapshot_write(struct manager *m, struct snapshot *s, struct rgroup *g, cons
 int snapshot_write_occupancy(struct manager *m, struct snapshot *s, struct tess_error **err);
 
 /* scheduler_reaper.c */
-/* Silent agents become UNREACHABLE, then LOST (scheduler_reaper.c). */
-int judge_agents(struct manager *m, int64_t now, struct tess_error **err);
+/* When this manager first saw each agent's current last_heartbeat, on its
+ * own monotonic clock: silence is measured there, so that a step of any
+ * wall clock neither makes agents silent nor hides a silence. */
+struct beats_seen {
+        struct strmap index; /* agent id -> position */
+        int64_t *value;      /* last_heartbeat as stored */
+        int64_t *seen_at;    /* monotonic usec */
+};
+
+void beats_seen_init(struct beats_seen *b);
+void beats_seen_release(struct beats_seen *b);
+/* Silent agents become UNREACHABLE, then LOST (scheduler_reaper.c);
+ * `seen` is the last tick's observations, replaced by this one's. */
+int judge_agents(struct manager *m, struct beats_seen *seen, int64_t now, struct tess_error **err);
 int reap_expired_sessions(struct manager *m, const struct rgroup *groups, int ngroups, int64_t now,
                           struct tess_error **err);
 int reap_terminations(struct manager *m, struct tess_error **err);

@@ -28,6 +28,7 @@ struct scheduler {
         uint64_t listener;
         uint64_t kick_timer, period_timer;
         struct strmap retries;   /* session id -> failed placements */
+        struct beats_seen beats; /* agents' heartbeats as this manager saw them */
         struct strmap rr_cursor; /* resource group -> roundrobin position */
         int64_t last_tick_usec; /* how long the last tick took */
         bool in_tick;
@@ -147,7 +148,7 @@ static void tick(struct scheduler *s)
         s->in_tick = true; /* session_transition publishes events, which kick */
         r = rgroups_load(m, &groups, &ngroups, &err);
         if (r >= 0)
-                r = judge_agents(m, now, &err);
+                r = judge_agents(m, &s->beats, now, &err);
         if (r >= 0)
                 r = reap_expired_sessions(m, groups, ngroups, now, &err);
         if (r >= 0)
@@ -177,6 +178,7 @@ struct scheduler *scheduler_start(struct manager *m)
         if (getenv("TESSERA_TEST_SCHED_DELAY_MS"))
                 s->test_delay = strtoll(getenv("TESSERA_TEST_SCHED_DELAY_MS"), NULL, 10) * USEC_PER_MSEC;
         strmap_init(&s->retries);
+        beats_seen_init(&s->beats);
         strmap_init(&s->rr_cursor);
         s->listener = events_listen(m->events, on_event, s);
         s->period_timer = loop_add_timer(m->loop, MAX_USEC(m->conf.scheduler_interval), on_period, s);
@@ -194,6 +196,7 @@ struct scheduler *scheduler_stop(struct scheduler *s)
         if (s->period_timer)
                 loop_cancel_timer(s->m->loop, s->period_timer);
         strmap_free(&s->retries);
+        beats_seen_release(&s->beats);
         strmap_free(&s->rr_cursor);
         free(s);
         return NULL;

@@ -24,11 +24,13 @@
  * report them gone.  Times count from when the session got its resources
  * (sessions.occupied_at).
  *
- * A manager judges silence only by heartbeats it could have received and
- * stored: a heartbeat older than the manager's own start, or than the end
- * of the last database outage, counts as received then, so a manager that
+ * Silence is what this manager saw, on its own monotonic clock: the time
+ * since it first read an agent's current last_heartbeat (struct
+ * beats_seen), or since the end of the last database outage (heartbeats
+ * could not be stored meanwhile), whichever is later.  So a manager that
  * was down (or could not write) for an hour gives every agent its full
- * intervals again before it judges any. */
+ * intervals again before it judges any, and a step of a wall clock (any
+ * node's) makes nobody silent. */
 #include "common/compat.h"
 
 #include "common/log.h"
@@ -54,8 +56,8 @@ static void end_session(struct manager *m, const char *id, const char *status, e
         log_info("session %s %s -> %s: %s", id, status, session_status_to_string(to), reason);
 }
 
-static int agent_lost(struct manager *m, const char *id, const char *status, int64_t last, int64_t now,
-                      struct tess_error **err)
+static int agent_lost(struct manager *m, const char *id, const char *status, int64_t last, int64_t silent,
+                      int64_t now, struct tess_error **err)
 {
         _cleanup_rows_ struct db_rows *sessions = NULL;
         int r = DBQ(m->db,
@@ -65,7 +67,7 @@ static int agent_lost(struct manager *m, const char *id, const char *status, int
         if (r <= 0)
                 return r;
         log_warn("agent %s is LOST: no heartbeat for %lld s (agent_lost_timeout); its sessions end", id,
-                 (long long)((now - last) / USEC_PER_SEC));
+                 (long long)(silent / USEC_PER_SEC));
         r = DBQ(m->db,
                 "SELECT DISTINCT s.id, s.status FROM sessions s JOIN kernels k ON k.session_id = s.id"
                 " WHERE k.agent_id = ? AND s.status NOT IN ('PENDING', 'TERMINATED', 'CANCELLED', 'ERROR')",
@@ -96,27 +98,64 @@ static enum sched_agent_state state_of(const char *status)
                : streq(status, "UNREACHABLE") ? SCHED_AGENT_UNREACHABLE : SCHED_AGENT_ALIVE;
 }
 
-int judge_agents(struct manager *m, int64_t now, struct tess_error **err)
+void beats_seen_init(struct beats_seen *b)
+{
+        *b = (struct beats_seen){ 0 };
+        strmap_init(&b->index);
+}
+
+void beats_seen_release(struct beats_seen *b)
+{
+        strmap_free(&b->index);
+        free(b->value);
+        free(b->seen_at);
+}
+
+/* When this manager first saw agent row i's last_heartbeat: at an earlier
+ * tick if it has not changed since, else now; recorded in `next`. */
+static int64_t seen_at(const struct beats_seen *seen, struct beats_seen *next, const char *id, int i,
+                       int64_t last, int64_t mono)
+{
+        int k = strmap_get(&seen->index, id);
+        int64_t at = k >= 0 && seen->value[k] == last ? seen->seen_at[k] : mono;
+
+        strmap_put(&next->index, id, i);
+        next->value[i] = last;
+        next->seen_at[i] = at;
+        return at;
+}
+
+int judge_agents(struct manager *m, struct beats_seen *seen, int64_t now, struct tess_error **err)
 {
         _cleanup_rows_ struct db_rows *rows = NULL;
-        int64_t heard_from = m->started_at > db_outage_ended_at(m->db) ? m->started_at : db_outage_ended_at(m->db);
+        struct beats_seen next;
+        int64_t mono = monotonic_usec();
         int r = DBQ(m->db,
                     "SELECT id, status, last_heartbeat, heartbeat_interval FROM agents"
                     " WHERE status IN ('ALIVE', 'UNREACHABLE')",
                     &rows, err);
 
-        for (int i = 0; r >= 0 && i < rows->nrows; i++) {
+        if (r < 0)
+                return r;
+        beats_seen_init(&next);
+        next.value = xcalloc((size_t)rows->nrows + 1, sizeof(*next.value));
+        next.seen_at = xcalloc((size_t)rows->nrows + 1, sizeof(*next.seen_at));
+        for (int i = 0; i < rows->nrows; i++) {
                 const char *id = db_getn(rows, i, "id"), *status = db_getn(rows, i, "status");
                 int64_t last = db_get_int(rows, i, "last_heartbeat");
+                int64_t at = seen_at(seen, &next, id, i, last, mono);
                 enum sched_agent_state was = state_of(status);
-                enum sched_agent_state is = sched_agent_verdict(was, last, db_get_int(rows, i, "heartbeat_interval"),
-                                                                heard_from, now, m->conf.agent_lost_timeout);
+                enum sched_agent_state is = sched_agent_verdict(was, at, db_get_int(rows, i, "heartbeat_interval"),
+                                                                db_outage_ended_at(m->db), mono,
+                                                                m->conf.agent_lost_timeout);
 
-                if (is == SCHED_AGENT_LOST)
-                        r = agent_lost(m, id, status, last, now, err);
-                else if (is == SCHED_AGENT_UNREACHABLE && was == SCHED_AGENT_ALIVE)
-                        r = agent_unreachable(m, id, last, now - (last > heard_from ? last : heard_from), err);
+                if (r >= 0 && is == SCHED_AGENT_LOST)
+                        r = agent_lost(m, id, status, last, mono - at, now, err);
+                else if (r >= 0 && is == SCHED_AGENT_UNREACHABLE && was == SCHED_AGENT_ALIVE)
+                        r = agent_unreachable(m, id, last, mono - at, err);
         }
+        beats_seen_release(seen);
+        *seen = next;
         return r < 0 ? r : 0;
 }
 
