@@ -418,11 +418,21 @@ bool kernel_runtime_exited(struct agent_ctx *ctx, const char *id, struct kernel_
         struct container_config cfg = kernel_runtime_config(ctx);
         struct container_state st;
 
-        /* the reconciler asks about every running kernel twice a second */
-        if (!container_exit_recorded(&cfg, id) || container_state(&cfg, id, &st, NULL) < 0 ||
-            st.status != CONTAINER_EXITED)
+        /* the reconciler asks about every running kernel twice a second:
+         * the exit record first (one stat), then (one pid file and /proc)
+         * whether its monitor still lives */
+        if (container_exit_recorded(&cfg, id)) {
+                if (container_state(&cfg, id, &st, NULL) < 0 || st.status != CONTAINER_EXITED)
+                        return false;
+                exit_of(ctx, id, &st, ret);
+                return true;
+        }
+        /* monitor and container gone without a record (the monitor killed,
+         * or no room left to write it): ended, its code unknown */
+        if (container_state(&cfg, id, &st, NULL) < 0 || st.status != CONTAINER_UNKNOWN)
                 return false;
-        exit_of(ctx, id, &st, ret);
+        log_warn("kernel %s: its container and monitor are gone without an exit record; exit code unknown", id);
+        *ret = (struct kernel_exit){ .code = -1 };
         return true;
 }
 

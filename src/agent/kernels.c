@@ -24,6 +24,7 @@
 
 #include <dirent.h>
 #include <pthread.h>
+#include <sys/statvfs.h>
 
 #include "common/fs.h"
 #include "common/log.h"
@@ -197,6 +198,18 @@ static void report_exit(struct kernels *ks, const struct kernel *k, struct kerne
         x->log = NULL;
 }
 
+#define STATE_DIR_FULL_BYTES (1 << 20) /* less free than this: full, for whatever failed there */
+
+/* Whether the state_dir's file system is (about) full: what fails there
+ * then (runc, which says only "runc run failed" when it cannot even write
+ * its log) failed for that. */
+static bool state_dir_full(const char *dir)
+{
+        struct statvfs st;
+
+        return statvfs(dir, &st) == 0 && (uint64_t)st.f_bavail * st.f_frsize < STATE_DIR_FULL_BYTES;
+}
+
 /* Why a kernel could not start, for the session's status_data: a full
  * state_dir said first, in so many words; valid UTF-8 (invalid bytes
  * become '?') and short enough for the manager (agent_report.h takes 4096
@@ -207,7 +220,7 @@ static json_t *failure_text(const struct kernels *ks, const struct tess_error *e
         const unsigned char *p;
         size_t n, i = 0, len = 0;
 
-        if (err->code == ENOSPC || err->code == EDQUOT)
+        if (err->code == ENOSPC || err->code == EDQUOT || state_dir_full(ks->ctx->conf->state_dir))
                 text = xasprintf("no space left on device in the agent's state_dir '%s': %s", ks->ctx->conf->state_dir,
                                  err->msg);
         else

@@ -242,9 +242,12 @@ static int monitor_run(struct monitor *m, int sig_fd)
                 tess_error_free(err);
                 return 1;
         }
+        /* without room for its exit record a container would end unseen
+         * on a full disk: it does not start */
         if (container_exit_reserve(m->dir, &err) < 0) {
-                log_warn("id=%s %s (an exit on a full disk may lose its code)", m->rec.id, err->msg);
-                err = tess_error_free(err);
+                report("err no room for the container's exit record: %s", err->msg);
+                tess_error_free(err);
+                return 1;
         }
         m->runc_log = container_file(m->dir, CT_RUNC_LOG);
         if (pipe2(out, O_CLOEXEC) < 0) {
