@@ -79,9 +79,9 @@ const struct conf_opt manager_conf_opts[] = {
         CONF_OPT("scheduler_interval", CONF_T_USEC, MC, scheduler_interval, "5s", 0, 0, true,
                  "periodic scheduling pass (events trigger passes in between)"),
         CONF_OPT("agent_lost_timeout", CONF_T_USEC, MC, agent_lost_timeout, "1h", 0, 0, true,
-                 "an agent silent this long (counted from the manager's start at the earliest) is LOST and "
-                 "its sessions end in ERROR; before, silent for three heartbeats, it is UNREACHABLE and its "
-                 "sessions wait for it (0: never LOST)"),
+                 "an agent silent this long (as this manager saw it: from its start, or the end of a database "
+                 "outage, at the earliest) is LOST and its sessions end in ERROR; before, silent for three "
+                 "heartbeats, it is UNREACHABLE and its sessions wait for it (0: never LOST)"),
         CONF_OPT("audit_reads", CONF_T_BOOL, MC, audit_reads, "false", 0, 0, true,
                  "record read-only requests in the audit log too"),
         CONF_OPT("vfolder_hosts", CONF_T_STR, MC, vfolder_hosts, NULL, 0, 0, false,
