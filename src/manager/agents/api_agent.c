@@ -84,9 +84,11 @@ static void store_stats(struct manager *m, const struct agent_report *rep, int64
         }
 }
 
-/* The agent as it reports itself, ALIVE; one that was not (UNREACHABLE
- * or LOST: `was`) takes its sessions' marks off in the same transaction,
- * so that a failure leaves both for the next heartbeat. */
+/* The agent as it reports itself, ALIVE, and its sessions' "agent
+ * unreachable" marks taken off in the same transaction (a failure leaves
+ * both for the next heartbeat).  Looked for at every heartbeat, not only
+ * when the agent was read UNREACHABLE or LOST (`was`): another manager
+ * may have marked it between that read and this transaction. */
 static int record_heartbeat(struct manager *m, const struct agent_report *rep, const char *slots_text,
                             const char *was, int64_t now, struct tess_error **err)
 {
@@ -106,7 +108,7 @@ static int record_heartbeat(struct manager *m, const struct agent_report *rep, c
                 NULL, err, DB_TEXT(rep->id), DB_TEXT(rep->address), DB_TEXT(rep->rg), DB_TEXT(slots_text),
                 DB_TEXT(rep->devices), DB_TEXT(rep->arch), DB_TEXT(rep->version), DB_TEXT(rep->runtime), DB_INT(now),
                 DB_INT(now), DB_INT(rep->heartbeat_interval));
-        if (r >= 0 && was && !streq(was, "ALIVE"))
+        if (r >= 0 && was)
                 r = session_unmark_agent_unreachable(m, rep->id, err);
         if (r >= 0)
                 return db_commit(m->db, err);

@@ -77,19 +77,31 @@ static int agent_lost(struct manager *m, const char *id, const char *status, int
         return r < 0 ? r : 0;
 }
 
+/* The agent and its sessions' marks change in one transaction: a
+ * heartbeat on another manager waits for it and then finds the marks to
+ * take off (api_agent.c). */
 static int agent_unreachable(struct manager *m, const char *id, int64_t last, int64_t silent,
                              struct tess_error **err)
 {
-        int r = DBQ(m->db,
-                    "UPDATE agents SET status = 'UNREACHABLE', unreachable_since = ? WHERE id = ? AND status = 'ALIVE'"
-                    " AND last_heartbeat = ?",
-                    NULL, err, DB_INT(last), DB_TEXT(id), DB_INT(last));
+        int r = db_begin(m->db, err);
 
-        if (r <= 0)
+        if (r < 0)
+                return r;
+        r = DBQ(m->db,
+                "UPDATE agents SET status = 'UNREACHABLE', unreachable_since = ? WHERE id = ? AND status = 'ALIVE'"
+                " AND last_heartbeat = ?",
+                NULL, err, DB_INT(last), DB_TEXT(id), DB_INT(last));
+        if (r > 0)
+                r = session_mark_agent_unreachable(m, id, last, err);
+        if (r < 0) {
+                db_rollback(m->db);
+                return r;
+        }
+        if ((r = db_commit(m->db, err)) < 0)
                 return r;
         log_warn("agent %s is UNREACHABLE: no heartbeat for %lld s; its sessions go on and wait for it", id,
                  (long long)(silent / USEC_PER_SEC));
-        return session_mark_agent_unreachable(m, id, last, err);
+        return 0;
 }
 
 static enum sched_agent_state state_of(const char *status)

@@ -55,12 +55,17 @@ int session_set_status_data(struct manager *m, const char *id, const char *key, 
         return DBQ(m->db, "UPDATE sessions SET status_data = ? WHERE id = ?", NULL, err, DB_TEXT(text), DB_TEXT(id));
 }
 
-/* The live sessions with a kernel on `agent` (session_select rows). */
-static int sessions_on(struct manager *m, const char *agent, struct db_rows **rows, struct tess_error **err)
+/* The live sessions with a kernel on `agent` (session_select rows); only
+ * the marked ones with `marked`. */
+static int sessions_on(struct manager *m, const char *agent, bool marked, struct db_rows **rows,
+                       struct tess_error **err)
 {
         _cleanup_free_ char *sql = session_select(
-                "s.id IN (SELECT session_id FROM kernels WHERE agent_id = ?)"
-                " AND s.status NOT IN ('PENDING', 'TERMINATED', 'CANCELLED', 'ERROR')");
+                marked ? "s.id IN (SELECT session_id FROM kernels WHERE agent_id = ?)"
+                         " AND s.status NOT IN ('PENDING', 'TERMINATED', 'CANCELLED', 'ERROR')"
+                         " AND s.status_data LIKE '%\"" MARK_KEY "\"%'"
+                       : "s.id IN (SELECT session_id FROM kernels WHERE agent_id = ?)"
+                         " AND s.status NOT IN ('PENDING', 'TERMINATED', 'CANCELLED', 'ERROR')");
 
         return DBQ(m->db, sql, rows, err, DB_TEXT(agent));
 }
@@ -84,7 +89,7 @@ int session_mark_agent_unreachable(struct manager *m, const char *agent, int64_t
 {
         _cleanup_rows_ struct db_rows *rows = NULL;
         char when[48];
-        int r = sessions_on(m, agent, &rows, err);
+        int r = sessions_on(m, agent, false, &rows, err);
 
         time_format_iso(since, when, sizeof(when));
         for (int i = 0; r >= 0 && i < rows->nrows; i++) {
@@ -104,7 +109,7 @@ int session_mark_agent_unreachable(struct manager *m, const char *agent, int64_t
 int session_unmark_agent_unreachable(struct manager *m, const char *agent, struct tess_error **err)
 {
         _cleanup_rows_ struct db_rows *rows = NULL;
-        int r = sessions_on(m, agent, &rows, err);
+        int r = sessions_on(m, agent, true, &rows, err);
 
         for (int i = 0; r >= 0 && i < rows->nrows; i++) {
                 json_t *data = status_data_of(db_getn(rows, i, "status_data"));
