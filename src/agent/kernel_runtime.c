@@ -419,8 +419,8 @@ bool kernel_runtime_exited(struct agent_ctx *ctx, const char *id, struct kernel_
         struct container_state st;
 
         /* the reconciler asks about every running kernel twice a second:
-         * the exit record first (one stat), then (one pid file and /proc)
-         * whether its monitor still lives */
+         * the exit record first (one stat), then whether its monitor still
+         * lives (its pid file and /proc); the full state only when not */
         if (container_exit_recorded(&cfg, id)) {
                 if (container_state(&cfg, id, &st, NULL) < 0 || st.status != CONTAINER_EXITED)
                         return false;
@@ -429,7 +429,8 @@ bool kernel_runtime_exited(struct agent_ctx *ctx, const char *id, struct kernel_
         }
         /* monitor and container gone without a record (the monitor killed,
          * or no room left to write it): ended, its code unknown */
-        if (container_state(&cfg, id, &st, NULL) < 0 || st.status != CONTAINER_UNKNOWN)
+        if (container_monitor_alive(&cfg, id) || container_state(&cfg, id, &st, NULL) < 0 ||
+            st.status != CONTAINER_UNKNOWN)
                 return false;
         log_warn("kernel %s: its container and monitor are gone without an exit record; exit code unknown", id);
         *ret = (struct kernel_exit){ .code = -1 };

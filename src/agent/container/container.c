@@ -471,6 +471,12 @@ bool container_exit_recorded(const struct container_config *cfg, const char *id)
         return exists_in(dir, CT_EXIT);
 }
 
+bool container_monitor_alive(const struct container_config *cfg, const char *id)
+{
+        _cleanup_free_ char *dir = container_dir(cfg, id);
+        return monitor_alive(dir, NULL);
+}
+
 /* ---- kill, destroy, remove ---- */
 
 int container_kill(const struct container_config *config, const char *id, int sig, struct tess_error **err)

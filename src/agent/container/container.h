@@ -159,6 +159,8 @@ int container_state(const struct container_config *cfg, const char *id, struct c
 /* Whether the container's end is recorded (container_state() would say
  * CONTAINER_EXITED): one access(), for callers that watch many. */
 bool container_exit_recorded(const struct container_config *cfg, const char *id);
+/* Whether its monitor still runs (its pid file and /proc: cheap). */
+bool container_monitor_alive(const struct container_config *cfg, const char *id);
 
 /* Every container on disk, sorted.  OUT ret_ids - caller frees each and
  * the array. */

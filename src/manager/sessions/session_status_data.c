@@ -60,12 +60,11 @@ int session_set_status_data(struct manager *m, const char *id, const char *key, 
 static int sessions_on(struct manager *m, const char *agent, bool marked, struct db_rows **rows,
                        struct tess_error **err)
 {
+#define LIVE_ON_AGENT "s.id IN (SELECT session_id FROM kernels WHERE agent_id = ?)" \
+                      " AND s.status NOT IN ('PENDING', 'TERMINATED', 'CANCELLED', 'ERROR')"
         _cleanup_free_ char *sql = session_select(
-                marked ? "s.id IN (SELECT session_id FROM kernels WHERE agent_id = ?)"
-                         " AND s.status NOT IN ('PENDING', 'TERMINATED', 'CANCELLED', 'ERROR')"
-                         " AND s.status_data LIKE '%\"" MARK_KEY "\"%'"
-                       : "s.id IN (SELECT session_id FROM kernels WHERE agent_id = ?)"
-                         " AND s.status NOT IN ('PENDING', 'TERMINATED', 'CANCELLED', 'ERROR')");
+                marked ? LIVE_ON_AGENT " AND s.status_data LIKE '%\"" MARK_KEY "\"%'" : LIVE_ON_AGENT);
+#undef LIVE_ON_AGENT
 
         return DBQ(m->db, sql, rows, err, DB_TEXT(agent));
 }
