@@ -87,12 +87,15 @@ agent_unreachable_long() {
         return 1
 }
 
-# disk_full_around AGENT ENDED_US: was the agent's disk full then?
-disk_full_around() {
+# disk_full_between AGENT FROM_MS ENDED_US: was the agent's disk full at
+# any time between the session's creation and its recorded end? (The end
+# is when a manager learned of it: an agent's report of a failure made
+# while its disk was full can arrive minutes later, through outages.)
+disk_full_between() {
         local s e slack=30000
         [[ $CLOCK_NODE == m* ]] && slack=$((slack + 240000))
         while read -r s e; do
-                [ $(($2 / 1000)) -ge $((s - slack)) ] && [ $(($2 / 1000)) -le $((e + slack)) ] && return 0
+                [ "$e" -ge $((${2:-0} - slack)) ] && [ "$s" -le $(($3 / 1000 + slack)) ] && return 0
         done < <(fault_intervals disk-full "${1#chaos-}")
         return 1
 }
@@ -125,7 +128,7 @@ check_ends() {
                         violation I1-legit-end "$name" "ended ERROR (agent-lost) on $agent, which the schedule never made unreachable for ${AGENT_LOST_TIMEOUT}s (agent_lost_timeout)"
                         continue ;;
                 ERROR/creation-failed)
-                        if disk_full_around "$agent" "$ended" &&
+                        if disk_full_between "$agent" "$(ledger_field create-sent "$name" 1)" "$ended" &&
                                 jq -e '.data | fromjson? | .error.repr // "" | test("space|ENOSPC"; "i")' <<<"$row" >/dev/null; then
                                 echo "ok $name" >>"$CHAOS_DIR/ended-ok"
                                 continue
