@@ -92,7 +92,7 @@ int main(int argc, char **argv)
                         time_format_iso(now_usec(), date, sizeof(date));
                         time_parse(date, NULL, ymd);
                         if (sign_compute("sha256", argv[3], f[0], f[1], date, ymd, host, "application/json",
-                                         API_VERSION_NEWEST, sig, &err) < 0)
+                                         API_VERSION_NEWEST, NULL, sig, &err) < 0)
                                 return fail(err);
                         put_request(first, base, f[0], f[1], body);
                         printf("header = \"Date: %s\"\nheader = \"X-BackendAI-Version: %s\"\n"

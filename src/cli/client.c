@@ -235,11 +235,12 @@ static struct curl_slist *add_header(struct curl_slist *list, const char *fmt, .
         return l;
 }
 
-/* The headers of one request, signed when auth asks for it. */
-static int request_headers(const char *method, const char *signed_path, const char *ctype, enum client_auth auth,
-                           struct curl_slist **ret, struct tess_error **err)
+/* The headers of one request, signed when auth asks for it; a body held in
+ * memory is signed too (SIGN_BODY_HASH_HEADER). */
+static int request_headers(const char *method, const char *signed_path, const char *ctype, const char *body,
+                           size_t body_len, enum client_auth auth, struct curl_slist **ret, struct tess_error **err)
 {
-        char date[48], ymd[9], sig[SIGN_HEX_MAX];
+        char date[48], ymd[9], sig[SIGN_HEX_MAX], body_hash[SIGN_HEX_MAX];
         struct curl_slist *h = NULL;
         bool sign = auth == CLIENT_SIGNED || (auth == CLIENT_IF_KEYS && client.access_key);
 
@@ -256,8 +257,12 @@ static int request_headers(const char *method, const char *signed_path, const ch
         h = add_header(h, "Accept: application/json, application/problem+json, text/event-stream, */*");
         h = add_header(h, "Expect:");
         if (sign) {
-                int r = sign_compute("sha256", client.secret_key, method, signed_path, date, ymd, client.host, ctype,
-                                     API_VERSION_NEWEST, sig, err);
+                int r = 0;
+                if (body && (r = sign_body_hash("sha256", body, body_len, body_hash, err)) >= 0)
+                        h = add_header(h, "%s: %s", SIGN_BODY_HASH_HEADER, body_hash);
+                if (r >= 0)
+                        r = sign_compute("sha256", client.secret_key, method, signed_path, date, ymd, client.host,
+                                         ctype, API_VERSION_NEWEST, body ? body_hash : NULL, sig, err);
                 if (r < 0) {
                         curl_slist_free_all(h);
                         return r;
@@ -289,7 +294,7 @@ static int request_prepare(const char *method, const char *path_query, const cha
         request_target(&target, path_query);
         if (!ctype)
                 ctype = body ? "application/json" : "text/plain";
-        r = request_headers(method, target.data, ctype, auth, ret_headers, err);
+        r = request_headers(method, target.data, ctype, body, body_len, auth, ret_headers, err);
         if (r < 0)
                 return r;
         url = xasprintf("%.*s%s", (int)(strlen(client.endpoint) - strlen(client.prefix)), client.endpoint,

@@ -177,7 +177,7 @@ static const char *empty_hash_hex(const char *hash)
 
 int sign_with_key(const char *hash, const unsigned char *key, unsigned keylen, const char *method,
                   const char *path_query, const char *date, const char *host, const char *mimetype,
-                  const char *version, char out_hex[SIGN_HEX_MAX], struct tess_error **err)
+                  const char *version, const char *body_hash, char out_hex[SIGN_HEX_MAX], struct tess_error **err)
 {
         unsigned char sig[EVP_MAX_MD_SIZE];
         unsigned sign_n;
@@ -187,7 +187,7 @@ int sign_with_key(const char *hash, const unsigned char *key, unsigned keylen, c
         if (!sign_md(hash))
                 return tess_err(err, EINVAL, "unsupported hash '%s'", hash);
         buf_printf(&s, "%s\n%s\n%s\nhost:%s\ncontent-type:%s\nx-backendai-version:%s\n%s", method, path_query, date,
-                   host, mimetype, version, empty_hash_hex(hash));
+                   host, mimetype, version, body_hash ? body_hash : empty_hash_hex(hash));
         r = hmac(hash, key, keylen, s.data, s.len, sig, &sign_n);
         buf_release(&s);
         if (r < 0)
@@ -198,14 +198,30 @@ int sign_with_key(const char *hash, const unsigned char *key, unsigned keylen, c
 
 int sign_compute(const char *hash, const char *secret, const char *method, const char *path_query,
                  const char *date, const char *ymd, const char *host, const char *mimetype,
-                 const char *version, char out_hex[SIGN_HEX_MAX], struct tess_error **err)
+                 const char *version, const char *body_hash, char out_hex[SIGN_HEX_MAX], struct tess_error **err)
 {
         unsigned char key[SIGN_KEY_MAX];
         unsigned keylen;
         int r = sign_derive_key(hash, secret, ymd, host, key, &keylen, err);
         if (r < 0)
                 return r;
-        return sign_with_key(hash, key, keylen, method, path_query, date, host, mimetype, version, out_hex, err);
+        return sign_with_key(hash, key, keylen, method, path_query, date, host, mimetype, version, body_hash,
+                             out_hex, err);
+}
+
+int sign_body_hash(const char *hash, const void *body, size_t len, char out_hex[SIGN_HEX_MAX],
+                   struct tess_error **err)
+{
+        const EVP_MD *md = sign_md(hash);
+        unsigned char d[EVP_MAX_MD_SIZE];
+        unsigned n;
+
+        if (!md)
+                return tess_err(err, EINVAL, "unsupported hash '%s'", hash);
+        if (!EVP_Digest(body, len, d, &n, md, NULL))
+                return tess_err(err, EIO, "digest failed");
+        to_hex(d, n, out_hex);
+        return 0;
 }
 
 bool sign_equal(const char *a, const char *b)

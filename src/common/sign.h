@@ -2,8 +2,12 @@
  *
  * Authorization: BackendAI signMethod=HMAC-SHA256, credential=AK:HEXSIG
  * string to sign: METHOD\nPATH?QUERY\nDATE\nhost:HOST\ncontent-type:MIME\n
- *                 x-backendai-version:VER\nHEX(HASH(""))
- * key: k1 = HMAC(secret, YYYYMMDD of DATE); k2 = HMAC(k1, HOST). */
+ *                 x-backendai-version:VER\nBODYHASH
+ * key: k1 = HMAC(secret, YYYYMMDD of DATE); k2 = HMAC(k1, HOST).
+ * BODYHASH is HEX(HASH("")), as Backend.AI's clients sign every request,
+ * or the value of the request's X-Tessera-Content-Hash header, HEX(HASH(body))
+ * with the signature's hash, which binds the body too (Tessera's clients
+ * send it; docs/api.md). */
 #ifndef TESS_SIGN_H
 #define TESS_SIGN_H
 
@@ -44,15 +48,22 @@ void sign_mimetype(const char *content_type, char *out, size_t len);
  * keep it for the day. */
 int sign_derive_key(const char *hash, const char *secret, const char *ymd, const char *host,
                     unsigned char key[SIGN_KEY_MAX], unsigned *ret_len, struct tess_error **err);
-/* The hex signature of a request with a derived key. */
+/* The hex signature of a request with a derived key; body_hash is the
+ * X-Tessera-Content-Hash the request carries, or NULL (the empty body's). */
 int sign_with_key(const char *hash, const unsigned char *key, unsigned keylen, const char *method,
                   const char *path_query, const char *date, const char *host, const char *mimetype,
-                  const char *version, char out_hex[SIGN_HEX_MAX], struct tess_error **err);
+                  const char *version, const char *body_hash, char out_hex[SIGN_HEX_MAX], struct tess_error **err);
 
 /* Compute the hex signature; ymd is the YYYYMMDD of the date header. */
 int sign_compute(const char *hash, const char *secret, const char *method, const char *path_query,
                  const char *date, const char *ymd, const char *host, const char *mimetype,
-                 const char *version, char out_hex[SIGN_HEX_MAX], struct tess_error **err);
+                 const char *version, const char *body_hash, char out_hex[SIGN_HEX_MAX], struct tess_error **err);
+
+/* The header that binds a request's body to its signature, and its value:
+ * the lower-case hex digest of the body with the signature's hash. */
+#define SIGN_BODY_HASH_HEADER "X-Tessera-Content-Hash"
+int sign_body_hash(const char *hash, const void *body, size_t len, char out_hex[SIGN_HEX_MAX],
+                   struct tess_error **err);
 
 /* Manager <-> agent requests, signed with the cluster secret:
  *   Authorization: TesseraAgent id=AGENT_ID, signature=HEX

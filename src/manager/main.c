@@ -27,6 +27,7 @@
 #include "manager/api/ratelimit.h"
 #include "manager/api/web_session.h"
 #include "manager/core/events.h"
+#include "manager/api/public_hosts.h"
 #include "manager/core/manager.h"
 #include "manager/core/metrics.h"
 #include "manager/db/db.h"
@@ -68,6 +69,10 @@ const struct conf_opt manager_conf_opts[] = {
         CONF_OPT("trusted_proxies", CONF_T_STR, MC, trusted_proxies, NULL, 0, 0, false,
                  "addresses of fronts (haproxy, deploy/haproxy.cfg) whose X-Forwarded-For names the client, "
                  "comma-separated (default: none; the header is ignored)"),
+        CONF_OPT("public_hosts", CONF_T_STR, MC, public_hosts, NULL, 0, 0, false,
+                 "host names (or addresses) clients reach the API by, comma-separated, '*.DOMAIN' for its "
+                 "subdomains, '*' for any; a signed request made for another Host is refused (default: "
+                 "localhost, this machine's host name and the addresses of its interfaces)"),
         CONF_OPT("max_connections", CONF_T_U64, MC, max_connections, "4096", 16, 1000000, false,
                  "concurrent HTTP connections"),
         CONF_OPT("rate_limit_window", CONF_T_USEC, MC, rate_limit_window, "15m", 0, 0, true,
@@ -278,6 +283,7 @@ static int manager_run(struct manager *m, struct tess_error **err)
         m->metrics = metrics_new();
         m->ratelimit = ratelimit_new();
         m->authcache = auth_cache_new();
+        m->public_hosts = public_hosts_new(m->conf.public_hosts, m->conf.listen);
         m->login_guard = login_guard_new();
         m->audit = audit_new();
         m->started_at = now_usec();
@@ -363,6 +369,7 @@ static void manager_release(struct manager *m)
         m->metrics = metrics_free(m->metrics);
         m->ratelimit = ratelimit_free(m->ratelimit);
         m->authcache = auth_cache_free(m->authcache);
+        m->public_hosts = public_hosts_free(m->public_hosts);
         m->login_guard = login_guard_free(m->login_guard);
         m->audit = audit_free(m->audit);
         conf_release(manager_conf_opts, &m->conf);

@@ -25,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (sign_parse_authorization(line[0], &a, &err) == 0) {
                 FUZZ_ASSERT(!err && a.access_key[0] && a.signature[0]);
                 FUZZ_ASSERT(strlen(a.access_key) < sizeof(a.access_key) && strlen(a.signature) < SIGN_HEX_MAX);
-                FUZZ_ASSERT(sign_compute(a.hash, "secret", "GET", "/", line[1], "20250722", "h", "", "v9.20250722",
+                FUZZ_ASSERT(sign_compute(a.hash, "secret", "GET", "/", line[1], "20250722", "h", "", "v9.20250722", NULL,
                                          hex, &err) == 0);
         } else {
                 FUZZ_ASSERT(err && err->code == EINVAL);

@@ -1,7 +1,7 @@
 /* test-tool.c - exposes internal encoders to shell tests and benchmarks
  * (after git's t/helper/test-tool).
  *
- *   test-tool sign METHOD PATH HOST ACCESS_KEY SECRET_KEY [CONTENT_TYPE]
+ *   test-tool sign METHOD PATH HOST ACCESS_KEY SECRET_KEY [CONTENT_TYPE [BODY]]
  *       prints the headers of a Backend.AI-signed request, one per line
  *       (Date, X-BackendAI-Version, Content-Type, Authorization); valid for
  *       15 minutes, and for any body (the body is not signed).
@@ -35,19 +35,23 @@
 #include "registry/image_push.h"
 #include "registry/registry.h"
 
+/* sign METHOD PATH HOST AK SK [CONTENT_TYPE [BODY]]: the headers of a
+ * signed request; with BODY, bound to it (SIGN_BODY_HASH_HEADER) */
 static int cmd_sign(int argc, char **argv)
 {
-        char date[48], ymd[9], sig[SIGN_HEX_MAX], mime[64];
+        char date[48], ymd[9], sig[SIGN_HEX_MAX], mime[64], body_hash[SIGN_HEX_MAX];
         struct tess_error *err = NULL;
 
         if (argc < 6)
                 return 2;
         const char *ctype = argc > 6 ? argv[6] : "application/json";
+        const char *body = argc > 7 ? argv[7] : NULL;
         time_format_iso(now_usec(), date, sizeof(date));
         time_parse(date, NULL, ymd);
         sign_mimetype(ctype, mime, sizeof(mime));
-        if (sign_compute("sha256", argv[5], argv[1], argv[2], date, ymd, argv[3], mime, API_VERSION_NEWEST, sig,
-                         &err) < 0) {
+        if ((body && sign_body_hash("sha256", body, strlen(body), body_hash, &err) < 0) ||
+            sign_compute("sha256", argv[5], argv[1], argv[2], date, ymd, argv[3], mime, API_VERSION_NEWEST,
+                         body ? body_hash : NULL, sig, &err) < 0) {
                 fprintf(stderr, "test-tool: %s\n", err->msg);
                 tess_error_free(err);
                 return 1;
@@ -55,6 +59,8 @@ static int cmd_sign(int argc, char **argv)
         printf("Date: %s\nX-BackendAI-Version: %s\nContent-Type: %s\n"
                "Authorization: BackendAI signMethod=HMAC-SHA256, credential=%s:%s\n",
                date, API_VERSION_NEWEST, ctype, argv[4], sig);
+        if (body)
+                printf("%s: %s\n", SIGN_BODY_HASH_HEADER, body_hash);
         return 0;
 }
 
@@ -224,7 +230,7 @@ int main(int argc, char **argv)
         else if (argc >= 2 && streq(argv[1], "push-stream"))
                 r = cmd_push_stream(argc - 1, argv + 1);
         if (r == 2)
-                fputs("usage: test-tool sign METHOD PATH HOST AK SK [CONTENT_TYPE] | slot NAME VALUE\n"
+                fputs("usage: test-tool sign METHOD PATH HOST AK SK [CONTENT_TYPE [BODY]] | slot NAME VALUE\n"
                       "       test-tool agent-sign SECRET_FILE AGENT_ID METHOD PATH BODY\n"
                       "       test-tool registry-pull [--user U --password P] [--insecure HOST:PORT]...\n"
                       "                               [--default-registry R] [--arch A] REF STOREDIR\n"

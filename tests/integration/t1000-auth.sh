@@ -188,4 +188,35 @@ test_expect_success 'behind a trusted front (trusted_proxies) the client is the 
                 and index(\"not-an-address\") == null" "$TMP/audit"
 '
 
+# signed_headers METHOD PATH HOST [CONTENT_TYPE [BODY]]: h=(-H ...) of a
+# request signed (by test-tool) for HOST, which it also carries
+signed_headers() {
+        h=(-H "Host: $3")
+        while IFS= read -r l; do h+=(-H "$l"); done < <("$TT" sign "$1" "$2" "$3" "$BACKEND_ACCESS_KEY" \
+                "$BACKEND_SECRET_KEY" "${4:-text/plain}" ${5:+"$5"})
+}
+
+test_expect_success 'a request signed for a host name that is not the manager'"'"'s is refused (public_hosts)' '
+        port=${HOSTPORT##*:} &&
+        signed_headers GET /auth/role "evil.example:$port" && raw GET /auth/role "${h[@]}" &&
+        test "$CODE" = 401 && grep -q "signed for host .evil.example:$port., which is not this manager" "$TMP/out" &&
+        signed_headers GET /auth/role "localhost:$port" && raw GET /auth/role "${h[@]}" && test "$CODE" = 200 &&
+        signed_headers GET /auth/role "LOCALHOST.:$port" && raw GET /auth/role "${h[@]}" && test "$CODE" = 200
+'
+
+test_expect_success 'a signature that binds the body (X-Tessera-Content-Hash) holds for that body only' '
+        signed_headers POST /folders "$HOSTPORT" application/json "{\"name\": \"bound-a\"}" &&
+        grep -q "X-Tessera-Content-Hash: [0-9a-f]\{64\}\$" <<<"${h[*]}" &&
+        raw POST /folders "${h[@]}" --data "{\"name\": \"bound-b\"}" && test "$CODE" = 401 &&
+        grep -q "body does not match the signed X-Tessera-Content-Hash" "$TMP/out" &&
+        raw POST /folders "${h[@]}" --data "{\"name\": \"bound-a\"}" && test "$CODE" = 201 &&
+        api GET /folders && jq -e "[.[].name] | index(\"bound-a\") != null and index(\"bound-b\") == null" "$TMP/out" >/dev/null &&
+        # a Backend.AI client signs the empty body'"'"'s hash: its requests with a body still work
+        signed_headers POST /folders "$HOSTPORT" application/json &&
+        raw POST /folders "${h[@]}" --data "{\"name\": \"bound-c\"}" && test "$CODE" = 201 &&
+        # and the CLI binds its bodies
+        "$TESSERA" vfolder create bound-d >/dev/null &&
+        api GET /folders && jq -e "[.[].name] | index(\"bound-d\") != null" "$TMP/out" >/dev/null
+'
+
 test_done

@@ -27,6 +27,12 @@
  *   printf 'POST\n/session\n2025-07-23T01:00:00+09:00\nhost:%s\n'\
  *   'content-type:application/json\nx-backendai-version:v9.20250722\n%s' "$HOST" "$E" */
 #define SIG_POST_TOKYO "e5057e8e1b9830a4716ff04f7c946c03bb267aba28e9f0cdb5b4c180b463dc43"
+/* The body bound with X-Tessera-Content-Hash: YMD=20250722 and
+ *   B=$(printf '{"a":1}' | openssl dgst -$H -hex | sed 's/.*= //')
+ *   printf 'POST\n/session\n2025-07-22T10:00:00.123456+00:00\nhost:%s\n'\
+ *   'content-type:application/json\nx-backendai-version:v9.20250722\n%s' "$HOST" "$B" */
+#define BODY_SHA256 "015abd7f5cc57a2dd94b7590f04ad8084273905ee33ec5cebeae62276a97f862"
+#define SIG_POST_BODY "d1ca230b0efa00cc04e72e119becc7ae28111ba741815f0d893191b04a5f5398"
 
 static void test_sign_compute_known_answer(void)
 {
@@ -34,26 +40,26 @@ static void test_sign_compute_known_answer(void)
         char hex[SIGN_HEX_MAX];
 
         CHECK_INTEQ(sign_compute("sha256", SECRET, "GET", "/session/foo?x=1", "2025-07-22T10:00:00.123456+00:00",
-                                 "20250722", HOST, "application/json", "v9.20250722", hex, &err),
+                                 "20250722", HOST, "application/json", "v9.20250722", NULL, hex, &err),
                     0);
         CHECK_STREQ(hex, SIG_GET_SHA256);
         CHECK_INTEQ(sign_compute("sha512", SECRET, "GET", "/session/foo?x=1", "2025-07-22T10:00:00.123456+00:00",
-                                 "20250722", HOST, "application/json", "v9.20250722", hex, &err),
+                                 "20250722", HOST, "application/json", "v9.20250722", NULL, hex, &err),
                     0);
         CHECK_STREQ(hex, SIG_GET_SHA512);
         CHECK(err == NULL);
 
         /* any change of an input changes the signature */
         CHECK_INTEQ(sign_compute("sha256", SECRET, "GET", "/session/foo?x=2", "2025-07-22T10:00:00.123456+00:00",
-                                 "20250722", HOST, "application/json", "v9.20250722", hex, &err),
+                                 "20250722", HOST, "application/json", "v9.20250722", NULL, hex, &err),
                     0);
         CHECK(!sign_equal(hex, SIG_GET_SHA256));
         CHECK_INTEQ(sign_compute("sha256", SECRET, "GET", "/session/foo?x=1", "2025-07-22T10:00:00.123456+00:00",
-                                 "20250722", "localhost:8090", "application/json", "v9.20250722", hex, &err),
+                                 "20250722", "localhost:8090", "application/json", "v9.20250722", NULL, hex, &err),
                     0);
         CHECK(!sign_equal(hex, SIG_GET_SHA256));
 
-        CHECK(sign_compute("md5", SECRET, "GET", "/", "x", "20250722", HOST, "", "v9.20250722", hex, &err) ==
+        CHECK(sign_compute("md5", SECRET, "GET", "/", "x", "20250722", HOST, "", "v9.20250722", NULL, hex, &err) ==
               -EINVAL);
         err = tess_error_free(err);
 }
@@ -70,9 +76,27 @@ static void test_sign_with_time_parse(void)
         CHECK_STREQ(ymd, "20250723");
         CHECK_INTEQ(usec, 1753200000LL * USEC_PER_SEC); /* 2025-07-22T16:00:00Z */
         CHECK_INTEQ(sign_compute("sha256", SECRET, "POST", "/session", date, ymd, HOST, "application/json",
-                                 "v9.20250722", hex, &err),
+                                 "v9.20250722", NULL, hex, &err),
                     0);
         CHECK_STREQ(hex, SIG_POST_TOKYO);
+}
+
+/* A body hash takes the empty body's place on the last line. */
+static void test_sign_body_hash(void)
+{
+        struct tess_error *err = NULL;
+        char body_hex[SIGN_HEX_MAX], hex[SIGN_HEX_MAX];
+
+        CHECK_INTEQ(sign_body_hash("sha256", "{\"a\":1}", 7, body_hex, &err), 0);
+        CHECK_STREQ(body_hex, BODY_SHA256);
+        CHECK_INTEQ(sign_compute("sha256", SECRET, "POST", "/session", "2025-07-22T10:00:00.123456+00:00", "20250722",
+                                 HOST, "application/json", "v9.20250722", body_hex, hex, &err),
+                    0);
+        CHECK_STREQ(hex, SIG_POST_BODY);
+        CHECK_INTEQ(sign_body_hash("sha256", "{\"a\":2}", 7, body_hex, &err), 0);
+        CHECK(!streq(body_hex, BODY_SHA256));
+        CHECK(sign_body_hash("md5", "", 0, body_hex, &err) == -EINVAL);
+        err = tess_error_free(err);
 }
 
 static int parse_auth(const char *value, struct sign_auth *a)
@@ -223,6 +247,7 @@ static void test_sign_equal(void)
 
 static const struct test tests[] = {
         TEST(test_sign_compute_known_answer),
+        TEST(test_sign_body_hash),
         TEST(test_sign_with_time_parse),
         TEST(test_sign_parse_authorization_good),
         TEST(test_sign_parse_authorization_bad),

@@ -6,6 +6,7 @@
 #include "common/sign.h"
 #include "common/timeutil.h"
 #include "manager/api/auth.h"
+#include "manager/api/public_hosts.h"
 #include "manager/api/ratelimit.h"
 #include "manager/api/web_session.h"
 #include "manager/core/manager.h"
@@ -98,6 +99,20 @@ static int signing_key(struct auth_entry *e, const char *hash, const char *secre
         return 0;
 }
 
+/* A signature that binds the body (X-Tessera-Content-Hash) holds only for
+ * that body. */
+static int check_body_hash(struct http_req *req, const char *hash, const char *claimed, struct tess_error **err)
+{
+        const struct buf *body = http_body(req);
+        char actual[SIGN_HEX_MAX];
+
+        if (sign_body_hash(hash, body ? body->data : "", body ? body->len : 0, actual, err) < 0)
+                return tess_err(err, EACCES, "%s", (*err)->msg);
+        if (!sign_equal(actual, claimed))
+                return tess_err(err, EACCES, "the body does not match the signed %s", SIGN_BODY_HASH_HEADER);
+        return 0;
+}
+
 int auth_request(struct api_ctx *c, struct tess_error **err)
 {
         struct http_req *req = c->req;
@@ -105,6 +120,7 @@ int auth_request(struct api_ctx *c, struct tess_error **err)
         const char *date = http_header(req, "X-BackendAI-Date");
         const char *version = http_header(req, "X-BackendAI-Version");
         const char *host = http_header(req, "Host");
+        const char *body_hash = http_header(req, SIGN_BODY_HASH_HEADER);
         struct sign_auth a;
         _cleanup_free_ char *secret = NULL;
         char ymd[9], mime[128], expect[SIGN_HEX_MAX];
@@ -144,17 +160,22 @@ int auth_request(struct api_ctx *c, struct tess_error **err)
                 return tess_err(err, EACCES, "unknown or inactive access key");
         if (r < 0)
                 return r == -EIO ? tess_err(err, EACCES, "authentication failed: %s", (*err)->msg) : r;
-        sign_mimetype(http_header(req, "Content-Type"), mime, sizeof(mime));
+        if (!public_hosts_allow(c->m->public_hosts, host))
+                return tess_err(err, EACCES, "the request was signed for host '%.100s', which is not this "
+                                             "manager's (its public_hosts setting)", host ? host : "");
         if (!host)
                 host = "";
+        sign_mimetype(http_header(req, "Content-Type"), mime, sizeof(mime));
         r = signing_key(entry, a.hash, secret, ymd, host, key, &keylen, err);
         if (r >= 0)
                 r = sign_with_key(a.hash, key, keylen, http_method(req), http_raw_target(req), date, host, mime,
-                                  version, expect, err);
+                                  version, body_hash, expect, err);
         if (r < 0)
                 return tess_err(err, EACCES, "%s", (*err)->msg);
         if (!sign_equal(expect, a.signature))
                 return tess_err(err, EACCES, "signature mismatch");
+        if (body_hash && (r = check_body_hash(req, a.hash, body_hash, err)) < 0)
+                return r;
         return ratelimit_check(c, err);
 }
 

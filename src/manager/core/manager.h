@@ -45,6 +45,7 @@ struct manager_conf {
         uint64_t max_page_size;
         uint64_t max_connections;
         char *trusted_proxies; /* fronts whose X-Forwarded-For names the client (http.h) */
+        char *public_hosts;    /* names signed requests may be made for (public_hosts.h) */
         int64_t rate_limit_window;
         int64_t session_wait_default;
         int64_t auth_cache_ttl;
@@ -73,6 +74,7 @@ struct manager {
         struct metrics *metrics;
         struct ratelimit *ratelimit;
         struct auth_cache *authcache;
+        struct public_hosts *public_hosts; /* conf.public_hosts, parsed (api/public_hosts.h) */
         struct login_guard *login_guard; /* failed web logins (web_session.h) */
         struct audit *audit;
         struct scheduler *scheduler;
