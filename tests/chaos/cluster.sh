@@ -154,6 +154,7 @@ vfolder_hosts = "local=$CHAOS_DIR/vfolders"
 scheduler_interval = "2s"
 agent_lost_timeout = "${AGENT_LOST_TIMEOUT}s"
 log_level = "info"
+public_hosts = "$NET.1"
 EOF
 }
 

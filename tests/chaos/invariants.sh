@@ -305,22 +305,41 @@ converged() {
         n=$(sql "SELECT string_agg(name || ' ' || status, ', ') FROM sessions WHERE status IN $TRANSITIONAL") ||
                 { CONVERGE_WHY="database unreachable"; return 1; }
         [ -z "$n" ] || { CONVERGE_WHY="transitional: $n"; return 1; }
-        local row name container bad=
+        local row name container now bad young
+        now=$(now_ms)
+        : >"$CHAOS_DIR/mismatch.now"
         while IFS= read -r row; do
                 name=$(jq -r .name <<<"$row") container=$(jq -r .container <<<"$row")
-                container_running "$container" || bad="$bad $name(not running)"
+                container_running "$container" || echo "$name(not-running)" >>"$CHAOS_DIR/mismatch.now"
         done < <(sessions_json "s.status = 'RUNNING'")
         while IFS= read -r row; do
                 name=$(jq -r .name <<<"$row") container=$(jq -r .container <<<"$row")
-                [ -n "$container" ] && container_running "$container" && bad="$bad $name(ended, container runs)"
+                [ -n "$container" ] && container_running "$container" &&
+                        echo "$name(ended,container-runs)" >>"$CHAOS_DIR/mismatch.now"
         done < <(sessions_json "s.status IN ('TERMINATED', 'CANCELLED', 'ERROR')")
+        # A batch's container that just exited, or one being removed, is an
+        # end in flight, seen again and again while batches end: only a
+        # mismatch that lasts MISMATCH_S is stuck.  (Until MISMATCH_S after
+        # the check began, a young one may be a stuck one not yet old.)
+        awk -v now="$now" -v out="$CHAOS_DIR/mismatch.seen.new" '
+                FILENAME == ARGV[1] { seen[$1] = $2; next }
+                { print $1, (($1 in seen) ? seen[$1] : now) > out }' \
+                "$CHAOS_DIR/mismatch.seen" "$CHAOS_DIR/mismatch.now"
+        touch "$CHAOS_DIR/mismatch.seen.new" && mv "$CHAOS_DIR/mismatch.seen.new" "$CHAOS_DIR/mismatch.seen"
+        bad=$(awk -v now="$now" -v lim=$((MISMATCH_S * 1000)) 'now - $2 >= lim { printf " %s", $1 }' "$CHAOS_DIR/mismatch.seen")
+        young=$(awk -v now="$now" -v lim=$((MISMATCH_S * 1000)) 'now - $2 < lim { printf " %s", $1 }' "$CHAOS_DIR/mismatch.seen")
         [ -z "$bad" ] || { CONVERGE_WHY="containers:$bad"; return 1; }
+        if [ -n "$young" ] && [ $((now - CONVERGE_START)) -lt $((MISMATCH_S * 1000)) ]; then
+                CONVERGE_WHY="containers (for less than ${MISMATCH_S}s):$young"
+                return 1
+        fi
         return 0
 }
 
 check_converged() {
         local start=$(now_ms)
-        CONVERGE_WHY=
+        CONVERGE_WHY= CONVERGE_START=$start
+        : >"$CHAOS_DIR/mismatch.seen"
         while ! converged; do
                 if [ $(($(now_ms) - start)) -gt $((CONVERGE_S * 1000)) ]; then
                         violation I6-converged cluster "not converged ${CONVERGE_S}s after the faults stopped: $CONVERGE_WHY"

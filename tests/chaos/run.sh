@@ -14,6 +14,9 @@
 #   DURATION            how long faults are injected: 90s, 5m, 30m (default 5m)
 #   WARMUP              seconds of workload before the first fault (20)
 #   CONVERGE_S          seconds the cluster has to settle afterwards (60)
+#   MISMATCH_S          seconds a session's container may disagree with its
+#                       status (an end in flight) before it counts (40: past the
+#                       agents' longest backoff, 30 s)
 #   AGENT_LOST_TIMEOUT  the managers' agent_lost_timeout in seconds (90)
 #   CHAOS_HAPROXY_CFG   the front's config (tests/chaos/haproxy-chaos.cfg)
 #   CHAOS_KEEP=1        keep the run's directory (logs, ledger) even if it passed
@@ -54,6 +57,7 @@ SEED=${SEED:-$(((RANDOM << 15 | RANDOM) % 1000000))}
 DURATION_S=$(seconds_of "${DURATION:-5m}")
 WARMUP=${WARMUP:-20}
 CONVERGE_S=${CONVERGE_S:-60}
+MISMATCH_S=${MISMATCH_S:-40}
 AGENT_LOST_TIMEOUT=${AGENT_LOST_TIMEOUT:-90}
 CHAOS_HAPROXY_CFG=${CHAOS_HAPROXY_CFG:-$HERE/haproxy-chaos.cfg}
 FAKETIME_LIB=$(ls /usr/lib/*/faketime/libfaketimeMT.so.1 2>/dev/null | head -n 1)
