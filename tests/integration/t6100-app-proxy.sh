@@ -44,7 +44,7 @@ JUPYTER_PROCS='for f in /proc/[0-9]*/cmdline; do tr "\0" " " <"$f"; echo; done 2
 # (default $URL): its last answer must be the app's (200)
 open_app() {
         $AC "$1" follow "${2:-$URL}" >"$TMP/follow" &&
-                grep -q "^200 ${APP}\$" "$TMP/follow" || { echo "open_app: $(head -c 600 "$TMP/follow")"; return 1; }
+                grep -q "^200 ${APP}" "$TMP/follow" || { echo "open_app: $(head -c 600 "$TMP/follow")"; return 1; }
 }
 
 # expect_status WANT ACTUAL_OUTPUT_FILE
@@ -139,8 +139,10 @@ test_expect_success 'the owner'"'"'s code is good once, and only in the browser 
         CODE_URL=$(sed -n 2p "$TMP/r") && case "$CODE_URL" in "$APPS/apps/_/open?code="*) ;; *) false ;; esac &&
         $AC "$TMP/other" open "$CODE_URL" >"$TMP/r" && expect_first_line 403 "$TMP/r" &&
         $AC "$TMP/anon" open "$CODE_URL" >"$TMP/r" && expect_first_line 403 "$TMP/r" &&
+        grep -q "made for another browser" "$TMP/r" &&
+        $AC "$TMP/fresh" open "$CODE_URL" >"$TMP/r" && expect_first_line 403 "$TMP/r" &&
         grep -q "did not open the app" "$TMP/r" &&
-        ! grep -q tessera_app= "$TMP/other" "$TMP/anon" &&
+        ! grep -q tessera_app= "$TMP/other" "$TMP/anon" "$TMP/fresh" &&
         $AC "$TMP/jar" open "$LOGIN" >"$TMP/r" && expect_first_line 302 "$TMP/r" && SECOND=$(sed -n 2p "$TMP/r") &&
         $AC "$TMP/jar" open "$SECOND" >"$TMP/r" && expect_first_line 302 "$TMP/r" &&
         $AC "$TMP/jar" open "$SECOND" >"$TMP/r" && expect_first_line 403 "$TMP/r"
