@@ -138,9 +138,9 @@ test_expect_success 'the owner'"'"'s code is good once, and only in the browser 
         $AC "$TMP/jar" open "$LOGIN" >"$TMP/r" && expect_first_line 302 "$TMP/r" &&
         CODE_URL=$(sed -n 2p "$TMP/r") && case "$CODE_URL" in "$APPS/apps/_/open?code="*) ;; *) false ;; esac &&
         $AC "$TMP/other" open "$CODE_URL" >"$TMP/r" && expect_first_line 403 "$TMP/r" &&
-        $AC "$TMP/anon" open "$CODE_URL" >"$TMP/r" && expect_first_line 403 "$TMP/r" &&
+        $AC "$TMP/anon" request GET "$CODE_URL" >"$TMP/r" && expect_first_line 403 "$TMP/r" &&
         grep -q "made for another browser" "$TMP/r" &&
-        $AC "$TMP/fresh" open "$CODE_URL" >"$TMP/r" && expect_first_line 403 "$TMP/r" &&
+        $AC "$TMP/fresh" request GET "$CODE_URL" >"$TMP/r" && expect_first_line 403 "$TMP/r" &&
         grep -q "did not open the app" "$TMP/r" &&
         ! grep -q tessera_app= "$TMP/other" "$TMP/anon" "$TMP/fresh" &&
         $AC "$TMP/jar" open "$LOGIN" >"$TMP/r" && expect_first_line 302 "$TMP/r" && SECOND=$(sed -n 2p "$TMP/r") &&
