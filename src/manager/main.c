@@ -42,9 +42,16 @@
 #define MC struct manager_conf
 const struct conf_opt manager_conf_opts[] = {
         CONF_OPT("listen", CONF_T_STR, MC, listen, "127.0.0.1:8090", 0, 0, false, "HOST:PORT of the API"),
-        CONF_OPT("app_listen", CONF_T_STR, MC, app_listen, NULL, 0, 0, false,
-                 "HOST:PORT of the app proxy alone, an origin apart from the API and web UI "
-                 "(default: none, apps under /apps/ of listen; docs/app-proxy.md)"),
+        CONF_OPT("app_listen", CONF_T_STR, MC, app_listen, "auto", 0, 0, false,
+                 "HOST:PORT of the app proxy, an origin apart from the API and web UI, which never serve apps; "
+                 "auto: listen's host and port + 1; off: no apps (docs/app-proxy.md)"),
+        CONF_OPT("web_url", CONF_T_STR, MC, web_url, NULL, 0, 0, false,
+                 "the web UI's URL as browsers reach it (https://tessera.example.org), where an app link "
+                 "checks the user's login (default: the app link's host name with listen's port)"),
+        CONF_OPT("app_url", CONF_T_STR, MC, app_url, NULL, 0, 0, false,
+                 "the app proxy's URL as browsers reach it, with * for a host name of each session's own "
+                 "(https://*.apps.example.org: a wildcard DNS name and certificate; default: the API's host "
+                 "name with app_listen's port)"),
         CONF_OPT("database", CONF_T_STR, MC, database, NULL, 0, 0, false,
                  "sqlite:PATH or postgresql://... (default: sqlite in state_dir)"),
         CONF_OPT("state_dir", CONF_T_STR, MC, state_dir, "/var/lib/tessera", 0, 0, false,
@@ -116,18 +123,64 @@ static void apply_log_level(const char *level)
                 log_max_level = (enum log_level)l;
 }
 
+/* Whether a URL option is http(s)://HOST[:PORT] without a path (a "*."
+ * first label allowed when star). */
+static bool origin_url_valid(const char *url, bool star)
+{
+        const char *host = strstr(url, "://");
+
+        if (!host || !(strncmp(url, "http://", 7) == 0 || strncmp(url, "https://", 8) == 0))
+                return false;
+        host += 3;
+        if (star && strncmp(host, "*.", 2) == 0)
+                host += 2;
+        return *host && strspn(host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-.:[]") ==
+                                strlen(host);
+}
+
+/* app_listen: auto becomes listen's host with the next port (port 0 stays
+ * 0: any free port), off (or empty) none; never listen's own address. */
+static int resolve_app_listen(struct manager_conf *c, struct tess_error **err)
+{
+        if (c->app_listen && (!*c->app_listen || streq(c->app_listen, "off"))) {
+                free(c->app_listen);
+                c->app_listen = NULL;
+        } else if (c->app_listen && streq(c->app_listen, "auto")) {
+                const char *colon = strrchr(c->listen, ':');
+                char *end = NULL;
+                long port = colon ? strtol(colon + 1, &end, 10) : -1;
+                if (!colon || !end || *end || end == colon + 1 || port < 0 || port >= 65535)
+                        return tess_err(err, EINVAL, "app_listen: auto needs listen as HOST:PORT below 65535, "
+                                                     "not '%s': set app_listen", c->listen);
+                free(c->app_listen);
+                c->app_listen = xasprintf("%.*s:%ld", (int)(colon - c->listen), c->listen, port ? port + 1 : 0);
+        }
+        if (c->app_listen && streq(c->app_listen, c->listen) && !strstr(c->listen, ":0"))
+                return tess_err(err, EINVAL, "app_listen: must not be listen's address");
+        if (c->web_url && !origin_url_valid(c->web_url, false))
+                return tess_err(err, EINVAL, "web_url: an http(s)://HOST[:PORT] without a path, not '%s'",
+                                c->web_url);
+        if (c->app_url && !origin_url_valid(c->app_url, true))
+                return tess_err(err, EINVAL,
+                                "app_url: an http(s)://HOST[:PORT] (or http(s)://*.DOMAIN[:PORT]) without a path, "
+                                "not '%s'",
+                                c->app_url);
+        if (c->app_url && strchr(c->app_url, '*') && !c->web_url)
+                return tess_err(err, EINVAL, "app_url: a host name per session (*) needs web_url");
+        return 0;
+}
+
 static int validate_conf(struct manager_conf *c, struct tess_error **err)
 {
+        int r;
+
         if (log_level_from_string(c->log_level) < 0)
                 return tess_err(err, EINVAL, "log_level: '%s' is not a log level", c->log_level);
         if (!streq(c->sqlite_sync, "normal") && !streq(c->sqlite_sync, "full"))
                 return tess_err(err, EINVAL, "sqlite_sync: must be normal or full");
-        if (c->app_listen && !*c->app_listen) {
-                free(c->app_listen);
-                c->app_listen = NULL;
-        }
-        if (c->app_listen && streq(c->app_listen, c->listen))
-                return tess_err(err, EINVAL, "app_listen: must not be listen's address");
+        r = resolve_app_listen(c, err);
+        if (r < 0)
+                return r;
         if (!c->database)
                 c->database = xasprintf("sqlite:%s/tessera.db", c->state_dir);
         if (!c->master_key_file)
@@ -320,7 +373,8 @@ static int manager_run(struct manager *m, struct tess_error **err)
                 r = http_server_start(m->loop, &ho, api_dispatch_apps, api_request_done, m, &m->app_http, err);
                 if (r < 0)
                         return tess_err_wrap(err, "app_listen");
-                log_notice("app proxy listening on http://%s", m->conf.app_listen);
+                log_notice("app proxy listening on http://%s (port %u)", m->conf.app_listen,
+                           (unsigned)http_server_port(m->app_http));
         }
         loop_add_timer(m->loop, 5 * USEC_PER_SEC, on_flush_timer, m);
         vfolder_upload_sweep_start(m);
@@ -329,8 +383,9 @@ static int manager_run(struct manager *m, struct tess_error **err)
         if (m->dev && m->dev_agent.enabled && (r = dev_agent_start(m, err)) < 0)
                 return r;
         log_notice("manager listening on http://%s (database %s)", m->conf.listen, db_kind_name(m->db));
-        if (m->conf.app_listen)
-                printf("Tessera is running: http://%s/ (apps: http://%s/)\n", m->conf.listen, m->conf.app_listen);
+        if (m->app_http)
+                printf("Tessera is running: http://%s/ (apps: port %u)\n", m->conf.listen,
+                       (unsigned)http_server_port(m->app_http));
         else
                 printf("Tessera is running: http://%s/\n", m->conf.listen);
         fflush(stdout);

@@ -78,8 +78,14 @@ const struct route api_routes[] = {
         { "POST", "/session/{name}/shutdown-service", api_session_shutdown_service, 0,
           "Stop an app of the session (service_name): its process ends, its links and cookies stop working",
           "session" },
+        { "GET", "/server/app-login", api_app_login, ROUTE_PUBLIC | ROUTE_READ,
+          "Web UI: an app link's check of the browser's login (from the app origin); back there with a one-time "
+          "code",
+          "apps" },
         { "GET", "/apps/_/open", api_apps_open, ROUTE_PUBLIC | ROUTE_READ | ROUTE_APP,
-          "App proxy: trade a start-service token (?token=) for the app's cookie, then go to the app", "apps" },
+          "App proxy (app origin only): a start-service link (?token=) goes by the web UI's login check "
+          "(/server/app-login), whose one-time code (?code=) gives the app's cookie",
+          "apps" },
         APP_PROXY_ROUTE("GET"),
         APP_PROXY_ROUTE("POST"),
         APP_PROXY_ROUTE("PUT"),

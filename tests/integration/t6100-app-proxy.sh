@@ -1,5 +1,5 @@
 #!/bin/bash
-test_description='the app proxy: start-service gives the owner a short-lived link to Jupyter in a session; through the link (then its cookie) the notebook answers and runs a cell over its WebSocket; others, wrong and expired tokens are refused; after a manager and an agent restart the same cookie reaches the same running Jupyter; shutdown-service stops it and ends its cookies; servicePorts lists the image'"'"'s apps; with app_listen the apps have a listener (an origin) of their own, which serves nothing else'
+test_description='the app proxy: apps have an origin of their own (the app listener, listen'"'"'s port + 1 by default, or app_listen), which serves nothing else, and the API'"'"'s origin refuses /apps/; start-service gives its caller a short-lived link to Jupyter in a session, which opens only in a browser logged in to the web UI as that caller (a one-time code bound to the browser), never in another user'"'"'s or a browser merely sent it; through it (then its cookie) the notebook answers and runs a cell over its WebSocket; wrong and expired tokens are refused; a cookie stops working when its user or keypair is deactivated; after a manager and an agent restart the same cookie reaches the same running Jupyter; shutdown-service stops it and ends its cookies; servicePorts lists the image'"'"'s apps'
 . "$(dirname "$0")/../lib/test-lib.sh"
 . "$(dirname "$0")/../lib/registry.sh"
 
@@ -27,10 +27,10 @@ make_user() { # WHO
         SK[$1]=$(jq -r "[.. | objects | .secret_key? // empty][0]" "$TMP/out")
 }
 
-# start_service: the owner's start-service jupyter; TOKEN, URL, APP (the
-# app's prefix as a URL, at wsproxy_addr)
+# start_service [WHO]: WHO's (default owner) start-service jupyter; TOKEN,
+# URL, APP (the app's prefix as a URL, at wsproxy_addr)
 start_service() {
-        as owner api POST /session/notebook/start-service '{"app": "jupyter"}'
+        as "${1:-owner}" api POST /session/notebook/start-service '{"app": "jupyter"}'
         [ "$CODE" = 200 ] || { echo "start-service: $CODE $(cat "$TMP/out")"; return 1; }
         TOKEN=$(jq -r .token "$TMP/out") URL=$(jq -r .url "$TMP/out")
         APP=$(jq -r .wsproxy_addr "$TMP/out")$(jq -r .path "$TMP/out")
@@ -39,6 +39,13 @@ start_service() {
 # a command for session_run: how many processes of Jupyter (the server
 # and its kernels) run in the session
 JUPYTER_PROCS='for f in /proc/[0-9]*/cmdline; do tr "\0" " " <"$f"; echo; done 2>/dev/null | grep -c -e "[j]upyter-notebook --no-browser" -e "[i]pykernel_launcher"'
+
+# open_app JAR [URL]: a browser with the web login of JAR follows the link
+# (default $URL): its last answer must be the app's (200)
+open_app() {
+        $AC "$1" follow "${2:-$URL}" >"$TMP/follow" &&
+                grep -q "^200 ${APP}" "$TMP/follow" || { echo "open_app: $(head -c 600 "$TMP/follow")"; return 1; }
+}
 
 # expect_status WANT ACTUAL_OUTPUT_FILE
 expect_first_line() {
@@ -53,7 +60,10 @@ jupyter_started() {
 
 test_expect_success 'a session of the jupyter image runs, owned by a user' '
         start_dev_with_image jupyter latest &&
+        APPS=http://127.0.0.1:$((MANAGER_PORT + 1)) &&
         make_user owner && make_user other &&
+        $AC "$TMP/jar" login "$BACKEND_ENDPOINT" owner@apps.test apps-password-1 | grep -qx 200 &&
+        $AC "$TMP/other" login "$BACKEND_ENDPOINT" other@apps.test apps-password-1 | grep -qx 200 &&
         as owner api POST /session "{\"name\": \"notebook\", \"image\": \"jupyter:latest\", \"enqueueOnly\": true,
                 \"config\": {\"resources\": {\"cpu\": 1, \"mem\": \"1g\"}}}" &&
         { test "$CODE" = 201 || { echo "create: $CODE $(cat "$TMP/out")"; false; }; } && SID=$(jq -r .sessionId "$TMP/out") &&
@@ -78,12 +88,12 @@ test_expect_success 'start-service: only for the owner, and only apps the image 
         as owner api POST /session/notebook/start-service "{}" && test "$CODE" = 400
 '
 
-test_expect_success 'start-service jupyter: a token, wsproxy_addr and the URL that opens it' '
+test_expect_success 'start-service jupyter: a token, wsproxy_addr (the app port, never the API'"'"'s) and the URL that opens it' '
         start_service &&
         test ${#TOKEN} = 64 &&
-        test "$(jq -r .wsproxy_addr "$TMP/out")" = "$BACKEND_ENDPOINT" &&
-        test "$URL" = "$BACKEND_ENDPOINT/apps/_/open?token=$TOKEN" &&
-        test "$APP" = "$BACKEND_ENDPOINT/apps/$SID/jupyter/" &&
+        test "$(jq -r .wsproxy_addr "$TMP/out")" = "$APPS" &&
+        test "$URL" = "$APPS/apps/_/open?token=$TOKEN" &&
+        test "$APP" = "$APPS/apps/$SID/jupyter/" &&
         test "$(jq -r .expires_in "$TMP/out")" = 300 &&
         ! db_sql "SELECT token_hash FROM app_tokens" | grep -q "$TOKEN"
 '
@@ -92,15 +102,57 @@ test_expect_success 'without the app cookie, or with a wrong token, the app is r
         $AC "$TMP/nobody" request GET "${APP}api/status" >"$TMP/r" && expect_first_line 403 "$TMP/r" &&
         test_must_fail $AC "$TMP/nobody" websocket "ws://${APP#http://}api/kernels/x/channels" >"$TMP/r" &&
         grep -q " 403 " "$TMP/r" &&
-        $AC "$TMP/nobody" open "$BACKEND_ENDPOINT/apps/_/open?token=$(printf %064d 0)" >"$TMP/r" &&
+        $AC "$TMP/nobody" open "$APPS/apps/_/open?token=$(printf %064d 0)" >"$TMP/r" &&
         expect_first_line 403 "$TMP/r" &&
-        $AC "$TMP/nobody" open "$BACKEND_ENDPOINT/apps/_/open?token=nope" >"$TMP/r" && expect_first_line 403 "$TMP/r" &&
+        $AC "$TMP/nobody" open "$APPS/apps/_/open?token=nope" >"$TMP/r" && expect_first_line 403 "$TMP/r" &&
         $AC "$TMP/nobody" request GET "${APP}api/status" >"$TMP/r" && expect_first_line 403 "$TMP/r"
 '
 
-test_expect_success 'the link sets the app cookie (HttpOnly, SameSite=Lax, the app prefix) and leads to the app' '
-        $AC "$TMP/jar" headers "$URL" >"$TMP/r" && expect_first_line 302 "$TMP/r" &&
+test_expect_success 'the API'"'"'s origin never serves apps: 421, whatever the cookie or token' '
+        code=$(curl -s -o "$TMP/r" -w "%{http_code}" "$BACKEND_ENDPOINT/apps/_/open?token=$TOKEN") && test "$code" = 421 &&
+        grep -q "never served on the API" "$TMP/r" &&
+        code=$(curl -s -o /dev/null -w "%{http_code}" "$BACKEND_ENDPOINT/apps/$SID/jupyter/api/status") &&
+        test "$code" = 421 &&
+        code=$(curl -s -o /dev/null -w "%{http_code}" -X POST "$BACKEND_ENDPOINT/apps/$SID/jupyter/api/kernels") &&
+        test "$code" = 421
+'
+
+test_expect_success 'the link in a browser without a web login: the web UI'"'"'s origin asks for one, no app cookie' '
+        $AC "$TMP/anon" follow "$URL" >"$TMP/r" &&
+        grep -q "^302 $URL\$" "$TMP/r" && grep -q "^401 $BACKEND_ENDPOINT/server/app-login?token=$TOKEN&state=" "$TMP/r" &&
+        grep -q "Log in to open this app" "$TMP/r" &&
+        ! grep -q tessera_app= "$TMP/anon" &&
+        $AC "$TMP/anon" request GET "${APP}api/status" >"$TMP/r" && expect_first_line 403 "$TMP/r"
+'
+
+test_expect_success 'the link in another user'"'"'s browser: refused, no app cookie' '
+        $AC "$TMP/other" follow "$URL" >"$TMP/r" &&
+        grep -q "^403 $BACKEND_ENDPOINT/server/app-login" "$TMP/r" && grep -q "someone else" "$TMP/r" &&
+        ! grep -q tessera_app= "$TMP/other" &&
+        $AC "$TMP/other" request GET "${APP}api/status" >"$TMP/r" && expect_first_line 403 "$TMP/r"
+'
+
+test_expect_success 'the owner'"'"'s code is good once, and only in the browser that asked for it' '
+        $AC "$TMP/jar" open "$URL" >"$TMP/r" && expect_first_line 302 "$TMP/r" &&
+        LOGIN=$(sed -n 2p "$TMP/r") && case "$LOGIN" in "$BACKEND_ENDPOINT/server/app-login?token=$TOKEN&state="*) ;; *) false ;; esac &&
+        $AC "$TMP/jar" open "$LOGIN" >"$TMP/r" && expect_first_line 302 "$TMP/r" &&
+        CODE_URL=$(sed -n 2p "$TMP/r") && case "$CODE_URL" in "$APPS/apps/_/open?code="*) ;; *) false ;; esac &&
+        $AC "$TMP/other" open "$CODE_URL" >"$TMP/r" && expect_first_line 403 "$TMP/r" &&
+        $AC "$TMP/anon" request GET "$CODE_URL" >"$TMP/r" && expect_first_line 403 "$TMP/r" &&
+        grep -q "made for another browser" "$TMP/r" &&
+        $AC "$TMP/fresh" request GET "$CODE_URL" >"$TMP/r" && expect_first_line 403 "$TMP/r" &&
+        grep -q "did not open the app" "$TMP/r" &&
+        ! grep -q tessera_app= "$TMP/other" "$TMP/anon" "$TMP/fresh" &&
+        $AC "$TMP/jar" open "$LOGIN" >"$TMP/r" && expect_first_line 302 "$TMP/r" && SECOND=$(sed -n 2p "$TMP/r") &&
+        $AC "$TMP/jar" open "$SECOND" >"$TMP/r" && expect_first_line 302 "$TMP/r" &&
+        $AC "$TMP/jar" open "$SECOND" >"$TMP/r" && expect_first_line 403 "$TMP/r"
+'
+
+test_expect_success 'the owner'"'"'s browser: link, login check and code set the app cookie (HttpOnly, SameSite=Lax, the app prefix) and lead to the app' '
+        $AC "$TMP/jar" open "$URL" >"$TMP/r" && $AC "$TMP/jar" open "$(sed -n 2p "$TMP/r")" >"$TMP/r" &&
+        $AC "$TMP/jar" headers "$(sed -n 2p "$TMP/r")" >"$TMP/r" && expect_first_line 302 "$TMP/r" &&
         grep -qi "^Location: /apps/$SID/jupyter/\$" "$TMP/r" &&
+        grep -qi "^Content-Security-Policy: default-src .none.; sandbox" "$TMP/r" &&
         grep -i "^Set-Cookie: tessera_app=" "$TMP/r" >"$TMP/cookie" &&
         grep -q "Path=/apps/$SID/jupyter/;" "$TMP/cookie" && grep -q HttpOnly "$TMP/cookie" &&
         grep -q "SameSite=Lax" "$TMP/cookie" &&
@@ -110,13 +162,13 @@ test_expect_success 'the link sets the app cookie (HttpOnly, SameSite=Lax, the a
 
 test_expect_success 'the cookie opens its own session and app only (the manager'"'"'s cookies beside it are no obstacle)' '
         code=$(curl -s -o /dev/null -w "%{http_code}" -H "Cookie: tessera_app=$COOKIE" \
-                "$BACKEND_ENDPOINT/apps/$(cat /proc/sys/kernel/random/uuid)/jupyter/api/status") && test "$code" = 403 &&
+                "$APPS/apps/$(cat /proc/sys/kernel/random/uuid)/jupyter/api/status") && test "$code" = 403 &&
         code=$(curl -s -o /dev/null -w "%{http_code}" -H "Cookie: tessera_app=$COOKIE" \
-                "$BACKEND_ENDPOINT/apps/$SID/jupyterlab/api/status") && test "$code" = 403 &&
+                "$APPS/apps/$SID/jupyterlab/api/status") && test "$code" = 403 &&
         code=$(curl -s -o /dev/null -w "%{http_code}" -H "Cookie: tessera_app=$COOKIE" \
-                "$BACKEND_ENDPOINT/apps/$SID/jupyter") && test "$code" = 301 &&
+                "$APPS/apps/$SID/jupyter") && test "$code" = 301 &&
         code=$(curl -s -o "$TMP/api" -w "%{http_code}" -H "Cookie: a=1; tessera_app=$COOKIE; tessera_session=x" \
-                "$BACKEND_ENDPOINT/apps/$SID/jupyter/api/status") && test "$code" = 200
+                "$APPS/apps/$SID/jupyter/api/status") && test "$code" = 200
 '
 
 test_expect_success 'an expired link is refused' '
@@ -164,6 +216,31 @@ test_expect_success 'after kill -9 of the agent and its restart, the same' '
         $AC "$TMP/jar" jupyter-cell "$APP" "print(6 * 7)" >"$TMP/cell" && sed 1d "$TMP/cell" | grep -qx 42
 '
 
+test_expect_success 'an app cookie stops working when its keypair or its user is deactivated, and again with them' '
+        $AC "$TMP/jar" request GET "${APP}api/status" >"$TMP/r" && expect_first_line 200 "$TMP/r" &&
+        api PATCH "/admin/keypairs/${AK[owner]}" "{\"is_active\": false}" && test "$CODE" = 200 &&
+        $AC "$TMP/jar" request GET "${APP}api/status" >"$TMP/r" && expect_first_line 403 "$TMP/r" &&
+        grep -q "no longer active" "$TMP/r" &&
+        test_must_fail $AC "$TMP/jar" websocket "ws://${APP#http://}api/kernels/x/channels" >"$TMP/r" &&
+        api PATCH "/admin/keypairs/${AK[owner]}" "{\"is_active\": true}" && test "$CODE" = 200 &&
+        $AC "$TMP/jar" request GET "${APP}api/status" >"$TMP/r" && expect_first_line 200 "$TMP/r" &&
+        api PATCH /admin/users/owner@apps.test "{\"status\": \"inactive\"}" && test "$CODE" = 200 &&
+        $AC "$TMP/jar" request GET "${APP}api/status" >"$TMP/r" && expect_first_line 403 "$TMP/r" &&
+        $AC "$TMP/jar" open "$URL" >"$TMP/r" && expect_first_line 403 "$TMP/r" &&
+        api PATCH /admin/users/owner@apps.test "{\"status\": \"active\"}" && test "$CODE" = 200 &&
+        $AC "$TMP/jar" request GET "${APP}api/status" >"$TMP/r" && expect_first_line 200 "$TMP/r"
+'
+
+test_expect_success 'an admin'"'"'s link to the owner'"'"'s app is the admin'"'"'s: the owner'"'"'s login does not open it' '
+        api POST /session/$SID/start-service "{\"app\": \"jupyter\"}" && test "$CODE" = 200 &&
+        ADMIN_URL=$(jq -r .url "$TMP/out") &&
+        $AC "$TMP/other" follow "$ADMIN_URL" >"$TMP/r" && grep -q "^403 $BACKEND_ENDPOINT/server/app-login" "$TMP/r" &&
+        cp "$TMP/jar" "$TMP/owner2" && $AC "$TMP/owner2" follow "$ADMIN_URL" >"$TMP/r" &&
+        grep -q "^403 $BACKEND_ENDPOINT/server/app-login" "$TMP/r" && grep -q "someone else" "$TMP/r" &&
+        $AC "$TMP/admin" login "$BACKEND_ENDPOINT" "$TEST_ADMIN_EMAIL" "$TEST_ADMIN_PASSWORD" | grep -qx 200 &&
+        open_app "$TMP/admin" "$ADMIN_URL"
+'
+
 test_expect_success 'start-service again answers at once: the running Jupyter is not started twice' '
         start_service && test "$(jupyter_started)" = "$STARTED"
 '
@@ -193,8 +270,8 @@ test_expect_success 'shutdown-service jupyter: 204, its cookie and link stop wor
 
 test_expect_success 'the CLI starts it again (a new Jupyter) and stops it' '
         as owner "$TESSERA" session app start notebook jupyter >"$TMP/url" 2>"$TMP/cli.err" &&
-        URL=$(cat "$TMP/url") && case "$URL" in "$BACKEND_ENDPOINT/apps/_/open?token="*) ;; *) false ;; esac &&
-        rm -f "$TMP/jar" && $AC "$TMP/jar" open "$URL" >"$TMP/r" && expect_first_line 302 "$TMP/r" &&
+        URL=$(cat "$TMP/url") && case "$URL" in "$APPS/apps/_/open?token="*) ;; *) false ;; esac &&
+        open_app "$TMP/jar" &&
         NEW_STARTED=$(jupyter_started) && test -n "$NEW_STARTED" && test "$NEW_STARTED" != "$STARTED" &&
         $AC "$TMP/jar" jupyter-cell "$APP" "print(6 * 7)" >"$TMP/cell" && sed 1d "$TMP/cell" | grep -qx 42 &&
         as owner "$TESSERA" session app stop notebook jupyter >"$TMP/cli.out" &&
@@ -215,7 +292,8 @@ test_expect_success 'with app_listen: start-service answers a link on the app po
 '
 
 test_expect_success 'with app_listen: the app port opens Jupyter, which runs a cell over its WebSocket there' '
-        rm -f "$TMP/jar" && $AC "$TMP/jar" headers "$URL" >"$TMP/r" && expect_first_line 302 "$TMP/r" &&
+        $AC "$TMP/jar" open "$URL" >"$TMP/r" && $AC "$TMP/jar" open "$(sed -n 2p "$TMP/r")" >"$TMP/r" &&
+        $AC "$TMP/jar" headers "$(sed -n 2p "$TMP/r")" >"$TMP/r" && expect_first_line 302 "$TMP/r" &&
         grep -qi "^Location: /apps/$SID/jupyter/\$" "$TMP/r" &&
         grep -i "^Set-Cookie: tessera_app=" "$TMP/r" | grep -q "Path=/apps/$SID/jupyter/;" &&
         ! grep -qi "^Set-Cookie: tessera_session" "$TMP/r" &&
@@ -224,10 +302,10 @@ test_expect_success 'with app_listen: the app port opens Jupyter, which runs a c
 '
 
 test_expect_success 'with app_listen: the main port refuses /apps/, the app port everything else' '
-        COOKIE=$(sed -n "s/.*tessera_app=\"\{0,1\}\([0-9a-f]*\).*/\1/p" "$TMP/jar" | head -n 1) && test ${#COOKIE} = 64 &&
+        COOKIE=$(sed -n "s/.*tessera_app=\"\{0,1\}\([0-9a-f]*\).*/\1/p" "$TMP/jar" | tail -n 1) && test ${#COOKIE} = 64 &&
         code=$(curl -s -o /dev/null -w "%{http_code}" -H "Cookie: tessera_app=$COOKIE" \
-                "$BACKEND_ENDPOINT/apps/$SID/jupyter/api/status") && test "$code" = 404 &&
-        code=$(curl -s -o /dev/null -w "%{http_code}" "$BACKEND_ENDPOINT/apps/_/open?token=$TOKEN") && test "$code" = 404 &&
+                "$BACKEND_ENDPOINT/apps/$SID/jupyter/api/status") && test "$code" = 421 &&
+        code=$(curl -s -o /dev/null -w "%{http_code}" "$BACKEND_ENDPOINT/apps/_/open?token=$TOKEN") && test "$code" = 421 &&
         code=$(curl -s -o /dev/null -w "%{http_code}" -H "Cookie: tessera_app=$COOKIE" "${APP}api/status") &&
         test "$code" = 200 &&
         for path in / /ui/index.js /server/session /openapi.json /metrics /sessions /session/notebook; do
@@ -261,7 +339,7 @@ test_expect_success 'with app_listen: the web login cookie is worth nothing on t
 test_expect_success 'with app_listen: shutdown-service ends the app and its cookie there too' '
         as owner api POST /session/notebook/shutdown-service "{\"service_name\": \"jupyter\"}" && test "$CODE" = 204 &&
         $AC "$TMP/jar" request GET "${APP}api/status" >"$TMP/r" && expect_first_line 403 "$TMP/r" &&
-        start_service && rm -f "$TMP/jar" && $AC "$TMP/jar" open "$URL" >"$TMP/r" && expect_first_line 302 "$TMP/r"
+        start_service && open_app "$TMP/jar"
 '
 
 test_expect_success 'the session ends: its app is gone' '

@@ -7,8 +7,15 @@ usage: app-client.py JAR COMMAND ARGS...
 JAR is a cookie file (created when missing) that every command reads and
 updates, as a browser keeps its cookies.
 
+  login BASE EMAIL PASSWORD
+                           log in to the web UI at BASE (POST /server/login):
+                           the jar gets its session cookie; prints the status
   open URL                 GET the start-service URL without following the
                            redirect; prints the status and the Location
+  follow URL               GET URL and follow redirects (at most 8) as a
+                           browser does: an app link goes by the web UI's
+                           login check and back with a code; prints
+                           "STATUS URL" for each, the last one's body after
   request METHOD URL [BODY | @FILE]
                            prints the status, then the body; sends
                            X-XSRFToken when the jar has an _xsrf cookie for
@@ -73,9 +80,9 @@ def send(jar, method, url, body=None, content_type="application/json"):
         req.add_header("X-XSRFToken", token)
     try:
         with opener(jar).open(req, timeout=60) as r:
-            return r.status, dict(r.headers), r.read()
+            return r.status, r.headers, r.read()
     except urllib.error.HTTPError as e:
-        return e.code, dict(e.headers), e.read()
+        return e.code, e.headers, e.read()
 
 
 def jupyter_cell(jar, prefix, code):
@@ -131,6 +138,19 @@ def main():
         status, headers, _ = send(jar, "GET", args[0])
         print(status)
         print(headers.get("Location", ""))
+    elif command == "login":
+        body = json.dumps({"email": args[1], "password": args[2]})
+        status, _, _ = send(jar, "POST", args[0].rstrip("/") + "/server/login", body)
+        print(status)
+    elif command == "follow":
+        url = args[0]
+        for _ in range(8):
+            status, headers, body = send(jar, "GET", url)
+            print(f"{status} {url}")
+            if status not in (301, 302, 303, 307, 308):
+                break
+            url = urllib.parse.urljoin(url, headers.get("Location", ""))
+        sys.stdout.write(body.decode(errors="replace"))
     elif command == "request":
         body = args[2] if len(args) > 2 else None
         if body and body.startswith("@"):

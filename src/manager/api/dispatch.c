@@ -171,14 +171,12 @@ static bool authorized_for_route(struct api_ctx *c)
         return true;
 }
 
-/* Whether a route is served on this listener: with an app listener, the
- * app proxy's routes there, every other one on the API's listener.  (The
- * apps' pages then run on an origin of their own: they cannot call the
+/* Whether a route is served on this listener: the app proxy's routes on
+ * the app listener, every other one on the API's listener, never both.
+ * (The apps' pages run on an origin of their own: they cannot call the
  * API with the user's login cookie, docs/app-proxy.md.) */
-static bool served_here(const struct manager *m, const struct route *r, bool app_listener)
+static bool served_here(const struct route *r, bool app_listener)
 {
-        if (!m->conf.app_listen)
-                return !app_listener;
         return !!(r->flags & ROUTE_APP) == app_listener;
 }
 
@@ -192,7 +190,13 @@ static void dispatch(struct http_req *req, struct manager *m, bool app_listener)
         c->req = req;
         http_set_user(req, c);
         c->route = find_route(m, http_method(req), http_path(req), c->param, &path_known);
-        if (c->route && !served_here(m, c->route, app_listener)) {
+        if (c->route && (c->route->flags & ROUTE_APP) && !app_listener) {
+                api_problem(c, 421, "misdirected-request",
+                            "apps are never served on the API's origin: open the app's link, on the app "
+                            "listener (app_listen)");
+                return;
+        }
+        if (c->route && !served_here(c->route, app_listener)) {
                 c->route = NULL;
                 path_known = false;
         }

@@ -109,7 +109,14 @@ static bool same_origin(struct api_ctx *c)
 {
         const char *origin = http_header(c->req, "Origin"), *host = http_header(c->req, "Host");
         const char *sep = origin ? strstr(origin, "://") : NULL;
+        const char *site = http_header(c->req, "Sec-Fetch-Site"), *mode = http_header(c->req, "Sec-Fetch-Mode");
 
+        /* a browser's request that another origin's page made (an app's, on
+         * another port of the same host: same-site, so the cookie goes
+         * along) is refused even without Origin (a no-cors GET), but for a
+         * navigation, whose answer no other page can read */
+        if (site && !streq(site, "same-origin") && !streq(site, "none") && !(mode && streq(mode, "navigate")))
+                return false;
         if (!origin)
                 return true;
         return sep && host && strcasecmp(sep + 3, host) == 0;

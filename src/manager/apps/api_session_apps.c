@@ -17,9 +17,11 @@
  *   200 {"token": T, "wsproxy_addr": "http://HOST", "url": "http://HOST/apps/_/open?token=T",
  *        "path": "/apps/<session>/<app>/", "expires_in": SECONDS}
  *
- * wsproxy_addr is the resource group's (resource_groups.wsproxy_addr)
- * when set, else this manager as the client reached it: its Host, with
- * the app listener's port when there is one (conf.app_listen).
+ * wsproxy_addr is where browsers reach the app listener (app_origin.h:
+ * the resource group's wsproxy_addr, conf.app_url, else the client's
+ * Host name with the app listener's port); never the API's own origin.
+ * The token is the caller's: only the caller's web login opens it
+ * (api_apps.c, api_app_login.c).
  *
  * shutdown-service: the app's tokens and cookies end, then the runner
  * stops its process (every port it was opened on): 204; 404 when it does
@@ -32,6 +34,7 @@
 #include "common/timeutil.h"
 #include "manager/agent_link/agent_call.h"
 #include "manager/api/api.h"
+#include "manager/apps/app_origin.h"
 #include "manager/apps/app_proxy.h"
 #include "manager/apps/app_start.h"
 #include "manager/apps/app_token.h"
@@ -121,7 +124,7 @@ static void on_started(struct api_ctx *c, struct agent_call *call)
 
         if (call->err)
                 return agent_call_fail(c, call);
-        if (app_token_issue(c->m, APP_TOKEN_OPEN, &s->g, c->m->conf.app_token_ttl, token, &err) < 0)
+        if (app_token_issue(c->m, APP_TOKEN_OPEN, &s->g, c->m->conf.app_token_ttl, NULL, token, &err) < 0)
                 return api_fail(c, err);
         app_prefix(s->g.session, s->g.app, prefix, sizeof(prefix));
         api_audit_target(c, "session %s app %s", s->g.session, s->g.app);
@@ -130,24 +133,6 @@ static void on_started(struct api_ctx *c, struct agent_call *call)
                            s->wsproxy_addr, "/apps/_/open?token=", token, "path", prefix, "expires_in",
                            (json_int_t)(c->m->conf.app_token_ttl / USEC_PER_SEC)));
         explicit_bzero(token, sizeof(token));
-}
-
-/* Where the client reached this manager: its Host, with the app
- * listener's port instead of its own when there is one (the same host
- * name, another origin). */
-static char *own_address(struct api_ctx *c)
-{
-        const char *host = http_header(c->req, "Host"), *proto = http_header(c->req, "X-Forwarded-Proto");
-        bool ok = host && *host && strlen(host) < 256 && !strpbrk(host, " /\\\"'<>\r\n");
-        const char *scheme = proto && strcasecmp(proto, "https") == 0 ? "https" : "http";
-
-        if (!ok)
-                host = c->m->conf.listen;
-        if (!c->m->app_http)
-                return xasprintf("%s://%s", scheme, host);
-        size_t name_len =
-                host[0] == '[' && strchr(host, ']') ? (size_t)(strchr(host, ']') - host) + 1 : strcspn(host, ":");
-        return xasprintf("%s://%.*s:%u", scheme, (int)name_len, host, (unsigned)http_server_port(c->m->app_http));
 }
 
 /* The request's fields. */
@@ -221,9 +206,13 @@ static int plan(struct api_ctx *c, const struct session_target *t, const struct 
         else
                 snprintf(s->g.app, sizeof(s->g.app), "%s.%d", q->app, s->g.port);
         snprintf(s->g.session, sizeof(s->g.session), "%s", t->session);
-        snprintf(s->g.user, sizeof(s->g.user), "%s", user);
-        if (!s->wsproxy_addr)
-                s->wsproxy_addr = own_address(c);
+        /* the link is the caller's: an admin opening a user's app gets one
+         * that only the admin's web login opens */
+        snprintf(s->g.user, sizeof(s->g.user), "%s", c->who.user_id);
+        snprintf(s->g.access_key, sizeof(s->g.access_key), "%s", c->who.access_key);
+        char *group_addr = s->wsproxy_addr;
+        s->wsproxy_addr = app_origin(c, t->session, group_addr);
+        free(group_addr);
         app_prefix(t->session, s->g.app, prefix, sizeof(prefix));
         r = app_start_argv(labels, q->app, s->g.port, prefix, q->arguments, &argv, err);
         json_decref(labels);
@@ -250,6 +239,9 @@ void api_session_start_service(struct api_ctx *c)
         struct session_target t;
         json_t *fwd = NULL;
 
+        if (!c->m->app_http)
+                return api_problem(c, 503, "app-proxy-off",
+                                   "this manager serves no apps (app_listen = off): ask its administrator");
         if (parse_request(c->body, &q, &err) < 0) {
                 start_request_release(&q);
                 return api_fail(c, err);

@@ -115,6 +115,7 @@ static bool listed(const char *const *names, const char *name, size_t len)
 static bool manager_cookie(const char *name, size_t len)
 {
         return (len == strlen(APP_COOKIE) && memcmp(name, APP_COOKIE, len) == 0) ||
+               (len == strlen(APP_STATE_COOKIE) && memcmp(name, APP_STATE_COOKIE, len) == 0) ||
                (len == strlen(WEB_SESSION_COOKIE) && memcmp(name, WEB_SESSION_COOKIE, len) == 0);
 }
 

@@ -84,6 +84,9 @@ bool app_proxy_answer_header(const char *name, size_t nlen, const char *value, s
  * (api_session_apps.c). */
 void api_apps_open(struct api_ctx *c);
 void api_apps_proxy(struct api_ctx *c);
+/* GET /server/app-login: the web UI's origin checks an app link's user
+ * (api_app_login.c). */
+void api_app_login(struct api_ctx *c);
 void api_session_start_service(struct api_ctx *c);
 void api_session_shutdown_service(struct api_ctx *c);
 

@@ -30,7 +30,9 @@ struct route;
 
 struct manager_conf {
         char *listen;
-        char *app_listen; /* the app proxy's own listener, or NULL: under /apps/ of listen */
+        char *app_listen; /* the app proxy's own listener, or NULL: no apps (never under listen) */
+        char *web_url;    /* the web UI's URL for browsers, or NULL (app_origin.h) */
+        char *app_url;    /* the app proxy's URL for browsers, "*." for a host per session, or NULL */
         char *database;
         int64_t database_wait; /* at start, for a database not reachable yet */
         char *state_dir;

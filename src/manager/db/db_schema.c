@@ -228,6 +228,10 @@ static const struct migration migrations[] = {
         { 10,
           "ALTER TABLE agents ADD COLUMN heartbeat_interval BIGINT NOT NULL DEFAULT 5000000;"
           "ALTER TABLE agents ADD COLUMN unreachable_since BIGINT;" },
+        /* app links and cookies name the keypair they were given to, which
+         * every use checks again (app_token.h); older rows name none and
+         * are refused */
+        { 11, "ALTER TABLE app_tokens ADD COLUMN access_key TEXT NOT NULL DEFAULT '';" },
 };
 
 int db_schema_version(struct db *db, struct tess_error **err)
