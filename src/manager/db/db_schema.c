@@ -228,6 +228,13 @@ static const struct migration migrations[] = {
         { 10,
           "ALTER TABLE agents ADD COLUMN heartbeat_interval BIGINT NOT NULL DEFAULT 5000000;"
           "ALTER TABLE agents ADD COLUMN unreachable_since BIGINT;" },
+        /* accounts (docs/admin-accounts.md): how many keypairs a user may
+         * hold, whether users may make their own, the highest priority a
+         * plain user may give a session */
+        { 11,
+          "ALTER TABLE keypair_resource_policies ADD COLUMN max_keypairs_per_user BIGINT NOT NULL DEFAULT 10;"
+          "ALTER TABLE keypair_resource_policies ADD COLUMN allow_user_keypairs INTEGER NOT NULL DEFAULT 1;"
+          "ALTER TABLE keypair_resource_policies ADD COLUMN max_session_priority BIGINT NOT NULL DEFAULT 10;" },
 };
 
 int db_schema_version(struct db *db, struct tess_error **err)
