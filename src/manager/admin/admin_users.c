@@ -133,12 +133,15 @@ static int user_create(struct api_ctx *c, const struct admin_values *v, char *re
         return 0;
 }
 
-/* A new password or a deactivation logs the user out everywhere. */
+/* A deactivation logs the user out everywhere, a new password too (but
+ * for the login that set its own). */
 static int user_after_write(struct api_ctx *c, const char *pk, const struct admin_values *v,
                             struct tess_error **err)
 {
-        if (admin_value_given(v, "password") || streq_ptr(admin_value_text(v, "status"), "inactive"))
+        if (streq_ptr(admin_value_text(v, "status"), "inactive"))
                 return web_sessions_end(c->m, pk, NULL, err);
+        if (admin_value_given(v, "password"))
+                return web_sessions_end(c->m, pk, streq(pk, c->who.user_id) ? c : NULL, err);
         return 0;
 }
 
