@@ -102,7 +102,10 @@ test_expect_success 'deactivating a user: its tokens, web logins and sessions en
         token a data upload "{\"path\": \"h.txt\", \"size\": 3}" && U=$TOKEN &&
         login ja a@revoke.test revoke-password-1 && web ja GET /folders && expect 200 &&
         api POST /admin/images "{\"name\": \"revoke/img\", \"tag\": \"1\"}" && expect 201 &&
-        as a POST /session "{\"name\": \"waits\", \"image\": \"revoke/img:1\", \"enqueueOnly\": true}" &&
+        agent_register r1 "{\"cpu\": 8, \"mem\": \"16g\"}" &&
+        as a POST /session "{\"name\": \"runs\", \"image\": \"revoke/img:1\", \"enqueueOnly\": true, \"config\": {\"resources\": {\"cpu\": 1, \"mem\": \"1g\"}}}" &&
+        expect 201 && wait_status runs SCHEDULED &&
+        as a POST /session "{\"name\": \"waits\", \"image\": \"revoke/img:1\", \"enqueueOnly\": true, \"config\": {\"resources\": {\"cpu\": 64, \"mem\": \"1g\"}}}" &&
         expect 201 &&
         api PATCH /admin/users/a@revoke.test "{\"status\": \"inactive\"}" && expect 200 &&
         test "$(db_sql "SELECT COUNT(*) FROM web_sessions WHERE user_id = '\''${UID_OF[a]}'\''")" = 0 &&
@@ -114,6 +117,7 @@ test_expect_success 'deactivating a user: its tokens, web logins and sessions en
                 sleep 0.2
         done &&
         test "$(field waits status)" = CANCELLED && test "$(field waits statusInfo)" = owner-inactive &&
+        wait_status runs TERMINATED && test "$(field runs statusInfo)" = owner-inactive &&
         api PATCH /admin/users/a@revoke.test "{\"status\": \"active\"}" && expect 200
 '
 
