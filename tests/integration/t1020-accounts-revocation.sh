@@ -121,6 +121,16 @@ test_expect_success 'deactivating a user: its tokens, web logins and sessions en
         api PATCH /admin/users/a@revoke.test "{\"status\": \"active\"}" && expect 200
 '
 
+test_expect_success 'terminate_inactive_users = false leaves a deactivated user'"'"'s sessions running' '
+        printf "terminate_inactive_users = false\nscheduler_interval = 1s\n" >"$TMP/keep.conf" &&
+        restart_manager --config "$TMP/keep.conf" &&
+        as a POST /session "{\"name\": \"stays\", \"image\": \"revoke/img:1\", \"enqueueOnly\": true, \"config\": {\"resources\": {\"cpu\": 1, \"mem\": \"1g\"}}}" &&
+        expect 201 && wait_status stays SCHEDULED &&
+        api PATCH /admin/users/a@revoke.test "{\"status\": \"inactive\"}" && expect 200 &&
+        sleep 4 && test "$(field stays status)" = SCHEDULED &&
+        api PATCH /admin/users/a@revoke.test "{\"status\": \"active\"}" && expect 200
+'
+
 test_expect_success 'a password change ends the other web logins; the one that changed it stays' '
         login j1 b@revoke.test revoke-password-1 && login j2 b@revoke.test revoke-password-1 &&
         web j1 POST /auth/update-password "{\"old_password\": \"revoke-password-1\", \"new_password\": \"revoke-password-2\", \"new_password2\": \"revoke-password-2\"}" &&
