@@ -187,7 +187,9 @@ static const struct cli_opt keypair_opts[] = {
         { "rate-limit", 0, OPT_INT, DEST_BODY, "rate_limit", V_CU, 0, "N",
           "requests per rate-limit window (0: unlimited)" },
         { "secret-key", 0, OPT_STR, DEST_BODY, "secret_key", V_CREATE, 0, "KEY",
-          "the secret key (40 characters; default: generated)" },
+          "the secret key (40 characters; default: generated; admins only)" },
+        { "password-stdin", 0, OPT_STDIN, DEST_BODY, "password", V_CREATE, 0, NULL,
+          "read your password from standard input: a user creating its own keypair must give it" },
         {},
 };
 
@@ -209,6 +211,12 @@ static const struct cli_opt policy_opts[] = {
         VFOLDER_LIMIT_OPTS,
         { "max-customized-image-count", 0, OPT_INT, DEST_BODY, "max_customized_image_count", V_CU, 0, "N",
           "private images (session commits) one user may have (0: unlimited)" },
+        { "max-keypairs-per-user", 0, OPT_INT, DEST_BODY, "max_keypairs_per_user", V_CU, 0, "N",
+          "keypairs one user may hold, counted when one is created (0: unlimited)" },
+        { "allow-user-keypairs", 0, OPT_BOOL, DEST_BODY, "allow_user_keypairs", V_CU, 0, "true|false",
+          "may users create their own keypairs (with their password)" },
+        { "max-session-priority", 0, OPT_INT, DEST_BODY, "max_session_priority", V_CU, 0, "N",
+          "highest session priority a user (not an admin) may ask for, 0 to 100" },
         {},
 };
 

@@ -39,7 +39,7 @@ static const struct cli_opt create_opts[] = {
         { "shmem", 0, OPT_STR, DEST_BODY, "config.resource_opts.shmem", 0, 0, "SIZE", "shared memory (64m)" },
         { "cluster-size", 0, OPT_INT, DEST_BODY, "clusterSize", 0, 0, "N", "number of containers (default 1)" },
         { "cluster-mode", 0, OPT_STR, DEST_BODY, "clusterMode", 0, 0, "MODE", "single-node (default) or multi-node" },
-        { "priority", 0, OPT_INT, DEST_BODY, "priority", 0, 0, "N", "0-100 (default 10)" },
+        { "priority", 0, OPT_INT, DEST_BODY, "priority", 0, 0, "N", "0-100 (default 10; a user up to its policy's max_session_priority)" },
         { "owner", 0, OPT_STR, DEST_BODY, "owner_access_key", 0, 0, "ACCESS_KEY",
           "create it for another keypair (admins)" },
         { "depends-on", 0, OPT_LIST, DEST_BODY, "dependencies", 0, 0, "SESSION",

@@ -112,6 +112,9 @@ const struct conf_opt manager_conf_opts[] = {
                  "how long the token of start-service opens the app (docs/app-proxy.md)"),
         CONF_OPT("app_cookie_ttl", CONF_T_USEC, MC, app_cookie_ttl, "12h", 0, 0, true,
                  "how long an opened app stays reachable by its cookie"),
+        CONF_OPT("terminate_inactive_users", CONF_T_BOOL, MC, terminate_inactive_users, "true", 0, 0, true,
+                 "the sessions of a user made inactive end (running ones terminated, pending ones cancelled, "
+                 "reason owner-inactive); false leaves them, as Backend.AI does (docs/admin-accounts.md)"),
         {},
 };
 #undef MC

@@ -84,20 +84,31 @@ static void total_request(const struct sched_input *in, const struct sched_sessi
                 ret->v[k] = sat_mul(s->req.v[k], s->cluster_size);
 }
 
+/* The scope whose sessions and slots count against kp's limits: the
+ * owner's (the user scope) when kp is per_owner and the session has one. */
+static const struct sched_scope *counted(const struct sched_input *in, const struct sched_session *s,
+                                         const struct sched_scope *kp)
+{
+        if (kp->per_owner && s->scope[SCHED_USER] >= 0)
+                return &in->scopes[s->scope[SCHED_USER]];
+        return kp;
+}
+
 static bool quota_ok(const struct sched_input *in, const struct sched_session *s, const struct sched_vec *want,
                      enum sched_scope_kind kind, char *msg)
 {
         if (s->scope[kind] < 0)
                 return true;
         const struct sched_scope *sc = &in->scopes[s->scope[kind]];
+        const struct sched_scope *use = kind == SCHED_KEYPAIR ? counted(in, s, sc) : sc;
         for (int k = 0; k < in->slots->n; k++) {
                 if (want->v[k] == 0 || sc->limit.v[k] == SLOT_INFINITY)
                         continue;
-                if (sat_add(sc->used.v[k], want->v[k]) <= sc->limit.v[k])
+                if (sat_add(use->used.v[k], want->v[k]) <= sc->limit.v[k])
                         continue;
                 if (msg) {
                         char used[64], limit[48], req[64];
-                        sched_amount_format(in->slots, k, sc->used.v[k], used, sizeof(used));
+                        sched_amount_format(in->slots, k, use->used.v[k], used, sizeof(used));
                         slot_format_human(in->slots->name[k], sc->limit.v[k], limit, sizeof(limit));
                         sched_amount_format(in->slots, k, want->v[k], req, sizeof(req));
                         say(msg, "%s %.32s limit: %.48s in use of %.40s; %.48s requested", sched_scope_kind_name(kind),
@@ -161,11 +172,12 @@ enum sched_outcome sched_check(const struct sched_input *in, const struct sched_
                             sched_amount_format(in->slots, k, s->req.v[k], want, sizeof(want)));
                 return SCHED_WAITING;
         }
-        if (kp && kp->max_sessions >= 0 && kp->sessions + 1 > kp->max_sessions) {
+        if (kp && kp->max_sessions >= 0 && counted(in, s, kp)->sessions + 1 > kp->max_sessions) {
+                int64_t n = counted(in, s, kp)->sessions;
                 *pred = "keypair_concurrency";
-                say(msg, "keypair concurrency limit: %lld %s running of %lld allowed",
-                         (long long)kp->sessions, kp->sessions == 1 ? "session" : "sessions",
-                         (long long)kp->max_sessions);
+                say(msg, "keypair concurrency limit: %lld %s running of %lld allowed%s", (long long)n,
+                    n == 1 ? "session" : "sessions", (long long)kp->max_sessions,
+                    counted(in, s, kp) != kp ? " (the owner's, all its keypairs together)" : "");
                 return SCHED_WAITING;
         }
         struct sched_vec want;

@@ -145,6 +145,10 @@ struct sched_scope {
         int64_t max_sessions;        /* keypair concurrency; -1 = unlimited */
         int64_t sessions;            /* sessions occupying resources */
         int64_t max_containers;      /* keypair: kernels per session; -1 = unlimited */
+        /* keypair: its limits (max_sessions, limit) are measured against
+         * the owner's sessions and slots, i.e. the session's SCHED_USER
+         * scope, all the user's keypairs together; false: this keypair's */
+        bool per_owner;
         double fair_share_usage;     /* user: decayed weighted usage (fair-share) */
 };
 

@@ -133,7 +133,7 @@ PATCH /admin/users/user2@walk.test      {"full_name":"x"}       | 404 403 403 20
 DELETE /admin/users/nope@walk.test      -                       | 404 403 403 404 404
 GET /admin/keypairs                     -                       | 200 200 200 200 200
 GET /admin/keypairs/{U2AK}              -                       | 404 404 200 200 200
-POST /admin/keypairs                    {}                      | 201 201 403 201 201
+POST /admin/keypairs                    {}                      | 201 403 403 201 201
 PATCH /admin/keypairs/{U2AK}            {"is_active":true}      | 404 404 403 200 200
 DELETE /admin/keypairs/AKIANOPENOPENOPENOPE -                   | 404 404 403 404 404
 GET /admin/keypair-policies             -                       | 200 403 200 200 200

@@ -213,6 +213,7 @@ static void parse_scopes(struct fx *fx)
                 sc->max_sessions = int_or(v, "max_sessions", -1);
                 sc->sessions = int_or(v, "sessions", 0);
                 sc->max_containers = int_or(v, "max_containers", -1);
+                sc->per_owner = json_is_true(json_object_get(v, "per_owner"));
                 const json_t *u = json_object_get(v, "fair_share_usage");
                 sc->fair_share_usage = json_is_number(u) ? json_number_value(u) : 0;
         }

@@ -152,6 +152,10 @@ static void make_scopes(struct world *w)
                         sc->max_sessions = chance(w, 10) ? 0 : rnd(w, 1, 4);
                 if (sc->kind == SCHED_KEYPAIR && chance(w, 20))
                         sc->max_containers = rnd(w, 1, 3);
+                /* keypair i belongs to user 4 + i (make_sessions): its limits
+                 * may count the user's sessions, as the manager's do */
+                if (sc->kind == SCHED_KEYPAIR && chance(w, 50))
+                        sc->per_owner = true;
                 if (sc->kind == SCHED_USER)
                         sc->fair_share_usage = (double)rnd(w, 0, 1000);
         }
@@ -183,6 +187,8 @@ static void make_sessions(struct world *w, int arrivals)
                 s->arch = chance(w, 5) ? 1 : 0;
                 s->scope[SCHED_KEYPAIR] = chance(w, 90) ? (int)rnd(w, 0, 3) : -1;
                 s->scope[SCHED_USER] = chance(w, 90) ? (int)rnd(w, 4, 7) : -1;
+                if (s->scope[SCHED_KEYPAIR] >= 0 && w->scopes[s->scope[SCHED_KEYPAIR]].per_owner)
+                        s->scope[SCHED_USER] = 4 + s->scope[SCHED_KEYPAIR]; /* as in the manager: its user's */
                 s->scope[SCHED_PROJECT] = chance(w, 80) ? (int)rnd(w, 8, 10) : -1;
                 s->scope[SCHED_DOMAIN] = chance(w, 80) ? (int)rnd(w, 11, 12) : -1;
                 if (chance(w, 8))

@@ -13,6 +13,7 @@ static struct vf_token sample(void)
         struct vf_token t = { .op = VFT_UPLOAD, .expires = 2000, .size = 12345 };
         snprintf(t.folder, sizeof(t.folder), "%s", "0f8e7d6c-5b4a-4321-8765-0123456789ab");
         snprintf(t.user, sizeof(t.user), "%s", "11111111-2222-4333-8444-555555555555");
+        snprintf(t.access_key, sizeof(t.access_key), "%s", "AKIATESTTESTTESTTEST");
         snprintf(t.path, sizeof(t.path), "%s", "dir/données.bin");
         return t;
 }
@@ -39,6 +40,7 @@ static void test_token_round_trip(void)
         CHECK_INTEQ(got.op, VFT_UPLOAD);
         CHECK_STREQ(got.folder, t.folder);
         CHECK_STREQ(got.user, t.user);
+        CHECK_STREQ(got.access_key, t.access_key);
         CHECK_STREQ(got.path, t.path);
         CHECK_INTEQ(got.size, 12345);
         CHECK_INTEQ(got.expires, 2000);
@@ -71,6 +73,33 @@ static void test_token_tampered(void)
         CHECK_INTEQ(parse(root, 0, &got), 0);
         CHECK_INTEQ(got.op, VFT_ARCHIVE);
         CHECK_STREQ(got.path, "");
+}
+
+/* A token of the first format, which named no keypair (made with this
+ * file's master key before the keypair was added): refused, so that no
+ * token escapes the check of its keypair at use. */
+static void test_token_v1_refused(void)
+{
+        struct vf_token got;
+        CHECK_INTEQ(parse("djEKZG93bmxvYWQKMGY4ZTdkNmMtNWI0YS00MzIxLTg3NjUtMDEyMzQ1Njc4OWFiCjExMTExMTExLTIyMjItNDMz"
+                          "My04NDQ0LTU1NTU1NTU1NTU1NQo5OTk5OTk5OTk5CjAKYQ.Vu7hlP3fD4fuNSgyCXJj72FHVBmKvhvZAyvhvDHopK4",
+                          0, &got),
+                      -EACCES);
+}
+
+/* Access keys in tokens: letters and digits, 1 to 20 of them. */
+static void test_token_access_key(void)
+{
+        unsigned char key[VF_TOKEN_KEY_LEN];
+        struct vf_token t = sample(), got;
+
+        vf_token_key(master, key);
+        snprintf(t.access_key, sizeof(t.access_key), "%s", "AK+/");
+        _cleanup_free_ char *bad = vf_token_make(key, &t);
+        CHECK_INTEQ(parse(bad, 0, &got), -EACCES);
+        t.access_key[0] = '\0';
+        _cleanup_free_ char *empty = vf_token_make(key, &t);
+        CHECK_INTEQ(parse(empty, 0, &got), -EACCES);
 }
 
 static void check_range(const char *h, uint64_t size, int want, uint64_t start, uint64_t len)
@@ -122,7 +151,8 @@ static void test_u64(void)
 int main(void)
 {
         static const struct test tests[] = {
-                TEST(test_token_round_trip), TEST(test_token_tampered), TEST(test_range), TEST(test_u64), { 0 },
+                TEST(test_token_round_trip), TEST(test_token_tampered), TEST(test_token_v1_refused),
+                TEST(test_token_access_key), TEST(test_range), TEST(test_u64), { 0 },
         };
         return test_main(tests);
 }

@@ -8,6 +8,7 @@
 #include "manager/accounts/model.h"
 #include "manager/api/api.h"
 #include "manager/api/auth.h"
+#include "manager/api/web_session.h"
 #include "manager/core/manager.h"
 #include "manager/db/db.h"
 #include "manager/http/http.h"
@@ -33,11 +34,12 @@ void api_auth_authorize(struct api_ctx *c)
         if (!username || !password)
                 return api_problem(c, 400, "invalid-api-params", "'username' and 'password' are required");
         r = DBQ(c->m->db,
-                "SELECT u.id, u.password_hash, u.status, k.access_key FROM users u"
+                "SELECT u.id, u.password_hash, u.status, u.need_password_change, k.access_key FROM users u"
                 " JOIN domains d ON d.name = u.domain_name"
                 " LEFT JOIN keypairs k ON k.user_id = u.id AND k.is_main = 1 AND k.is_active = 1"
-                " WHERE (u.email = ? OR u.username = ?) AND u.domain_name = ? AND d.is_active = 1",
-                &rows, &err, DB_TEXT(username), DB_TEXT(username), DB_TEXT(domain));
+                " WHERE (u.email = ? OR u.username = ?) AND u.domain_name = ? AND d.is_active = 1"
+                " ORDER BY CASE WHEN u.email = ? THEN 0 ELSE 1 END LIMIT 1", /* an email names its owner */
+                &rows, &err, DB_TEXT(username), DB_TEXT(username), DB_TEXT(domain), DB_TEXT(username));
         if (r < 0)
                 return api_fail(c, err);
         /* Verify even for unknown users so timing does not reveal them. */
@@ -45,6 +47,11 @@ void api_auth_authorize(struct api_ctx *c)
                                                         : "scrypt$15$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=");
         if (!rows->nrows || !ok || !streq(db_getn(rows, 0, "status"), "active"))
                 return api_problem(c, 401, "auth-failed", "wrong email or password, or inactive user");
+        /* the password was set by an admin: it yields no secret key until changed */
+        if (db_get_int(rows, 0, "need_password_change"))
+                return api_problem(c, 403, "password-change-required",
+                                   "you must change your password first: log in to the web UI, or POST /server/login"
+                                   " and then " WEB_SESSION_PASSWORD_ROUTE);
         const char *ak = db_getn(rows, 0, "access_key");
         if (!ak)
                 return api_problem(c, 401, "auth-failed", "the user has no active main keypair");
@@ -93,6 +100,9 @@ void api_auth_update_password(struct api_ctx *c)
         _cleanup_free_ char *hash = password_hash(new1);
         r = DBQ(c->m->db, "UPDATE users SET password_hash = ?, need_password_change = 0, modified_at = ? WHERE id = ?",
                 NULL, &err, DB_TEXT(hash), DB_INT(now_usec()), DB_TEXT(c->who.user_id));
+        /* whoever knew the old password is logged out; this login stays */
+        if (r >= 0)
+                r = web_sessions_end(c->m, c->who.user_id, c, &err);
         if (r < 0)
                 return api_fail(c, err);
         api_audit_target(c, "user:%s", c->who.email);

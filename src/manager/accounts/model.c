@@ -1,6 +1,8 @@
 /* model.c - see model.h. */
 #include "common/compat.h"
 
+#include <strings.h>
+
 #include "common/crypto.h"
 #include "common/timeutil.h"
 #include "manager/accounts/model.h"
@@ -19,6 +21,36 @@ static bool key_chars_ok(const char *s, size_t want)
         return true;
 }
 
+/* -EEXIST when a user other than except_id logs in by `name`: as its
+ * email or its username, letters' case ignored. */
+static int login_name_free(struct manager *m, const char *name, const char *except_id, struct tess_error **err)
+{
+        _cleanup_rows_ struct db_rows *rows = NULL;
+        int r = DBQ(m->db,
+                    "SELECT email FROM users WHERE (LOWER(email) = LOWER(?) OR LOWER(username) = LOWER(?)) AND id <> ?",
+                    &rows, err, DB_TEXT(name), DB_TEXT(name), DB_TEXT(except_id ? except_id : ""));
+        if (r < 0)
+                return r;
+        if (rows->nrows)
+                return tess_err(err, EEXIST, "'%s' is already another user's email or username", name);
+        return 0;
+}
+
+int model_check_login_names(struct manager *m, const char *email, const char *username, const char *except_id,
+                            struct tess_error **err)
+{
+        bool own_email = username && email && strcasecmp(username, email) == 0;
+        int r = 0;
+
+        if (email)
+                r = login_name_free(m, email, except_id, err);
+        if (r >= 0 && username && !own_email)
+                r = login_name_free(m, username, except_id, err);
+        if (r >= 0 && username && !own_email && strchr(username, '@'))
+                r = tess_err(err, EINVAL, "a username with '@' in it must be the user's own email");
+        return r < 0 ? r : 0;
+}
+
 int model_create_user(struct manager *m, const struct new_user *u, char ret_id[37], struct tess_error **err)
 {
         const char *role = u->role ? u->role : "user", *status = u->status ? u->status : "active";
@@ -35,6 +67,8 @@ int model_create_user(struct manager *m, const struct new_user *u, char ret_id[3
                 return tess_err(err, EINVAL, "'role' must be one of superadmin, admin, user, monitor");
         if (!streq(status, "active") && !streq(status, "inactive"))
                 return tess_err(err, EINVAL, "'status' must be active or inactive");
+        if ((r = model_check_login_names(m, u->email, u->username, NULL, err)) < 0)
+                return r;
         _cleanup_free_ char *hash = password_hash(u->password);
         uuid_generate_str(ret_id);
         r = DBQ(m->db,

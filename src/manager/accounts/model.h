@@ -23,6 +23,14 @@ struct new_user {
         bool need_password_change;
 };
 
+/* Emails and usernames are one namespace (a login names one user): the
+ * email and the username, when given, must not be another user's email
+ * or username (case ignored; except_id: the user being changed, or
+ * NULL), -EEXIST; a username with '@' must be the user's own email,
+ * -EINVAL (so nobody takes an address before its owner's account). */
+int model_check_login_names(struct manager *m, const char *email, const char *username, const char *except_id,
+                            struct tess_error **err);
+
 /* Insert a user; ret_id gets its UUID.  -EEXIST if email/username taken,
  * -ENOENT if the domain does not exist, -EINVAL on bad fields. */
 int model_create_user(struct manager *m, const struct new_user *u, char ret_id[37], struct tess_error **err);

@@ -2,11 +2,17 @@
  *
  * Users manage their own keypairs (list, show, create, delete) but may not
  * pick a resource policy or rate limit: theirs inherit the calling
- * keypair's.  A secret key appears only in the answer that creates it.
+ * keypair's.  A user creates one only where that policy allows it
+ * (allow_user_keypairs), by giving its password (so that a stolen
+ * keypair or login cookie cannot mint keypairs that outlive its
+ * revocation), and never chooses the keys.  Nobody gives a user more
+ * keypairs than the new keypair's policy allows (max_keypairs_per_user,
+ * 0 = unlimited).  A secret key appears only in the answer that creates it.
  * Making a keypair main clears the flag on the user's other keypairs; a
  * main keypair cannot be deleted (make another one main first). */
 #include "common/compat.h"
 
+#include "common/crypto.h"
 #include "manager/accounts/model.h"
 #include "manager/admin/admin-internal.h"
 #include "manager/core/manager.h"
@@ -15,6 +21,7 @@ static const struct field keypair_fields[] = {
         { "access_key", "access_key", FT_TEXT, FF_CREATE, .min = 20, .max = 20 },
         { "secret_key", NULL, FT_TEXT, FF_CREATE | FF_WO | FF_VIRTUAL, .min = 40, .max = 40 },
         { "user", NULL, FT_TEXT, FF_CREATE | FF_WO | FF_VIRTUAL, .max = 254 },
+        { "password", NULL, FT_TEXT, FF_CREATE | FF_WO | FF_VIRTUAL, .max = 256 },
         { "user_id", "user_id", FT_TEXT, FF_RO },
         { "email", NULL, FT_TEXT, FF_RO, .expr = "u.email" },
         { "resource_policy", "resource_policy", FT_TEXT, 0, .max = 64, .ref = ADMIN_SQL_POLICY },
@@ -87,9 +94,53 @@ static int keypair_owner(struct api_ctx *c, const char *email, char *ret_id, siz
         return check_owner_role(c, db_get(u, 0, 1), err);
 }
 
+/* A user's own keypair: allowed by its policy, confirmed with its
+ * password, keys generated. */
+static int check_self_service(struct api_ctx *c, const struct admin_values *v, const struct db_rows *pol,
+                              struct tess_error **err)
+{
+        _cleanup_rows_ struct db_rows *u = NULL;
+        const char *password = admin_value_text(v, "password");
+
+        if (!db_get_int(pol, 0, "allow_user_keypairs"))
+                return tess_err(err, EACCES, "resource policy '%s' lets only admins create keypairs: ask one",
+                                c->who.resource_policy);
+        if (admin_value_given(v, "access_key") || admin_value_given(v, "secret_key"))
+                return tess_err(err, EACCES, "only admins may choose a keypair's keys: leave them out");
+        if (!password)
+                return tess_err(err, EACCES, "creating a keypair needs your password ('password')");
+        int r = DBQ(c->m->db, "SELECT password_hash FROM users WHERE id = ?", &u, err, DB_TEXT(c->who.user_id));
+        if (r < 0)
+                return r;
+        if (u->nrows == 0 || !password_verify(password, db_get(u, 0, 0)))
+                return tess_err(err, EACCES, "the password is wrong");
+        return 0;
+}
+
+/* The new keypair's policy lets its user hold one more. */
+static int check_keypair_count(struct api_ctx *c, const char *user_id, const char *policy,
+                               const struct db_rows *pol, struct tess_error **err)
+{
+        _cleanup_rows_ struct db_rows *n = NULL;
+        int64_t most = db_get_int(pol, 0, "max_keypairs_per_user");
+
+        if (most <= 0)
+                return 0;
+        int r = DBQ(c->m->db, "SELECT COUNT(*) AS n FROM keypairs WHERE user_id = ?", &n, err, DB_TEXT(user_id));
+        if (r < 0)
+                return r;
+        if (db_get_int(n, 0, "n") >= most)
+                return tess_err(err, EACCES,
+                                "the user has %lld keypairs, the most resource policy '%s' allows"
+                                " (max_keypairs_per_user): delete one first",
+                                (long long)db_get_int(n, 0, "n"), policy);
+        return 0;
+}
+
 static int keypair_create(struct api_ctx *c, const struct admin_values *v, char *ret_pk, size_t pk_len,
                           json_t *extra, struct tess_error **err)
 {
+        _cleanup_rows_ struct db_rows *pol = NULL;
         const char *policy = admin_value_text(v, "resource_policy");
         const json_t *active = admin_value(v, "is_active"), *rate = admin_value(v, "rate_limit");
         char user_id[40], ak[21], sk[41];
@@ -100,7 +151,20 @@ static int keypair_create(struct api_ctx *c, const struct admin_values *v, char 
                 return r;
         if (c->who.role == ROLE_USER)
                 policy = c->who.resource_policy;
-        r = model_create_keypair(c->m, user_id, policy ? policy : "default", json_is_true(admin_value(v, "is_main")),
+        if (!policy)
+                policy = "default";
+        r = DBQ(c->m->db,
+                "SELECT max_keypairs_per_user, allow_user_keypairs FROM keypair_resource_policies WHERE name = ?",
+                &pol, err, DB_TEXT(policy));
+        if (r < 0)
+                return r;
+        if (pol->nrows == 0)
+                return tess_err(err, EINVAL, "resource policy '%s' does not exist", policy);
+        if (c->who.role == ROLE_USER && (r = check_self_service(c, v, pol, err)) < 0)
+                return r;
+        if ((r = check_keypair_count(c, user_id, policy, pol, err)) < 0)
+                return r;
+        r = model_create_keypair(c->m, user_id, policy, json_is_true(admin_value(v, "is_main")),
                                  admin_value_text(v, "access_key"), admin_value_text(v, "secret_key"), ak, sk, err);
         if (r < 0)
                 return r;
@@ -168,6 +232,9 @@ static const struct field policy_fields[] = {
         { "max_vfolder_count", "max_vfolder_count", FT_INT, 0, .min = 0, .max = INT64_MAX },
         { "max_customized_image_count", "max_customized_image_count", FT_INT, 0, .min = 0, .max = INT64_MAX },
         { "max_quota_scope_size", "max_quota_scope_size", FT_SIZE },
+        { "max_keypairs_per_user", "max_keypairs_per_user", FT_INT, 0, .min = 0, .max = INT64_MAX },
+        { "allow_user_keypairs", "allow_user_keypairs", FT_BOOL },
+        { "max_session_priority", "max_session_priority", FT_INT, 0, .min = 0, .max = 100 },
         { "created_at", "created_at", FT_TIME, FF_RO },
         {},
 };

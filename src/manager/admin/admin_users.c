@@ -4,12 +4,17 @@
  * "default" project when there is one) and creates its main keypair, whose
  * secret is shown in the create answer only.  Only a superadmin may grant
  * the superadmin role, or change or delete a superadmin.  Deleting a user
- * removes its keypairs and memberships (the foreign keys cascade). */
+ * removes its keypairs and memberships (the foreign keys cascade).
+ * Emails and usernames are one namespace (model_check_login_names).  A new
+ * password or status inactive ends the user's web logins at once; an
+ * inactive user's sessions end by the scheduler's reaper when
+ * conf.terminate_inactive_users says so (docs/admin-accounts.md). */
 #include "common/compat.h"
 
 #include "common/crypto.h"
 #include "manager/accounts/model.h"
 #include "manager/admin/admin-internal.h"
+#include "manager/api/web_session.h"
 #include "manager/core/manager.h"
 
 static const char *const user_roles[] = { "superadmin", "admin", "user", "monitor", NULL };
@@ -53,6 +58,13 @@ static int user_check_write(struct api_ctx *c, const struct db_rows *rows, int r
 {
         if (rows && !v && streq(admin_row_get(&admin_users, rows, row, "_pk"), c->who.user_id))
                 return tess_err(err, EEXIST, "you cannot delete yourself");
+        if (rows && v && admin_value_text(v, "username")) {
+                int r = model_check_login_names(c->m, admin_row_get(&admin_users, rows, row, "email"),
+                                                admin_value_text(v, "username"),
+                                                admin_row_get(&admin_users, rows, row, "_pk"), err);
+                if (r < 0)
+                        return r;
+        }
         if (c->who.role == ROLE_SUPERADMIN)
                 return 0;
         if (rows && streq(admin_row_get(&admin_users, rows, row, "role"), "superadmin"))
@@ -121,6 +133,18 @@ static int user_create(struct api_ctx *c, const struct admin_values *v, char *re
         return 0;
 }
 
+/* A deactivation logs the user out everywhere, a new password too (but
+ * for the login that set its own). */
+static int user_after_write(struct api_ctx *c, const char *pk, const struct admin_values *v,
+                            struct tess_error **err)
+{
+        if (streq_ptr(admin_value_text(v, "status"), "inactive"))
+                return web_sessions_end(c->m, pk, NULL, err);
+        if (admin_value_given(v, "password"))
+                return web_sessions_end(c->m, pk, streq(pk, c->who.user_id) ? c : NULL, err);
+        return 0;
+}
+
 static int user_projects(struct api_ctx *c, const struct db_rows *rows, int row, json_t *obj,
                          struct tess_error **err)
 {
@@ -157,5 +181,6 @@ const struct entity admin_users = {
         .modified_at = true,
         .check_write = user_check_write,
         .create = user_create,
+        .after_write = user_after_write,
         .decorate = user_projects,
 };

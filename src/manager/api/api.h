@@ -50,6 +50,8 @@ struct principal {
         int64_t max_pending_count; /* -1: unlimited */
         bool has_max_pending_slots;
         struct slots max_pending_slots;
+        int64_t max_session_priority; /* the highest priority a plain user may ask for */
+        bool must_change_password;    /* users.need_password_change (web logins are held to it) */
 };
 
 #define API_MAX_PARAMS 4

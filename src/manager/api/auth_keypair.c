@@ -20,8 +20,8 @@ int auth_lookup_keypair(struct manager *m, const char *access_key, struct princi
 
         r = DBQ(m->db,
                 "SELECT k.access_key, k.secret_key_sealed, k.resource_policy, k.rate_limit, u.id AS user_id,"
-                " u.email, u.role, u.domain_name, p.max_pending_session_count,"
-                " p.max_pending_session_resource_slots FROM keypairs k JOIN users u ON u.id = k.user_id"
+                " u.email, u.role, u.domain_name, u.need_password_change, p.max_pending_session_count,"
+                " p.max_pending_session_resource_slots, p.max_session_priority FROM keypairs k JOIN users u ON u.id = k.user_id"
                 " JOIN domains d ON d.name = u.domain_name"
                 " LEFT JOIN keypair_resource_policies p ON p.name = k.resource_policy"
                 " WHERE k.access_key = ? AND k.is_active = 1 AND u.status = 'active' AND d.is_active = 1",
@@ -38,6 +38,9 @@ int auth_lookup_keypair(struct manager *m, const char *access_key, struct princi
         copy_field(ret->resource_policy, sizeof(ret->resource_policy), db_getn(rows, 0, "resource_policy"));
         ret->rate_limit = db_get_int(rows, 0, "rate_limit");
         ret->role = role_from_string(db_getn(rows, 0, "role"));
+        ret->must_change_password = db_get_int(rows, 0, "need_password_change") != 0;
+        ret->max_session_priority =
+                db_getn(rows, 0, "max_session_priority") ? db_get_int(rows, 0, "max_session_priority") : 10;
         const char *max_count = db_getn(rows, 0, "max_pending_session_count");
         const char *max_slots = db_getn(rows, 0, "max_pending_session_resource_slots");
         ret->max_pending_count = max_count ? strtoll(max_count, NULL, 10) : -1;

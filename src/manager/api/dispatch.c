@@ -230,6 +230,12 @@ static void dispatch(struct http_req *req, struct manager *m, bool app_listener)
                         /* the database failed, not the caller: 503 or 507 */
                         if (err->code == EBUSY || err->code == ENOSPC)
                                 return api_fail(c, err);
+                        if (err->code == EKEYEXPIRED) { /* web_session_password_gate() */
+                                c->authenticated = true;
+                                api_problem(c, 403, "password-change-required", "%s", err->msg);
+                                tess_error_free(err);
+                                return;
+                        }
                         api_problem(c, err->code == EDQUOT ? 429 : 401,
                                     err->code == EDQUOT ? "too-many-requests" : "auth-failed", "%s", err->msg);
                         tess_error_free(err);

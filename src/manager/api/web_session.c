@@ -175,16 +175,17 @@ static int session_auth(struct api_ctx *c, char *ret_csrf, struct tess_error **e
 
 int web_session_auth(struct api_ctx *c, struct tess_error **err)
 {
-        return session_auth(c, NULL, err);
+        int r = session_auth(c, NULL, err);
+        return r < 0 ? r : web_session_password_gate(c, err);
 }
 
 /* ---- routes ---- */
 
 static json_t *whoami(const struct principal *p, const char *csrf)
 {
-        return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "email", p->email, "user_id", p->user_id, "role",
+        return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:b}", "email", p->email, "user_id", p->user_id, "role",
                          role_to_string(p->role), "domain", p->domain, "access_key", p->access_key, "csrf_token",
-                         csrf);
+                         csrf, "need_password_change", p->must_change_password);
 }
 
 static void blocked(struct api_ctx *c, int64_t secs)
@@ -226,8 +227,9 @@ void api_web_login(struct api_ctx *c)
                     "SELECT u.password_hash, u.status, k.access_key FROM users u"
                     " JOIN domains d ON d.name = u.domain_name"
                     " LEFT JOIN keypairs k ON k.user_id = u.id AND k.is_main = 1 AND k.is_active = 1"
-                    " WHERE (u.email = ? OR u.username = ?) AND d.is_active = 1",
-                    &rows, &err, DB_TEXT(email), DB_TEXT(email));
+                    " WHERE (u.email = ? OR u.username = ?) AND d.is_active = 1"
+                    " ORDER BY CASE WHEN u.email = ? THEN 0 ELSE 1 END LIMIT 1", /* an email names its owner */
+                    &rows, &err, DB_TEXT(email), DB_TEXT(email), DB_TEXT(email));
         if (r < 0)
                 return api_fail(c, err);
         /* verified even for unknown users, so that timing does not tell them apart */
@@ -296,4 +298,31 @@ void api_web_logout(struct api_ctx *c)
         }
         set_cookie(c, "", 0);
         http_reply(c->req, 204, "application/json", "", 0);
+}
+
+/* ---- a password to change; sessions that end ---- */
+
+int web_session_password_gate(struct api_ctx *c, struct tess_error **err)
+{
+        if (!c->who.must_change_password || (c->route && streq(c->route->pattern, WEB_SESSION_PASSWORD_ROUTE)))
+                return 0;
+        return tess_err(err, EKEYEXPIRED,
+                        "you must change your password first (POST " WEB_SESSION_PASSWORD_ROUTE "): nothing else is "
+                        "allowed until then");
+}
+
+int web_sessions_end(struct manager *m, const char *user_id, struct api_ctx *keep, struct tess_error **err)
+{
+        char token[128], hash[65] = "";
+        int r;
+
+        if (keep && http_cookie_get(http_header(keep->req, "Cookie"), WEB_SESSION_COOKIE, token, sizeof(token)) == 0) {
+                sha256_hex(token, strlen(token), hash);
+                explicit_bzero(token, sizeof(token));
+        }
+        r = DBQ(m->db, "DELETE FROM web_sessions WHERE user_id = ? AND id <> ?", NULL, err, DB_TEXT(user_id),
+                DB_TEXT(hash));
+        if (r > 0)
+                log_info("ended %d web login(s) of user %s", r, user_id);
+        return r < 0 ? r : 0;
 }

@@ -9,8 +9,9 @@
  * A session is a row of web_sessions named by the SHA-256 of its random
  * token (the cookie's value: what the database holds cannot be replayed);
  * it acts as the user's main keypair.  It ends WEB_SESSION_IDLE after its
- * last use, WEB_SESSION_MAX after the login, at logout, or when the user
- * or keypair is deactivated.  The cookie is HttpOnly, SameSite=Strict
+ * last use, WEB_SESSION_MAX after the login, at logout, when the user or
+ * keypair is deactivated, or when the user's password changes (all but
+ * the login that changed it).  The cookie is HttpOnly, SameSite=Strict
  * (and Secure behind https).
  *
  * Cross-site requests: a request authenticated by the cookie that changes
@@ -34,10 +35,23 @@
 
 struct api_ctx;
 struct login_guard;
+struct manager;
 
 /* Authenticate a request by its cookie: c->who becomes the session's
  * keypair.  RET 0; -ENOENT no cookie (try the signature); -EACCES. */
 int web_session_auth(struct api_ctx *c, struct tess_error **err);
+
+/* A user who must change its password (users.need_password_change) may,
+ * through a web login, call nothing but WEB_SESSION_PASSWORD_ROUTE (and
+ * /server/session, /server/logout): RET 0, or -EKEYEXPIRED, which the
+ * dispatcher answers 403 password-change-required.  Signed requests are
+ * not held to it (docs/admin-accounts.md). */
+#define WEB_SESSION_PASSWORD_ROUTE "/auth/update-password"
+int web_session_password_gate(struct api_ctx *c, struct tess_error **err);
+
+/* End the web logins of user_id (a password change, a deactivation),
+ * all but the one of request `keep` when it is not NULL. */
+int web_sessions_end(struct manager *m, const char *user_id, struct api_ctx *keep, struct tess_error **err);
 
 struct login_guard *login_guard_new(void);
 struct login_guard *login_guard_free(struct login_guard *g);

@@ -61,6 +61,7 @@ struct manager_conf {
         int64_t vfolder_upload_keep; /* partial uploads idle this long are removed (0: never) */
         int64_t app_token_ttl;  /* the app proxy (app_token.h) */
         int64_t app_cookie_ttl;
+        bool terminate_inactive_users; /* an inactive user's sessions end (scheduler_reaper.c) */
 };
 
 struct manager {

@@ -232,6 +232,13 @@ static const struct migration migrations[] = {
          * every use checks again (app_token.h); older rows name none and
          * are refused */
         { 11, "ALTER TABLE app_tokens ADD COLUMN access_key TEXT NOT NULL DEFAULT '';" },
+        /* accounts (docs/admin-accounts.md): how many keypairs a user may
+         * hold, whether users may make their own, the highest priority a
+         * plain user may give a session */
+        { 12,
+          "ALTER TABLE keypair_resource_policies ADD COLUMN max_keypairs_per_user BIGINT NOT NULL DEFAULT 10;"
+          "ALTER TABLE keypair_resource_policies ADD COLUMN allow_user_keypairs INTEGER NOT NULL DEFAULT 1;"
+          "ALTER TABLE keypair_resource_policies ADD COLUMN max_session_priority BIGINT NOT NULL DEFAULT 10;" },
 };
 
 int db_schema_version(struct db *db, struct tess_error **err)

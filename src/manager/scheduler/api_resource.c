@@ -2,7 +2,9 @@
  *
  * check-presets answers, for the caller's keypair, the given project and
  * resource group: limits, what is in use and what remains (unlimited is
- * the string "Infinity"), and for each preset whether it fits now. */
+ * the string "Infinity"), and for each preset whether it fits now.  The
+ * keypair's "using" is its user's, all the user's keypairs together, as
+ * the scheduler counts it. */
 #include "common/compat.h"
 
 #include "common/slots.h"
@@ -119,7 +121,8 @@ void api_resource_check_presets(struct api_ctx *c)
                 return api_fail(c, err);
         if (slots_from_text(&kp_limit, pol->nrows ? db_get(pol, 0, 0) : "{}", &err) < 0 ||
             slots_from_text(&g_limit, db_get(proj, 0, 1), &err) < 0 ||
-            sum_sessions(c, "access_key = ?", c->who.access_key, &kp_used, &err) < 0 ||
+            /* a keypair's limits count its user's sessions on all its keypairs */
+            sum_sessions(c, "user_id = ?", c->who.user_id, &kp_used, &err) < 0 ||
             sum_sessions(c, "project_id = ?", pid, &g_used, &err) < 0 ||
             sum_sessions(c, "resource_group = ?", rg ? rg : "", &rg_used, &err) < 0)
                 return api_fail(c, err);

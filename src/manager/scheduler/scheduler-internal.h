@@ -88,5 +88,8 @@ int judge_agents(struct manager *m, struct beats_seen *seen, int64_t now, struct
 int reap_expired_sessions(struct manager *m, const struct rgroup *groups, int ngroups, int64_t now,
                           struct tess_error **err);
 int reap_terminations(struct manager *m, struct tess_error **err);
+/* With conf.terminate_inactive_users: the sessions of inactive users end
+ * (owner-inactive): pending ones CANCELLED, the others TERMINATING. */
+int reap_inactive_owners(struct manager *m, struct tess_error **err);
 
 #endif

@@ -152,6 +152,8 @@ static void tick(struct scheduler *s)
         if (r >= 0)
                 r = reap_expired_sessions(m, groups, ngroups, now, &err);
         if (r >= 0)
+                r = reap_inactive_owners(m, &err);
+        if (r >= 0)
                 r = reap_terminations(m, &err);
         if (r >= 0)
                 r = schedule(s, groups, ngroups, now, &placed, &err);

@@ -18,6 +18,9 @@
  *   idle-timeout      an interactive session with no API, terminal or app
  *                     traffic (sessions.last_activity_at) for the policy's
  *                     idle_timeout (seconds)
+   owner-inactive    the owner's status is inactive (an admin deactivated
+ *                     it) and conf.terminate_inactive_users is on: pending
+ *                     sessions CANCELLED, the others TERMINATING
  * The last three go to TERMINATING with the reason; sessions whose kernels
  * sit on agents without a container runtime are then finished here
  * (TERMINATING -> TERMINATED, keeping the reason), since no agent will
@@ -241,5 +244,24 @@ int reap_terminations(struct manager *m, struct tess_error **err)
 
         for (int i = 0; r >= 0 && i < rows->nrows; i++)
                 end_session(m, db_get(rows, i, 0), "TERMINATING", SESSION_TERMINATED, db_get(rows, i, 1));
+        return r < 0 ? r : 0;
+}
+
+int reap_inactive_owners(struct manager *m, struct tess_error **err)
+{
+        _cleanup_rows_ struct db_rows *rows = NULL;
+
+        if (!m->conf.terminate_inactive_users)
+                return 0;
+        int r = DBQ(m->db,
+                    "SELECT s.id, s.status FROM sessions s JOIN users u ON u.id = s.user_id"
+                    " WHERE u.status <> 'active'"
+                    " AND s.status IN ('PENDING', 'SCHEDULED', 'PREPARING', 'PULLING', 'CREATING', 'RUNNING')",
+                    &rows, err);
+        for (int i = 0; r >= 0 && i < rows->nrows; i++) {
+                const char *status = db_get(rows, i, 1);
+                end_session(m, db_get(rows, i, 0), status,
+                            streq(status, "PENDING") ? SESSION_CANCELLED : SESSION_TERMINATING, "owner-inactive");
+        }
         return r < 0 ? r : 0;
 }

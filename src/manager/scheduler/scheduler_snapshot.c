@@ -255,7 +255,11 @@ static int load_pending(struct manager *m, struct snapshot *s, const struct strm
                         vec_from_text(s, db_getn(rows, i, "image_min"), &p->image_min, "image min_resources");
                 int kp = p->scope[SCHED_KEYPAIR] =
                         scope_of(s, 'k', db_getn(rows, i, "access_key"), db_getn(rows, i, "keypair_slots"));
-                s->scopes[kp].max_sessions = db_get_int(rows, i, "max_concurrent_sessions");
+                /* 0 is unlimited (docs/design/admin-api.md); the limits
+                 * count the owner's sessions on all its keypairs */
+                int64_t max_sessions = db_get_int(rows, i, "max_concurrent_sessions");
+                s->scopes[kp].max_sessions = max_sessions > 0 ? max_sessions : -1;
+                s->scopes[kp].per_owner = true;
                 s->scopes[kp].max_containers = db_get_int(rows, i, "max_containers_per_session");
                 p->scope[SCHED_USER] = scope_of(s, 'u', db_getn(rows, i, "user_id"), db_getn(rows, i, "user_slots"));
                 p->scope[SCHED_PROJECT] =

@@ -61,8 +61,9 @@ static int check_pending_limits(struct manager *m, const struct principal *owner
 
         if (owner->max_pending_count < 0 && !owner->has_max_pending_slots)
                 return 0;
-        r = DBQ(m->db, "SELECT requested_slots FROM sessions WHERE access_key = ? AND status = 'PENDING'", &pend, err,
-                DB_TEXT(owner->access_key));
+        /* the owner's pending sessions on all its keypairs, as the scheduler counts running ones */
+        r = DBQ(m->db, "SELECT requested_slots FROM sessions WHERE user_id = ? AND status = 'PENDING'", &pend, err,
+                DB_TEXT(owner->user_id));
         if (r < 0)
                 return r;
         if (owner->max_pending_count >= 0 && pend->nrows + 1 > owner->max_pending_count)
@@ -371,6 +372,8 @@ void api_session_create(struct api_ctx *c)
         int r;
 
         if ((r = session_request_parse(c->body, &q, &err)) < 0 || (r = resolve_owner(c, q.owner_access_key, &owner, &err)) < 0)
+                return api_fail(c, err);
+        if (session_request_check_priority(&q, &c->who, &err) < 0)
                 return api_fail(c, err);
         const char *domain = q.domain ? q.domain : owner.domain;
         if (!streq(domain, owner.domain))

@@ -266,3 +266,12 @@ int session_image_resources(struct session_request *q, const struct db_rows *img
                 return tess_err(err, EINVAL, "'%s' is more than image '%s' allows", over, db_getn(img, 0, "name"));
         return 0;
 }
+
+int session_request_check_priority(const struct session_request *q, const struct principal *caller,
+                                   struct tess_error **err)
+{
+        if (caller->role == ROLE_ADMIN || caller->role == ROLE_SUPERADMIN || q->priority <= caller->max_session_priority)
+                return 0;
+        return tess_err(err, EINVAL, "'priority' %lld is above %lld, the max_session_priority of resource policy '%s'",
+                        (long long)q->priority, (long long)caller->max_session_priority, caller->resource_policy);
+}

@@ -18,6 +18,7 @@
 #include "common/slots.h"
 
 struct db_rows;
+struct principal;
 
 #define SESSION_MAX_CLUSTER_SIZE 64
 #define SESSION_MAX_WAIT_SECONDS 3600
@@ -32,6 +33,11 @@ struct session_request {
 };
 
 int session_request_parse(json_t *body, struct session_request *q, struct tess_error **err);
+/* A plain user (not an admin) may ask for a priority up to its keypair
+ * resource policy's max_session_priority (default 10, the default
+ * priority): above it, -EINVAL (400) naming the limit. */
+int session_request_check_priority(const struct session_request *q, const struct principal *caller,
+                                   struct tess_error **err);
 
 /* Fill default cpu and mem; raise what is less than the image's minimum
  * (min_resources and ai.backend.resource.min.* labels); -EINVAL when more

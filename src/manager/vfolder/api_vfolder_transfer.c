@@ -23,6 +23,7 @@
 #include "common/crypto.h"
 #include "common/log.h"
 #include "common/timeutil.h"
+#include "manager/api/auth.h"
 #include "manager/core/manager.h"
 #include "manager/db/db.h"
 #include "manager/http/http.h"
@@ -75,6 +76,7 @@ static void request_token(struct api_ctx *c, enum vf_token_op op)
         t.op = op == VFT_DOWNLOAD && archive ? VFT_ARCHIVE : op;
         snprintf(t.folder, sizeof(t.folder), "%s", f.id);
         snprintf(t.user, sizeof(t.user), "%.36s", c->who.user_id);
+        snprintf(t.access_key, sizeof(t.access_key), "%.20s", c->who.access_key);
         t.expires = now_usec() / USEC_PER_SEC + ttl;
         t.size = size;
         snprintf(t.path, sizeof(t.path), "%s", clean);
@@ -96,11 +98,36 @@ void api_vfolder_request_download(struct api_ctx *c)
         request_token(c, VFT_DOWNLOAD);
 }
 
+/* What the token's holder may do now: the token's keypair and user are
+ * still active (c->who becomes them) and the user still has the folder
+ * permission and the host permission of the operation, as when it was
+ * asked for (request_token). */
+static int token_still_allowed(struct api_ctx *c, const struct vf_token *t, struct vfolder *f,
+                               struct tess_error **err)
+{
+        bool upload = t->op == VFT_UPLOAD;
+        int r = auth_lookup_keypair(c->m, t->access_key, &c->who, NULL, err);
+
+        if (r == -ENOENT || (r >= 0 && !streq(c->who.user_id, t->user))) {
+                tess_error_free(*err);
+                *err = NULL;
+                memset(&c->who, 0, sizeof(c->who));
+                return tess_err(err, EACCES, "the token's keypair or user is no longer active");
+        }
+        if (r < 0)
+                return r;
+        r = vf_find(c, t->folder, VF_STATUS_READY, upload ? VF_PERM_RW : VF_PERM_RO, f, err);
+        if (r == -ENOENT)
+                return tess_err_wrap(err, "the token's folder is gone or no longer shared with its user");
+        if (r < 0)
+                return r;
+        return vf_need_host_perm(c, f, upload ? VFH_UPLOAD : VFH_DOWNLOAD, err);
+}
+
 /* The token of ?token=, of an op in ops (bits of 1 << op), and its folder. */
 static int token_folder(struct api_ctx *c, unsigned ops, struct vf_token *t, struct vfolder *f,
                         struct tess_error **err)
 {
-        _cleanup_rows_ struct db_rows *rows = NULL;
         unsigned char key[VF_TOKEN_KEY_LEN];
         int r;
 
@@ -110,22 +137,9 @@ static int token_folder(struct api_ctx *c, unsigned ops, struct vf_token *t, str
                 return r;
         if (!(ops & (1u << t->op)))
                 return tess_err(err, EACCES, "the token is not for this operation");
-        r = DBQ(c->m->db, "SELECT name, host, ownership_type, owner_id, status FROM vfolders WHERE id = ?", &rows, err,
-                DB_TEXT(t->folder));
+        r = token_still_allowed(c, t, f, err);
         if (r < 0)
                 return r;
-        if (rows->nrows != 1 || !streq(db_getn(rows, 0, "status"), VF_STATUS_READY))
-                return tess_err(err, ENOENT, "the token's folder is gone");
-        *f = (struct vfolder){ 0 };
-        snprintf(f->id, sizeof(f->id), "%s", t->folder);
-        snprintf(f->name, sizeof(f->name), "%s", db_getn(rows, 0, "name"));
-        snprintf(f->host, sizeof(f->host), "%s", db_getn(rows, 0, "host"));
-        const struct vf_host *h = vf_hosts_find(&c->m->vfolder_hosts, f->host);
-        if (h) {
-                char rel[256];
-                vf_relpath(db_getn(rows, 0, "ownership_type"), db_getn(rows, 0, "owner_id"), f->id, rel, sizeof(rel));
-                snprintf(f->path, sizeof(f->path), "%s/%s", h->path, rel);
-        }
         api_audit_target(c, "vfolder:%s", f->id);
         return 0;
 }

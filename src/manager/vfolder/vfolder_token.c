@@ -81,8 +81,8 @@ char *vf_token_make(const unsigned char key[VF_TOKEN_KEY_LEN], const struct vf_t
         struct buf payload = BUF_INIT, out = BUF_INIT;
         unsigned char m[32];
 
-        buf_printf(&payload, "v1\n%s\n%s\n%s\n%lld\n%lld\n%s", op_names[t->op], t->folder, t->user,
-                   (long long)t->expires, (long long)t->size, t->path);
+        buf_printf(&payload, "v2\n%s\n%s\n%s\n%s\n%lld\n%lld\n%s", op_names[t->op], t->folder, t->user,
+                   t->access_key, (long long)t->expires, (long long)t->size, t->path);
         b64url_encode(&out, (const unsigned char *)payload.data, payload.len);
         mac(key, out.data, out.len, m);
         buf_putc(&out, '.');
@@ -118,13 +118,26 @@ static int copy_uuid(char out[UUID_STR_LEN], const char *s, size_t n)
         return uuid_valid(out) ? 0 : -1;
 }
 
+/* An access key: 1 to VF_TOKEN_AK_MAX letters and digits. */
+static int copy_access_key(char out[VF_TOKEN_AK_MAX + 1], const char *s, size_t n)
+{
+        if (n == 0 || n > VF_TOKEN_AK_MAX)
+                return -1;
+        for (size_t i = 0; i < n; i++)
+                if (!((s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9')))
+                        return -1;
+        memcpy(out, s, n);
+        out[n] = '\0';
+        return 0;
+}
+
 static int parse_payload(const char *p, size_t n, struct vf_token *t)
 {
-        const char *field[7];
-        size_t len[7], k = 0;
+        const char *field[8];
+        size_t len[8], k = 0;
         const char *s = p, *end = p + n;
 
-        for (; k < 6; k++) {
+        for (; k < 7; k++) {
                 const char *nl = memchr(s, '\n', (size_t)(end - s));
                 if (!nl)
                         return -1;
@@ -132,21 +145,22 @@ static int parse_payload(const char *p, size_t n, struct vf_token *t)
                 len[k] = (size_t)(nl - s);
                 s = nl + 1;
         }
-        field[6] = s; /* the path: the rest, no newline or NUL */
-        len[6] = (size_t)(end - s);
-        if (memchr(s, '\n', len[6]) || memchr(s, '\0', len[6]) || len[6] > BENEATH_PATH_MAX)
+        field[7] = s; /* the path: the rest, no newline or NUL */
+        len[7] = (size_t)(end - s);
+        if (memchr(s, '\n', len[7]) || memchr(s, '\0', len[7]) || len[7] > BENEATH_PATH_MAX)
                 return -1;
-        if (len[0] != 2 || memcmp(field[0], "v1", 2) != 0)
+        if (len[0] != 2 || memcmp(field[0], "v2", 2) != 0) /* v1 named no keypair: no longer accepted */
                 return -1;
         t->op = 0;
         for (int op = VFT_UPLOAD; op <= VFT_ARCHIVE; op++)
                 if (len[1] == strlen(op_names[op]) && memcmp(field[1], op_names[op], len[1]) == 0)
                         t->op = (enum vf_token_op)op;
         if (!t->op || copy_uuid(t->folder, field[2], len[2]) < 0 || copy_uuid(t->user, field[3], len[3]) < 0 ||
-            parse_i64(field[4], len[4], &t->expires) < 0 || parse_i64(field[5], len[5], &t->size) < 0)
+            copy_access_key(t->access_key, field[4], len[4]) < 0 || parse_i64(field[5], len[5], &t->expires) < 0 ||
+            parse_i64(field[6], len[6], &t->size) < 0)
                 return -1;
-        memcpy(t->path, field[6], len[6]);
-        t->path[len[6]] = '\0';
+        memcpy(t->path, field[7], len[7]);
+        t->path[len[7]] = '\0';
         return 0;
 }
 
