@@ -25,6 +25,7 @@
 #include "manager/api/audit.h"
 #include "manager/api/auth.h"
 #include "manager/api/ratelimit.h"
+#include "manager/api/login_guard.h"
 #include "manager/api/web_session.h"
 #include "manager/core/events.h"
 #include "manager/core/manager.h"

@@ -33,14 +33,10 @@
 #define WEB_SESSION_MAX    (7 * 24 * 3600 * USEC_PER_SEC)
 
 struct api_ctx;
-struct login_guard;
 
 /* Authenticate a request by its cookie: c->who becomes the session's
  * keypair.  RET 0; -ENOENT no cookie (try the signature); -EACCES. */
 int web_session_auth(struct api_ctx *c, struct tess_error **err);
-
-struct login_guard *login_guard_new(void);
-struct login_guard *login_guard_free(struct login_guard *g);
 
 void api_web_login(struct api_ctx *c);
 void api_web_session(struct api_ctx *c);
