@@ -303,18 +303,24 @@ void api_vfolder_tus_head(struct api_ctx *c)
  * operation.  The folder and the rest are the handler's. */
 void api_vfolder_tus_admit(struct api_ctx *c)
 {
+        const char *v = http_header(c->req, "Tus-Resumable");
         struct tess_error *err = NULL;
         unsigned char key[VF_TOKEN_KEY_LEN];
         struct vf_token t;
+        int r;
 
-        vf_token_key(c->m->master_key, key);
-        int r = vf_token_parse(key, http_query(c->req, "token"), now_usec() / USEC_PER_SEC, &t, &err);
-        explicit_bzero(key, sizeof(key));
-        if (r >= 0 && t.op != VFT_UPLOAD)
-                r = tess_err(&err, EACCES, "the token is not for this operation");
+        if (!v || !streq(v, TUS_VERSION)) {
+                r = tess_err(&err, EPROTO, "Tus-Resumable: " TUS_VERSION " is required");
+        } else {
+                vf_token_key(c->m->master_key, key);
+                r = vf_token_parse(key, http_query(c->req, "token"), now_usec() / USEC_PER_SEC, &t, &err);
+                explicit_bzero(key, sizeof(key));
+                if (r >= 0 && t.op != VFT_UPLOAD)
+                        r = tess_err(&err, EACCES, "the token is not for this operation");
+        }
         if (r < 0) {
                 tus_headers(c);
-                api_fail(c, err);
+                tus_fail(c, err);
         }
 }
 
