@@ -17,7 +17,7 @@ struct check {
         password_done_fn done;
         void *data;
         void (*data_free)(void *data);
-        int refs; /* the request's, and the queue's or thread's */
+        int refs;           /* the request's, and the queue's or thread's */
         struct check *next; /* waiting */
 };
 
@@ -145,9 +145,4 @@ void password_check(struct api_ctx *c, const char *password, const char *stored,
         queue_tail = &k->next;
         waiting++;
         start_next(c->m);
-}
-
-int password_checks_pending(void)
-{
-        return running + waiting;
 }

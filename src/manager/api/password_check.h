@@ -19,8 +19,7 @@ struct api_ctx;
 
 /* What an unknown user's password is checked against, so that timing
  * does not tell unknown users from known ones. */
-#define PASSWORD_DUMMY_HASH \
-        "scrypt$15$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
+#define PASSWORD_DUMMY_HASH "scrypt$15$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
 
 /* new_hash: the hash of new_password when ok and one was given, else
  * NULL; done takes it. */
@@ -32,8 +31,5 @@ typedef void (*password_done_fn)(struct api_ctx *c, bool ok, char *new_hash, voi
  * frees data) when too many wait. */
 void password_check(struct api_ctx *c, const char *password, const char *stored, const char *new_password,
                     password_done_fn done, void *data, void (*data_free)(void *data));
-
-/* Checks running and waiting now (for tests and /metrics). */
-int password_checks_pending(void);
 
 #endif

@@ -21,14 +21,14 @@
 #define SESSION_LIST_MAX_ARGS (1 + _SESSION_STATUS_MAX + 7 + 2)
 
 struct session_list_params {
-        enum role role;         /* the caller's: users see theirs, admins their domain */
-        const char *user_id;    /* the caller's */
-        const char *domain;     /* the caller's */
-        const char *status;     /* "A,B,..." or NULL for any */
-        const char *owner;      /* access key or email, or NULL */
-        const char *group;      /* project name */
-        const char *type;       /* session type */
-        const char *name;       /* session name */
+        enum role role;      /* the caller's: users see theirs, admins their domain */
+        const char *user_id; /* the caller's */
+        const char *domain;  /* the caller's */
+        const char *status;  /* "A,B,..." or NULL for any */
+        const char *owner;   /* access key or email, or NULL */
+        const char *group;   /* project name */
+        const char *type;    /* session type */
+        const char *name;    /* session name */
         const char *resource_group;
         const char *domain_name; /* the domain filter (admins of several) */
         int64_t limit, offset;
