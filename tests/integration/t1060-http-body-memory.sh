@@ -115,6 +115,11 @@ test_expect_success 'two bodies that fit one by one but not together: the second
         test "$(sed -n 1p "$TMP/answers")" = none && grep -q " 429 " "$TMP/answers" && release
 '
 
+test_expect_success 'a refusal without a body keeps the connection (keep-alive)' '
+        curl -sv -o /dev/null -o /dev/null "$BACKEND_ENDPOINT/nope" "$BACKEND_ENDPOINT/sessions" 2>"$TMP/v" &&
+        grep -q "Re-using existing connection" "$TMP/v" && grep -q "HTTP/1.1 401" "$TMP/v"
+'
+
 test_expect_success 'a tus upload still works, chunk by chunk' '
         api POST /folders/box/request-upload "{\"path\": \"up.bin\", \"size\": 3000000}" && test "$CODE" = 200 &&
         T=$(jq -r .token "$TMP/out") &&

@@ -481,6 +481,11 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *c UNUSED, con
                         s->admit(r, s->data);
                         if (r->status) {
                                 r->dispatched = true;
+                                /* without a body, answered at the end as usual (the
+                                 * connection kept); a body left unread ends it */
+                                if (len == 0 && !MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                                             MHD_HTTP_HEADER_TRANSFER_ENCODING))
+                                        return MHD_YES;
                                 http_add_header(r, "Connection", "close");
                                 return queue_answer(r);
                         }
