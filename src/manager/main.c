@@ -25,6 +25,7 @@
 #include "manager/api/audit.h"
 #include "manager/api/auth.h"
 #include "manager/api/ratelimit.h"
+#include "manager/api/login_guard.h"
 #include "manager/api/web_session.h"
 #include "manager/core/events.h"
 #include "manager/api/public_hosts.h"
@@ -68,6 +69,10 @@ const struct conf_opt manager_conf_opts[] = {
         CONF_OPT("max_body", CONF_T_SIZE, MC, max_body, "1m", 1024, 1ULL << 30, false, "largest request body"),
         CONF_OPT("max_upload", CONF_T_SIZE, MC, max_upload, "64m", 1024, 64ULL << 20, false,
                  "largest body of a file upload into a session"),
+        CONF_OPT("max_inflight", CONF_T_SIZE, MC, max_inflight, "512m", 1 << 20, 1ULL << 40, false,
+                 "request body bytes the manager holds at once, all clients together (then 503)"),
+        CONF_OPT("max_inflight_per_client", CONF_T_SIZE, MC, max_inflight_per_client, "160m", 1 << 20, 1ULL << 40,
+                 false, "request body bytes held at once for one client address (then 429)"),
         CONF_OPT("max_json_depth", CONF_T_U64, MC, max_json_depth, "32", 2, 1000, true, "deepest JSON nesting"),
         CONF_OPT("max_string_len", CONF_T_U64, MC, max_string_len, "65536", 64, 1 << 24, true,
                  "longest JSON string"),
@@ -365,6 +370,9 @@ static int manager_run(struct manager *m, struct tess_error **err)
                 .max_conns = (unsigned)m->conf.max_connections,
                 .conn_timeout_s = 120,
                 .abort = api_request_abort,
+                .admit = api_admit,
+                .max_inflight = m->conf.max_inflight,
+                .max_inflight_client = m->conf.max_inflight_per_client,
                 .trusted_proxies = m->conf.trusted_proxies,
         };
         r = http_server_start(m->loop, &ho, api_dispatch, api_request_done, m, &m->http, err);
@@ -373,6 +381,7 @@ static int manager_run(struct manager *m, struct tess_error **err)
         if (m->conf.app_listen) {
                 ho.listen = m->conf.app_listen;
                 ho.body_limit = api_body_limit_apps;
+                ho.admit = api_admit_apps;
                 r = http_server_start(m->loop, &ho, api_dispatch_apps, api_request_done, m, &m->app_http, err);
                 if (r < 0)
                         return tess_err_wrap(err, "app_listen");

@@ -9,17 +9,82 @@
 #include "manager/api/api.h"
 #include "manager/api/auth.h"
 #include "manager/api/web_session.h"
+#include "manager/api/login_guard.h"
+#include "manager/api/password_check.h"
 #include "manager/core/manager.h"
 #include "manager/db/db.h"
 #include "manager/http/http.h"
 
-void api_auth_authorize(struct api_ctx *c)
+/* A password route's state while its password is checked: the users the
+ * name matched (or the caller), their guard keys (login_guard.h). */
+struct pw_route {
+        struct db_rows *rows;
+        char **keys;
+        int nkeys;
+};
+
+static void pw_route_free(void *data)
 {
-        const char *type = "keypair", *domain = "default", *username = NULL, *password = NULL;
-        _cleanup_rows_ struct db_rows *rows = NULL;
+        struct pw_route *s = data;
+        db_rows_free(s->rows);
+        for (int i = 0; i < s->nkeys; i++)
+                free(s->keys[i]);
+        free(s->keys);
+        free(s);
+}
+
+/* Keys of each user in rows (column id), else of the name typed; RET the
+ * seconds the guard still blocks them (answered 429 then), else 0. */
+static int64_t pw_route_guard(struct api_ctx *c, struct pw_route *s, const char *typed)
+{
+        s->nkeys = s->rows->nrows ? s->rows->nrows : 1;
+        s->keys = xcalloc((size_t)s->nkeys, sizeof(*s->keys));
+        for (int i = 0; i < s->nkeys; i++)
+                s->keys[i] = login_guard_key(s->rows->nrows ? db_getn(s->rows, i, "id") : NULL, typed);
+        int64_t wait = login_guard_blocked(c->m->login_guard, c, s->keys, s->nkeys);
+        if (wait)
+                login_guard_refuse(c, wait);
+        return wait;
+}
+
+static void authorize_checked(struct api_ctx *c, bool ok, char *new_hash UNUSED, void *data)
+{
+        struct pw_route *s = data;
+        struct db_rows *rows = s->rows;
         _cleanup_free_ char *secret = NULL;
         struct tess_error *err = NULL;
         struct principal p;
+
+        if (!rows->nrows || !ok || !streq(db_getn(rows, 0, "status"), "active")) {
+                login_guard_failed(c->m->login_guard, c, s->keys, s->nkeys);
+                return api_problem(c, 401, "auth-failed", "wrong email or password, or inactive user");
+        }
+        login_guard_succeeded(c->m->login_guard, s->keys, s->nkeys);
+        /* the password was set by an admin: it yields no secret key until changed */
+        if (db_get_int(rows, 0, "need_password_change"))
+                return api_problem(c, 403, "password-change-required",
+                                   "you must change your password first: log in to the web UI, or POST /server/login"
+                                   " and then " WEB_SESSION_PASSWORD_ROUTE);
+        const char *ak = db_getn(rows, 0, "access_key");
+        if (!ak)
+                return api_problem(c, 401, "auth-failed", "the user has no active main keypair");
+        int r = auth_lookup_keypair(c->m, ak, &p, &secret, &err);
+        if (r < 0)
+                return api_fail(c, err);
+        c->who = p;
+        c->authenticated = true;
+        api_audit_target(c, "user:%s", p.email);
+        api_json(c, 200,
+                 json_pack("{s:{s:s, s:s, s:s, s:s, s:s}}", "data", "access_key", p.access_key, "secret_key", secret,
+                           "role", role_to_string(p.role), "status", "active", "user_id", p.user_id));
+}
+
+/* POST /auth/authorize: the guessing limit first, the password checked on
+ * a worker (password_check.h). */
+void api_auth_authorize(struct api_ctx *c)
+{
+        const char *type = "keypair", *domain = "default", *username = NULL, *password = NULL;
+        struct tess_error *err = NULL;
         int r;
 
         if (!c->body)
@@ -33,37 +98,25 @@ void api_auth_authorize(struct api_ctx *c)
                 return api_problem(c, 400, "invalid-api-params", "'type' must be 'keypair'");
         if (!username || !password)
                 return api_problem(c, 400, "invalid-api-params", "'username' and 'password' are required");
+        struct pw_route *s = xcalloc(1, sizeof(*s));
         r = DBQ(c->m->db,
                 "SELECT u.id, u.password_hash, u.status, u.need_password_change, k.access_key FROM users u"
                 " JOIN domains d ON d.name = u.domain_name"
                 " LEFT JOIN keypairs k ON k.user_id = u.id AND k.is_main = 1 AND k.is_active = 1"
                 " WHERE (u.email = ? OR u.username = ?) AND u.domain_name = ? AND d.is_active = 1"
                 " ORDER BY CASE WHEN u.email = ? THEN 0 ELSE 1 END LIMIT 1", /* an email names its owner */
-                &rows, &err, DB_TEXT(username), DB_TEXT(username), DB_TEXT(domain), DB_TEXT(username));
-        if (r < 0)
+                &s->rows, &err, DB_TEXT(username), DB_TEXT(username), DB_TEXT(domain), DB_TEXT(username));
+        if (r < 0) {
+                pw_route_free(s);
                 return api_fail(c, err);
-        /* Verify even for unknown users so timing does not reveal them. */
-        bool ok = password_verify(password, rows->nrows ? db_getn(rows, 0, "password_hash")
-                                                        : "scrypt$15$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=");
-        if (!rows->nrows || !ok || !streq(db_getn(rows, 0, "status"), "active"))
-                return api_problem(c, 401, "auth-failed", "wrong email or password, or inactive user");
-        /* the password was set by an admin: it yields no secret key until changed */
-        if (db_get_int(rows, 0, "need_password_change"))
-                return api_problem(c, 403, "password-change-required",
-                                   "you must change your password first: log in to the web UI, or POST /server/login"
-                                   " and then " WEB_SESSION_PASSWORD_ROUTE);
-        const char *ak = db_getn(rows, 0, "access_key");
-        if (!ak)
-                return api_problem(c, 401, "auth-failed", "the user has no active main keypair");
-        r = auth_lookup_keypair(c->m, ak, &p, &secret, &err);
-        if (r < 0)
-                return api_fail(c, err);
-        c->who = p;
-        c->authenticated = true;
-        api_audit_target(c, "user:%s", p.email);
-        api_json(c, 200,
-                 json_pack("{s:{s:s, s:s, s:s, s:s, s:s}}", "data", "access_key", p.access_key, "secret_key", secret,
-                           "role", role_to_string(p.role), "status", "active", "user_id", p.user_id));
+        }
+        if (pw_route_guard(c, s, username)) {
+                pw_route_free(s);
+                return;
+        }
+        /* checked even for unknown users, so that timing does not reveal them */
+        const char *stored = s->rows->nrows ? db_getn(s->rows, 0, "password_hash") : NULL;
+        password_check(c, password, stored ? stored : PASSWORD_DUMMY_HASH, NULL, authorize_checked, s, pw_route_free);
 }
 
 void api_auth_role(struct api_ctx *c)
@@ -75,10 +128,34 @@ void api_auth_role(struct api_ctx *c)
                            role_to_string(r), "domain", c->who.domain));
 }
 
+static void password_changed(struct api_ctx *c, bool ok, char *new_hash, void *data)
+{
+        struct pw_route *s = data;
+        _cleanup_free_ char *hash = new_hash;
+        struct tess_error *err = NULL;
+
+        if (!ok || !hash) {
+                login_guard_failed(c->m->login_guard, c, s->keys, s->nkeys);
+                return api_problem(c, 401, "auth-failed", "the old password is wrong");
+        }
+        login_guard_succeeded(c->m->login_guard, s->keys, s->nkeys);
+        int r = DBQ(c->m->db, "UPDATE users SET password_hash = ?, need_password_change = 0, modified_at = ? WHERE id = ?",
+                    NULL, &err, DB_TEXT(hash), DB_INT(now_usec()), DB_TEXT(c->who.user_id));
+        /* whoever knew the old password is logged out; this login stays */
+        if (r >= 0)
+                r = web_sessions_end(c->m, c->who.user_id, c, &err);
+        if (r < 0)
+                return api_fail(c, err);
+        api_audit_target(c, "user:%s", c->who.email);
+        api_json(c, 200, json_pack("{s:s}", "result", "password updated"));
+}
+
+/* POST /auth/update-password: the old password is a password route too
+ * (a stolen keypair must not guess it freely): the guard, then the check
+ * and the new hash on a worker. */
 void api_auth_update_password(struct api_ctx *c)
 {
         const char *old = NULL, *new1 = NULL, *new2 = NULL;
-        _cleanup_rows_ struct db_rows *rows = NULL;
         struct tess_error *err = NULL;
         int r;
 
@@ -92,19 +169,16 @@ void api_auth_update_password(struct api_ctx *c)
                 return api_problem(c, 400, "invalid-api-params", "the new passwords do not match");
         if (strlen(new1) < 8)
                 return api_problem(c, 400, "invalid-api-params", "the new password must be at least 8 characters");
-        r = DBQ(c->m->db, "SELECT password_hash FROM users WHERE id = ?", &rows, &err, DB_TEXT(c->who.user_id));
-        if (r < 0)
+        struct pw_route *s = xcalloc(1, sizeof(*s));
+        r = DBQ(c->m->db, "SELECT id, password_hash FROM users WHERE id = ?", &s->rows, &err, DB_TEXT(c->who.user_id));
+        if (r < 0) {
+                pw_route_free(s);
                 return api_fail(c, err);
-        if (!rows->nrows || !password_verify(old, db_get(rows, 0, 0)))
-                return api_problem(c, 401, "auth-failed", "the old password is wrong");
-        _cleanup_free_ char *hash = password_hash(new1);
-        r = DBQ(c->m->db, "UPDATE users SET password_hash = ?, need_password_change = 0, modified_at = ? WHERE id = ?",
-                NULL, &err, DB_TEXT(hash), DB_INT(now_usec()), DB_TEXT(c->who.user_id));
-        /* whoever knew the old password is logged out; this login stays */
-        if (r >= 0)
-                r = web_sessions_end(c->m, c->who.user_id, c, &err);
-        if (r < 0)
-                return api_fail(c, err);
-        api_audit_target(c, "user:%s", c->who.email);
-        api_json(c, 200, json_pack("{s:s}", "result", "password updated"));
+        }
+        if (pw_route_guard(c, s, c->who.email)) {
+                pw_route_free(s);
+                return;
+        }
+        const char *stored = s->rows->nrows ? db_getn(s->rows, 0, "password_hash") : NULL;
+        password_check(c, old, stored ? stored : PASSWORD_DUMMY_HASH, new1, password_changed, s, pw_route_free);
 }

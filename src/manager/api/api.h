@@ -99,6 +99,9 @@ struct route {
         unsigned flags;
         const char *summary; /* for /openapi.json */
         const char *tag;     /* OpenAPI tag */
+        /* optional, for a public route: a check on the headers alone (a
+         * token in the query) before its body is read; answers to refuse */
+        api_handler_fn admit;
 };
 
 /* Dispatch entries for http.c (the API's listener; the app listener of
@@ -106,6 +109,10 @@ struct route {
  * while the API's listener then answers them 404) and request-end hook. */
 void api_dispatch(struct http_req *req, void *data);
 void api_dispatch_apps(struct http_req *req, void *data);
+/* The same requests on their headers (http_server_opts.admit): the route,
+ * the size and the caller are checked before the body is read. */
+void api_admit(struct http_req *req, void *data);
+void api_admit_apps(struct http_req *req, void *data);
 void api_request_done(struct http_req *req, void *data);
 void api_request_abort(struct http_req *req, void *data);
 /* The largest body a request may send (http_server_opts.body_limit). */

@@ -23,6 +23,10 @@ void auth_cache_clear(struct auth_cache *ac);
  * limit.  -EACCES (401) or -EDQUOT (429) with a message. */
 int auth_request(struct api_ctx *ctx, struct tess_error **err);
 
+/* When the body is in: a request signed with SIGN_BODY_HASH_HEADER (which
+ * auth_request verified on the headers) must carry that body; -EACCES. */
+int auth_check_body(struct api_ctx *c, struct tess_error **err);
+
 /* Load the principal of an access key (active keypair, active user), and
  * optionally its decrypted secret key (*ret_secret, caller frees).
  * -ENOENT if unknown or inactive. */

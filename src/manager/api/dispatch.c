@@ -180,7 +180,10 @@ static bool served_here(const struct route *r, bool app_listener)
         return !!(r->flags & ROUTE_APP) == app_listener;
 }
 
-static void dispatch(struct http_req *req, struct manager *m, bool app_listener)
+/* What the headers settle: the route, its parameters, the size, and (but
+ * for agents', whose signature covers the body) the caller and its right
+ * to the route.  Answers on the first failure; the context stays on req. */
+static void dispatch_headers(struct http_req *req, struct manager *m, bool app_listener)
 {
         struct api_ctx *c = xcalloc(1, sizeof(*c));
         struct tess_error *err = NULL;
@@ -219,34 +222,59 @@ static void dispatch(struct http_req *req, struct manager *m, bool app_listener)
                             (unsigned long long)http_body_limit(req));
                 return;
         }
-        if (c->route->flags & ROUTE_AGENT) {
-                if (api_agent_auth(c, &err) < 0) {
-                        api_problem(c, 401, "auth-failed", "%s", err->msg);
+        if (c->route->flags & (ROUTE_AGENT | ROUTE_PUBLIC)) {
+                if (c->route->admit) /* a public route's own check (a token) */
+                        c->route->admit(c);
+                return;
+        }
+        if (auth_request(c, &err) < 0) {
+                /* the database failed, not the caller: 503 or 507 */
+                if (err->code == EBUSY || err->code == ENOSPC)
+                        return api_fail(c, err);
+                if (err->code == EKEYEXPIRED) { /* web_session_password_gate() */
+                        c->authenticated = true;
+                        api_problem(c, 403, "password-change-required", "%s", err->msg);
                         tess_error_free(err);
                         return;
                 }
-        } else if (!(c->route->flags & ROUTE_PUBLIC)) {
-                if (auth_request(c, &err) < 0) {
-                        /* the database failed, not the caller: 503 or 507 */
-                        if (err->code == EBUSY || err->code == ENOSPC)
-                                return api_fail(c, err);
-                        if (err->code == EKEYEXPIRED) { /* web_session_password_gate() */
-                                c->authenticated = true;
-                                api_problem(c, 403, "password-change-required", "%s", err->msg);
-                                tess_error_free(err);
-                                return;
-                        }
-                        api_problem(c, err->code == EDQUOT ? 429 : 401,
-                                    err->code == EDQUOT ? "too-many-requests" : "auth-failed", "%s", err->msg);
-                        tess_error_free(err);
-                        return;
-                }
-                c->authenticated = true;
-                if (!authorized_for_route(c)) {
-                        api_problem(c, 403, "forbidden", "your role (%s) may not use this route",
-                                    role_to_string(c->who.role));
-                        return;
-                }
+                api_problem(c, err->code == EDQUOT ? 429 : 401, err->code == EDQUOT ? "too-many-requests" : "auth-failed",
+                            "%s", err->msg);
+                tess_error_free(err);
+                return;
+        }
+        c->authenticated = true;
+        if (!authorized_for_route(c)) {
+                api_problem(c, 403, "forbidden", "your role (%s) may not use this route", role_to_string(c->who.role));
+                return;
+        }
+}
+
+/* The body is in: agents' signature, the JSON body, the handler. */
+static void dispatch(struct http_req *req, struct manager *m, bool app_listener)
+{
+        struct api_ctx *c = http_get_user(req);
+        struct tess_error *err = NULL;
+
+        if (!c) { /* not admitted on its headers (a listener without admit) */
+                dispatch_headers(req, m, app_listener);
+                c = http_get_user(req);
+        }
+        if (http_reply_status(req))
+                return;
+        if (http_body_too_large(req)) { /* chunked: found too large while it came */
+                api_problem(c, 413, "request-too-large", "request body is larger than %llu bytes",
+                            (unsigned long long)http_body_limit(req));
+                return;
+        }
+        if ((c->route->flags & ROUTE_AGENT) && api_agent_auth(c, &err) < 0) {
+                api_problem(c, 401, "auth-failed", "%s", err->msg);
+                tess_error_free(err);
+                return;
+        }
+        if (c->authenticated && auth_check_body(c, &err) < 0) { /* a signature that binds the body */
+                api_problem(c, 401, "auth-failed", "%s", err->msg);
+                tess_error_free(err);
+                return;
         }
         if (c->route->flags & ROUTE_AUDIT)
                 audit_flush(m); /* callers see their own writes */
@@ -255,6 +283,16 @@ static void dispatch(struct http_req *req, struct manager *m, bool app_listener)
                 return;
         }
         c->route->fn(c);
+}
+
+void api_admit(struct http_req *req, void *data)
+{
+        dispatch_headers(req, data, false);
+}
+
+void api_admit_apps(struct http_req *req, void *data)
+{
+        dispatch_headers(req, data, true);
 }
 
 void api_dispatch(struct http_req *req, void *data)

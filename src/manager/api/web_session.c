@@ -9,6 +9,8 @@
 #include "common/sign.h"
 #include "manager/api/api.h"
 #include "manager/api/auth.h"
+#include "manager/api/login_guard.h"
+#include "manager/api/password_check.h"
 #include "manager/api/web_session.h"
 #include "manager/core/manager.h"
 #include "manager/db/db.h"
@@ -16,78 +18,7 @@
 #include "manager/http/http_cookie.h"
 
 #define TOKEN_BYTES     32
-#define GUARD_SLOTS     512
-#define GUARD_WINDOW    (15 * 60 * USEC_PER_SEC)
-#define EMAIL_FAILURES  5
-#define ADDR_FAILURES   20
 #define TOUCH_EVERY     (60 * USEC_PER_SEC) /* last_used is written at most this often */
-
-/* ---- failed logins ---- */
-
-struct guard_entry {
-        char key[264]; /* "e:<email>" or "a:<address>" */
-        int failures;
-        int64_t first, blocked_until;
-};
-
-struct login_guard {
-        struct guard_entry e[GUARD_SLOTS];
-};
-
-struct login_guard *login_guard_new(void)
-{
-        return xcalloc(1, sizeof(struct login_guard));
-}
-
-struct login_guard *login_guard_free(struct login_guard *g)
-{
-        free(g);
-        return NULL;
-}
-
-/* The entry of key, or (create) a free or the oldest one made its. */
-static struct guard_entry *guard_find(struct login_guard *g, const char *key, bool create)
-{
-        struct guard_entry *oldest = &g->e[0];
-
-        for (int i = 0; i < GUARD_SLOTS; i++) {
-                if (streq(g->e[i].key, key))
-                        return &g->e[i];
-                if (g->e[i].first < oldest->first)
-                        oldest = &g->e[i];
-        }
-        if (!create)
-                return NULL;
-        *oldest = (struct guard_entry){ 0 };
-        snprintf(oldest->key, sizeof(oldest->key), "%s", key);
-        return oldest;
-}
-
-/* Seconds key stays blocked, 0 if it is not. */
-static int64_t guard_blocked(struct login_guard *g, const char *key, int64_t now)
-{
-        struct guard_entry *e = guard_find(g, key, false);
-        return e && e->blocked_until > now ? (e->blocked_until - now) / USEC_PER_SEC + 1 : 0;
-}
-
-static void guard_fail(struct login_guard *g, const char *key, int limit, int64_t now)
-{
-        struct guard_entry *e = guard_find(g, key, true);
-
-        if (now - e->first > GUARD_WINDOW) {
-                e->first = now;
-                e->failures = 0;
-        }
-        if (++e->failures >= limit)
-                e->blocked_until = now + GUARD_WINDOW;
-}
-
-static void guard_forget(struct login_guard *g, const char *key)
-{
-        struct guard_entry *e = guard_find(g, key, false);
-        if (e)
-                *e = (struct guard_entry){ 0 };
-}
 
 /* ---- the cookie ---- */
 
@@ -188,59 +119,45 @@ static json_t *whoami(const struct principal *p, const char *csrf)
                          csrf, "need_password_change", p->must_change_password);
 }
 
-static void blocked(struct api_ctx *c, int64_t secs)
+/* A login in progress while its password is checked (password_check.h). */
+struct login {
+        struct db_rows *rows; /* the users the name matches */
+        char **keys;          /* their login_guard keys */
+        int nkeys;
+};
+
+static void login_free(void *data)
 {
-        char v[32];
-        snprintf(v, sizeof(v), "%lld", (long long)secs);
-        http_add_header(c->req, "Retry-After", v);
-        api_problem(c, 429, "too-many-requests", "too many failed logins: try again in %lld seconds",
-                    (long long)secs);
+        struct login *l = data;
+        db_rows_free(l->rows);
+        for (int i = 0; i < l->nkeys; i++)
+                free(l->keys[i]);
+        free(l->keys);
+        free(l);
 }
 
-void api_web_login(struct api_ctx *c)
+/* The guard's keys of a login: each user the name matches, else the name. */
+static void login_keys(struct login *l, const char *typed)
 {
-        const char *email = NULL, *password = NULL;
-        _cleanup_rows_ struct db_rows *rows = NULL;
+        l->nkeys = l->rows->nrows ? l->rows->nrows : 1;
+        l->keys = xcalloc((size_t)l->nkeys, sizeof(*l->keys));
+        for (int i = 0; i < l->nkeys; i++)
+                l->keys[i] = login_guard_key(l->rows->nrows ? db_getn(l->rows, i, "id") : NULL, typed);
+}
+
+static void login_checked(struct api_ctx *c, bool ok, char *new_hash UNUSED, void *data)
+{
+        struct login *l = data;
+        struct db_rows *rows = l->rows;
         struct tess_error *err = NULL;
         struct principal p;
         int64_t now = now_usec();
 
-        if (!c->body)
-                return api_problem(c, 400, "invalid-api-params", "a JSON body {email, password} is required");
-        if (api_get_string(c->body, NAMES("email", "username"), 256, &email, &err) < 0 ||
-            api_get_string(c->body, NAMES("password"), 256, &password, &err) < 0)
-                return api_fail(c, err);
-        if (!email || !password)
-                return api_problem(c, 400, "invalid-api-params", "'email' and 'password' are required");
-        if (!same_origin(c))
-                return api_problem(c, 403, "forbidden", "a login from another site");
-        _cleanup_free_ char *ekey = xasprintf("e:%s", email);
-        _cleanup_free_ char *akey = xasprintf("a:%s", http_remote_addr(c->req));
-        for (char *s = ekey; *s; s++)
-                *s = (char)tolower((unsigned char)*s);
-        int64_t wait = guard_blocked(c->m->login_guard, ekey, now);
-        if (!wait)
-                wait = guard_blocked(c->m->login_guard, akey, now);
-        if (wait)
-                return blocked(c, wait);
-        int r = DBQ(c->m->db,
-                    "SELECT u.password_hash, u.status, k.access_key FROM users u"
-                    " JOIN domains d ON d.name = u.domain_name"
-                    " LEFT JOIN keypairs k ON k.user_id = u.id AND k.is_main = 1 AND k.is_active = 1"
-                    " WHERE (u.email = ? OR u.username = ?) AND d.is_active = 1"
-                    " ORDER BY CASE WHEN u.email = ? THEN 0 ELSE 1 END LIMIT 1", /* an email names its owner */
-                    &rows, &err, DB_TEXT(email), DB_TEXT(email), DB_TEXT(email));
-        if (r < 0)
-                return api_fail(c, err);
-        /* verified even for unknown users, so that timing does not tell them apart */
-        bool ok = password_verify(password, rows->nrows == 1 ? db_getn(rows, 0, "password_hash")
-                                                             : "scrypt$15$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=");
         if (rows->nrows != 1 || !ok || !streq(db_getn(rows, 0, "status"), "active") || !db_getn(rows, 0, "access_key")) {
-                guard_fail(c->m->login_guard, ekey, EMAIL_FAILURES, now);
-                guard_fail(c->m->login_guard, akey, ADDR_FAILURES, now);
+                login_guard_failed(c->m->login_guard, c, l->keys, l->nkeys);
                 return api_problem(c, 401, "auth-failed", "wrong email or password, or inactive user");
         }
-        guard_forget(c->m->login_guard, ekey);
+        login_guard_succeeded(c->m->login_guard, l->keys, l->nkeys);
         if (auth_lookup_keypair(c->m, db_getn(rows, 0, "access_key"), &p, NULL, &err) < 0)
                 return api_fail(c, err);
         unsigned char raw[TOKEN_BYTES], craw[16];
@@ -253,11 +170,11 @@ void api_web_login(struct api_ctx *c)
                 snprintf(csrf + 2 * i, 3, "%02x", craw[i]);
         explicit_bzero(raw, sizeof(raw));
         sha256_hex(token, strlen(token), hash);
-        r = DBQ(c->m->db,
-                "INSERT INTO web_sessions(id, user_id, access_key, csrf_token, created_at, last_used)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                NULL, &err, DB_TEXT(hash), DB_TEXT(p.user_id), DB_TEXT(p.access_key), DB_TEXT(csrf), DB_INT(now),
-                DB_INT(now));
+        int r = DBQ(c->m->db,
+                    "INSERT INTO web_sessions(id, user_id, access_key, csrf_token, created_at, last_used)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    NULL, &err, DB_TEXT(hash), DB_TEXT(p.user_id), DB_TEXT(p.access_key), DB_TEXT(csrf), DB_INT(now),
+                    DB_INT(now));
         if (r >= 0)
                 r = DBQ(c->m->db, "DELETE FROM web_sessions WHERE last_used < ? OR created_at < ?", NULL, &err,
                         DB_INT(now - WEB_SESSION_IDLE), DB_INT(now - WEB_SESSION_MAX));
@@ -269,6 +186,45 @@ void api_web_login(struct api_ctx *c)
         set_cookie(c, token, WEB_SESSION_MAX / USEC_PER_SEC);
         explicit_bzero(token, sizeof(token));
         api_json(c, 200, whoami(&p, csrf));
+}
+
+/* POST /server/login: the guard (login_guard.h) before the password is
+ * checked, the check on a worker (password_check.h), then the cookie. */
+void api_web_login(struct api_ctx *c)
+{
+        const char *email = NULL, *password = NULL;
+        struct tess_error *err = NULL;
+
+        if (!c->body)
+                return api_problem(c, 400, "invalid-api-params", "a JSON body {email, password} is required");
+        if (api_get_string(c->body, NAMES("email", "username"), 256, &email, &err) < 0 ||
+            api_get_string(c->body, NAMES("password"), 256, &password, &err) < 0)
+                return api_fail(c, err);
+        if (!email || !password)
+                return api_problem(c, 400, "invalid-api-params", "'email' and 'password' are required");
+        if (!same_origin(c))
+                return api_problem(c, 403, "forbidden", "a login from another site");
+        struct login *l = xcalloc(1, sizeof(*l));
+        int r = DBQ(c->m->db,
+                    "SELECT u.id, u.password_hash, u.status, k.access_key FROM users u"
+                    " JOIN domains d ON d.name = u.domain_name"
+                    " LEFT JOIN keypairs k ON k.user_id = u.id AND k.is_main = 1 AND k.is_active = 1"
+                    " WHERE (u.email = ? OR u.username = ?) AND d.is_active = 1"
+                    " ORDER BY CASE WHEN u.email = ? THEN 0 ELSE 1 END LIMIT 1", /* an email names its owner */
+                    &l->rows, &err, DB_TEXT(email), DB_TEXT(email), DB_TEXT(email));
+        if (r < 0) {
+                login_free(l);
+                return api_fail(c, err);
+        }
+        login_keys(l, email);
+        int64_t wait = login_guard_blocked(c->m->login_guard, c, l->keys, l->nkeys);
+        if (wait) {
+                login_free(l);
+                return login_guard_refuse(c, wait);
+        }
+        /* checked even for unknown users, so that timing does not tell them apart */
+        const char *stored = l->rows->nrows == 1 ? db_getn(l->rows, 0, "password_hash") : NULL;
+        password_check(c, password, stored ? stored : PASSWORD_DUMMY_HASH, NULL, login_checked, l, login_free);
 }
 
 void api_web_session(struct api_ctx *c)

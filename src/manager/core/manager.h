@@ -42,6 +42,8 @@ struct manager_conf {
         char *sqlite_sync;
         uint64_t max_body;
         uint64_t max_upload;
+        uint64_t max_inflight;            /* body bytes held at once (http.h) */
+        uint64_t max_inflight_per_client; /* the same for one client address */
         uint64_t max_json_depth;
         uint64_t max_string_len;
         uint64_t max_page_size;

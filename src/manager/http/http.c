@@ -24,6 +24,14 @@ struct http_upgrade {
         void (*data_free)(void *data); /* when the upgrade never happens */
 };
 
+/* The body bytes held for one client address (its live requests'). */
+struct http_client {
+        char addr[64];
+        size_t bytes;
+        unsigned refs;
+        struct http_client *next;
+};
+
 struct http_header_kv {
         char *name, *value;
 };
@@ -36,6 +44,8 @@ struct http_req {
         struct buf body;
         bool started, body_too_large, dispatched, suspended, answered;
         size_t max_body;
+        struct http_client *client; /* whose body budget this request draws on */
+        size_t held;                /* body bytes counted against it */
         unsigned status;
         char *content_type;
         struct buf resp;
@@ -74,6 +84,10 @@ struct http_server {
         size_t max_body;
         size_t (*body_limit)(const char *method, const char *path, void *data);
         bool (*stream_body)(const char *method, const char *path, void *data);
+        http_dispatch_fn admit;
+        size_t max_inflight, max_inflight_client;
+        size_t inflight;                /* body bytes held, all clients */
+        struct http_client *clients;    /* those with live requests */
         http_dispatch_fn dispatch;
         http_done_fn done;
         void *data;
@@ -138,8 +152,68 @@ static void *uri_log_cb(void *cls, const char *uri, struct MHD_Connection *c)
         return r;
 }
 
+/* The budget entry of r's client address, made if need be. */
+static struct http_client *client_ref(struct http_server *s, const char *addr)
+{
+        struct http_client *c;
+
+        for (c = s->clients; c; c = c->next)
+                if (streq(c->addr, addr))
+                        break;
+        if (!c) {
+                c = xcalloc(1, sizeof(*c));
+                snprintf(c->addr, sizeof(c->addr), "%s", addr);
+                c->next = s->clients;
+                s->clients = c;
+        }
+        c->refs++;
+        return c;
+}
+
+static void client_unref(struct http_server *s, struct http_client *c)
+{
+        if (--c->refs > 0)
+                return;
+        for (struct http_client **p = &s->clients; *p; p = &(*p)->next) {
+                if (*p == c) {
+                        *p = c->next;
+                        break;
+                }
+        }
+        free(c);
+}
+
+/* Count n more body bytes of r: 0, or the status that refuses them (429:
+ * its client holds too much already, 503: all clients together do). */
+static unsigned body_reserve(struct http_req *r, size_t n)
+{
+        struct http_server *s = r->srv;
+
+        if (s->max_inflight && (n > s->max_inflight || s->inflight > s->max_inflight - n))
+                return 503;
+        if (s->max_inflight_client &&
+            (n > s->max_inflight_client || r->client->bytes > s->max_inflight_client - n))
+                return 429;
+        s->inflight += n;
+        r->client->bytes += n;
+        r->held += n;
+        return 0;
+}
+
+static void body_release(struct http_req *r)
+{
+        if (!r->client)
+                return;
+        r->srv->inflight -= r->held;
+        r->client->bytes -= r->held;
+        r->held = 0;
+        client_unref(r->srv, r->client);
+        r->client = NULL;
+}
+
 static void req_free(struct http_req *r)
 {
+        body_release(r);
         if (r->prev)
                 r->prev->next = r->next;
         else
@@ -356,6 +430,27 @@ static void take_forwarded_for(struct http_req *r)
                 memcpy(r->remote, addr, n + 1);
 }
 
+/* A body refused for the bytes held: answered at once, the connection
+ * closed after the answer (what the client still sends is not read). */
+static enum MHD_Result refuse_body(struct http_req *r, unsigned status)
+{
+        static const char busy[] = "{\"type\":\"https://api.backend.ai/probs/too-many-requests\",\"title\":\"too "
+                                   "many request bodies in flight from your address: send fewer at once\","
+                                   "\"status\":429}";
+        static const char full[] = "{\"type\":\"https://api.backend.ai/probs/service-unavailable\",\"title\":\"the "
+                                   "manager holds too many request bodies now: try again shortly\",\"status\":503}";
+
+        buf_release(&r->body);
+        if (status == 429)
+                http_reply(r, 429, "application/problem+json", busy, sizeof(busy) - 1);
+        else
+                http_reply(r, 503, "application/problem+json", full, sizeof(full) - 1);
+        http_add_header(r, "Retry-After", "5");
+        http_add_header(r, "Connection", "close");
+        r->dispatched = true;
+        return queue_answer(r);
+}
+
 static enum MHD_Result access_cb(void *cls, struct MHD_Connection *c UNUSED, const char *url UNUSED,
                                  const char *method, const char *version UNUSED, const char *upload_data,
                                  size_t *upload_data_size, void **req_cls)
@@ -367,6 +462,7 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *c UNUSED, con
                 r->started = true;
                 r->method = xstrdup(method);
                 take_forwarded_for(r);
+                r->client = client_ref(s, r->remote);
                 if (s->stream_body && s->stream_body(method, r->path, s->data)) {
                         r->streamed = r->dispatched = true;
                         s->dispatch(r, s->data);
@@ -379,8 +475,31 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *c UNUSED, con
                 unsigned long long len = cl ? strtoull(cl, NULL, 10) : 0;
                 if (len > r->max_body)
                         r->body_too_large = true;
-                else if (len > 0)
+                /* The headers alone may settle it (no such route, not
+                 * authenticated, too large): answered now, the body unread. */
+                if (s->admit) {
+                        s->admit(r, s->data);
+                        if (r->status) {
+                                r->dispatched = true;
+                                /* without a body, answered at the end as usual (the
+                                 * connection kept); a body left unread ends it */
+                                if (len == 0 && !MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                                             MHD_HTTP_HEADER_TRANSFER_ENCODING))
+                                        return MHD_YES;
+                                http_add_header(r, "Connection", "close");
+                                return queue_answer(r);
+                        }
+                }
+                if (len > 0 && !r->body_too_large) {
+                        unsigned refused = body_reserve(r, (size_t)len);
+                        if (refused)
+                                return refuse_body(r, refused);
                         buf_grow(&r->body, (size_t)len + 1); /* one allocation, no copies while it comes */
+                }
+                return MHD_YES;
+        }
+        if (r->answered) { /* refused on its headers: what still comes is dropped */
+                *upload_data_size = 0;
                 return MHD_YES;
         }
         if (*upload_data_size > 0 && r->streamed) {
@@ -398,10 +517,19 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *c UNUSED, con
         }
         if (*upload_data_size > 0) {
                 if (!r->body_too_large) {
-                        if (r->body.len + *upload_data_size > r->max_body)
+                        size_t n = *upload_data_size;
+                        if (r->body.len + n > r->max_body) {
                                 r->body_too_large = true;
-                        else
-                                buf_append(&r->body, upload_data, *upload_data_size);
+                        } else {
+                                /* beyond what Content-Length reserved (chunked) */
+                                size_t more = r->body.len + n > r->held ? r->body.len + n - r->held : 0;
+                                unsigned refused = more ? body_reserve(r, more) : 0;
+                                if (refused) {
+                                        *upload_data_size = 0;
+                                        return refuse_body(r, refused);
+                                }
+                                buf_append(&r->body, upload_data, n);
+                        }
                 }
                 *upload_data_size = 0;
                 return MHD_YES;
@@ -470,6 +598,9 @@ int http_server_start(struct loop *l, const struct http_server_opts *o, http_dis
         s->max_body = o->max_body;
         s->body_limit = o->body_limit;
         s->stream_body = o->stream_body;
+        s->admit = o->admit;
+        s->max_inflight = o->max_inflight;
+        s->max_inflight_client = o->max_inflight_client;
         s->dispatch = dispatch;
         s->done = done;
         s->abort = o->abort;

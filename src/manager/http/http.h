@@ -2,7 +2,13 @@
  * loop (external epoll mode, single thread).
  *
  * A request is read whole (headers and body, bounded by max_body), then
- * handed to the dispatcher.  The handler answers at once with http_reply*,
+ * handed to the dispatcher.  Before its body is read, opts.admit may
+ * answer it on its headers alone (no such route, not authenticated, too
+ * large): the answer goes out at once, the body is never read and the
+ * connection closes.  The body bytes held are budgeted per client address
+ * (max_inflight_client) and in total (max_inflight): a body that would go
+ * past either is refused at once, 429 or 503 with Retry-After, its bytes
+ * already held let go.  The handler answers at once with http_reply*,
  * or suspends the request (http_suspend) and answers later from a timer or
  * event with http_reply* followed by http_resume; or turns it into a
  * stream (http_stream_start) fed with http_stream_write, for server-sent
@@ -43,6 +49,12 @@ struct http_server_opts {
         size_t (*body_limit)(const char *method, const char *path, void *data);
         /* optional: whether a request's body is streamed (see above) */
         bool (*stream_body)(const char *method, const char *path, void *data);
+        /* optional: look at a request when its headers are in; answering
+         * it (http_reply) refuses the body (see above) */
+        http_dispatch_fn admit;
+        /* body bytes held at once, in total and per client address
+         * (http_remote_addr); 0 for no limit */
+        size_t max_inflight, max_inflight_client;
         unsigned max_conns;
         unsigned conn_timeout_s;
         http_abort_fn abort; /* optional */

@@ -28,6 +28,7 @@
 #include "manager/sessions/api_session.h"
 #include "manager/sessions/session.h"
 #include "manager/sessions/session_apps.h"
+#include "manager/sessions/session_list.h"
 #include "manager/sessions/session_mounts.h"
 #include "manager/sessions/session_request.h"
 
@@ -550,75 +551,35 @@ void api_session_logs(struct api_ctx *c)
         api_json(c, 200, json_pack("{s:{s:s}}", "result", "logs", text ? text : ""));
 }
 
-/* GET /sessions?status=A,B&owner=&group=&type=&name=&resource_group=&domain=&limit=&offset= */
+/* GET /sessions?status=A,B&owner=&group=&type=&name=&resource_group=&domain=&limit=&offset=
+ * (the SQL: session_list.c) */
 void api_session_list(struct api_ctx *c)
 {
-        struct buf where = BUF_INIT;
-        struct db_arg args[32];
-        int nargs = 0;
-        int64_t limit, offset;
+        struct session_list_params p = {
+                .role = c->who.role,
+                .user_id = c->who.user_id,
+                .domain = c->who.domain,
+                .status = http_query(c->req, "status"),
+                .owner = http_query(c->req, "owner"),
+                .group = http_query(c->req, "group"),
+                .type = http_query(c->req, "type"),
+                .name = http_query(c->req, "name"),
+                .resource_group = http_query(c->req, "resource_group"),
+                .domain_name = http_query(c->req, "domain"),
+        };
+        struct session_list_query q;
         struct tess_error *err = NULL;
         _cleanup_rows_ struct db_rows *rows = NULL, *count = NULL;
-        _cleanup_free_ char *statuses = NULL;
 
-        if (api_page(c, &limit, &offset, &err) < 0)
+        if (api_page(c, &p.limit, &p.offset, &err) < 0 || session_list_build(&p, &q, &err) < 0)
                 return api_fail(c, err);
-        buf_puts(&where, "1 = 1");
-        if (c->who.role == ROLE_USER) {
-                buf_puts(&where, " AND s.user_id = ?");
-                args[nargs++] = DB_TEXT(c->who.user_id);
-        } else if (c->who.role != ROLE_SUPERADMIN) {
-                buf_puts(&where, " AND s.domain_name = ?");
-                args[nargs++] = DB_TEXT(c->who.domain);
-        }
-        const char *v;
-        if ((v = http_query(c->req, "status"))) {
-                statuses = xstrdup(v);
-                char *save = NULL;
-                buf_puts(&where, " AND s.status IN (");
-                int n = 0;
-                for (char *s = strtok_r(statuses, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
-                        if (session_status_from_string(s) < 0) {
-                                buf_release(&where);
-                                return api_problem(c, 400, "invalid-api-params", "unknown session status '%.32s'", s);
-                        }
-                        if (nargs >= 24)
-                                break;
-                        buf_puts(&where, n++ ? ", ?" : "?");
-                        args[nargs++] = DB_TEXT(s);
-                }
-                buf_puts(&where, ")");
-        }
-        static const struct {
-                const char *param, *sql;
-        } filters[] = {
-                { "owner", " AND (s.access_key = ? OR u.email = ?)" },
-                { "group", " AND p.name = ?" },
-                { "type", " AND s.session_type = ?" },
-                { "name", " AND s.name = ?" },
-                { "resource_group", " AND s.resource_group = ?" },
-                { "domain", " AND s.domain_name = ?" },
-        };
-        for (size_t i = 0; i < ARRAY_SIZE(filters); i++) {
-                if (!(v = http_query(c->req, filters[i].param)))
-                        continue;
-                buf_puts(&where, filters[i].sql);
-                args[nargs++] = DB_TEXT(v);
-                if (streq(filters[i].param, "owner"))
-                        args[nargs++] = DB_TEXT(v);
-        }
-        _cleanup_free_ char *cq = xasprintf("SELECT COUNT(*)%s WHERE %s", session_from, where.data);
-        int r = db_query(c->m->db, cq, args, nargs, &count, &err);
-        if (r >= 0) {
-                buf_puts(&where, " ORDER BY s.created_at DESC, s.id LIMIT ? OFFSET ?");
-                args[nargs++] = DB_INT(limit);
-                args[nargs++] = DB_INT(offset);
-                _cleanup_free_ char *q = session_select(where.data);
-                r = db_query(c->m->db, q, args, nargs, &rows, &err);
-        }
-        buf_release(&where);
+        int r = db_query(c->m->db, q.count_sql, q.args, q.count_nargs, &count, &err);
+        if (r >= 0)
+                r = db_query(c->m->db, q.page_sql, q.args, q.nargs, &rows, &err);
+        session_list_release(&q);
         if (r < 0)
                 return api_fail(c, err);
+        int64_t limit = p.limit, offset = p.offset;
         json_t *items = json_array();
         for (int i = 0; i < rows->nrows; i++)
                 json_array_append_new(items, session_info_json(rows, i));

@@ -41,6 +41,8 @@ void api_vfolder_request_download(struct api_ctx *c);
 void api_vfolder_tus_options(struct api_ctx *c);
 void api_vfolder_tus_create(struct api_ctx *c);
 void api_vfolder_tus_head(struct api_ctx *c); /* GET and HEAD of the upload URL */
+/* route.admit of the tus POST and PATCH: their token, on the headers */
+void api_vfolder_tus_admit(struct api_ctx *c);
 void api_vfolder_tus_patch(struct api_ctx *c);
 void api_vfolder_download(struct api_ctx *c);
 

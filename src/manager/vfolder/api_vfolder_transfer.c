@@ -312,6 +312,32 @@ void api_vfolder_tus_head(struct api_ctx *c)
         http_reply(c->req, 200, NULL, "", 0);
 }
 
+/* The token of a tus POST or PATCH, checked on the headers before any
+ * byte of the body is read (route.admit): the MAC, the expiry, the
+ * operation.  The folder and the rest are the handler's. */
+void api_vfolder_tus_admit(struct api_ctx *c)
+{
+        const char *v = http_header(c->req, "Tus-Resumable");
+        struct tess_error *err = NULL;
+        unsigned char key[VF_TOKEN_KEY_LEN];
+        struct vf_token t;
+        int r;
+
+        if (!v || !streq(v, TUS_VERSION)) {
+                r = tess_err(&err, EPROTO, "Tus-Resumable: " TUS_VERSION " is required");
+        } else {
+                vf_token_key(c->m->master_key, key);
+                r = vf_token_parse(key, http_query(c->req, "token"), now_usec() / USEC_PER_SEC, &t, &err);
+                explicit_bzero(key, sizeof(key));
+                if (r >= 0 && t.op != VFT_UPLOAD)
+                        r = tess_err(&err, EACCES, "the token is not for this operation");
+        }
+        if (r < 0) {
+                tus_headers(c);
+                tus_fail(c, err);
+        }
+}
+
 void api_vfolder_tus_patch(struct api_ctx *c)
 {
         struct tess_error *err = NULL;
