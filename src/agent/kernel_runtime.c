@@ -224,6 +224,26 @@ static json_t *image_json(const struct image_info *img)
                          labels);
 }
 
+/* A start again after a restart found the container there: it is ours if
+ * it ran (its monitor lives, or it left an exit record); otherwise the
+ * agent died while making it, and what it left is removed and the
+ * container made again (a start cut short is not an end). */
+static int adopt_or_recreate(const struct container_config *cfg, const struct container_spec *cs,
+                             struct tess_error **err)
+{
+        struct container_state st;
+        int r;
+
+        *err = tess_error_free(*err);
+        if (container_state(cfg, cs->id, &st, NULL) >= 0 && st.status != CONTAINER_UNKNOWN)
+                return 0;
+        log_notice("kernel %s: its container was left half made by a restart; making it again", cs->id);
+        r = container_remove(cfg, cs->id, err);
+        if (r < 0)
+                return r;
+        return container_create(cfg, cs, err);
+}
+
 static int start_held(struct agent_ctx *ctx, const char *id, const json_t *spec,
                       void (*progress)(void *data, const char *kind), void *data, char *container_id, size_t len,
                       json_t **ret_image, struct tess_error **err)
@@ -288,10 +308,8 @@ static int start_held(struct agent_ctx *ctx, const char *id, const json_t *spec,
                 .network = streq(ctx->conf->network, "none") ? CONTAINER_NET_NONE : CONTAINER_NET_BRIDGE,
         };
         r = container_create(&cfg, &cs, err);
-        if (r == -EEXIST) { /* created before a restart: it is ours */
-                *err = tess_error_free(*err);
-                r = 0;
-        }
+        if (r == -EEXIST)
+                r = adopt_or_recreate(&cfg, &cs, err);
         for (char **e = env; *e; e++)
                 free(*e);
         free(env);

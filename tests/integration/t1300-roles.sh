@@ -64,6 +64,7 @@ GET /metrics                            -                       | 200 200 200 20
 GET /ui/nope.js                         -                       | 404 404 404 404 404
 POST /server/login                      {"email":"nobody@walk.test","password":"nope-nope"} | 401 401 401 401 401
 GET /server/session                     -                       | 401 401 401 401 401
+GET /server/app-login                   -                       | 400 400 400 400 400
 POST /server/logout                     -                       | 204 204 204 204 204
 GET /openapi.json                       -                       | 200 200 200 200 200
 POST /auth/authorize                    {"username":"user1@walk.test","password":"walk-password-1"} | 200 200 200 200 200

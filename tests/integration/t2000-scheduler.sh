@@ -226,6 +226,26 @@ test_expect_success 'its next heartbeat makes it ALIVE: the mark goes, the waiti
         AGENT_HEARTBEAT=3600 agent_register u1 "{\"cpu\": 2, \"mem\": \"4g\"}"
 '
 
+test_expect_success 'an end reported before the heartbeat that takes the mark off keeps the reason it had before the mark' '
+        AGENT_RUNTIME=runc AGENT_HEARTBEAT=1 agent_register u3 "{\"cpu\": 2, \"mem\": \"4g\"}" &&
+        create onu3 "{\"cpu\": 1, \"mem\": \"1g\"}" "" "\"agent_list\": [\"u3\"]" &&
+        wait_status onu3 SCHEDULED &&
+        api DELETE /session/onu3 && test "$CODE" = 200 &&
+        test "$(status_of onu3)" = TERMINATING &&
+        for _ in $(seq 1 100); do
+                api GET /session/onu3 && jq -e ".statusInfo == \"agent-unreachable\"" "$TMP/out" >/dev/null && break
+                sleep 0.2
+        done &&
+        jq -e ".status == \"TERMINATING\" and .statusData.agentUnreachable.statusInfo == \"user-requested\"" "$TMP/out" &&
+        K=$(db_sql "SELECT k.id FROM kernels k JOIN sessions s ON s.id = k.session_id WHERE s.name = '"'"'onu3'"'"'") &&
+        agent_post u3 /agent/events "{\"id\": \"u3\", \"events\": [{\"seq\": 1, \"kernel\": \"$K\", \"kind\": \"exited\", \"exit_code\": 0}]}" &&
+        test "$AGENT_STATUS" = 200 &&
+        wait_status onu3 TERMINATED &&
+        api GET /session/onu3 &&
+        jq -e ".statusInfo == \"user-requested\" and (.statusData | has(\"agentUnreachable\") | not)" "$TMP/out" &&
+        AGENT_HEARTBEAT=3600 agent_register u3 "{\"cpu\": 2, \"mem\": \"4g\"}"
+'
+
 # beat_u2: agent u2 heartbeats every second while $TMP/beating exists (30 s at most)
 beat_u2() {
         local i

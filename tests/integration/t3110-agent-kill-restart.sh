@@ -103,4 +103,39 @@ test_expect_success 'the restarted agent owns the ten again: each one destroyed 
         wait_agent_slot cpu 0 && wait_agent_slot mem 0
 '
 
+# An OCI runtime that, while $TMP/hold exists, hangs in `run` (after
+# writing its parent, the container's monitor, and itself to $TMP/held):
+# a creation the test can cut short
+cat >"$TMP/hanging-runc" <<EOF
+#!/bin/sh
+for a in "\$@"; do
+        if [ "\$a" = run ] && [ -e "$TMP/hold" ]; then
+                echo "\$PPID \$\$" >"$TMP/held"
+                exec sleep 3600
+        fi
+done
+exec runc "\$@"
+EOF
+chmod +x "$TMP/hanging-runc"
+
+test_expect_success 'a start cut short by the agent'"'"'s death is made again when it returns, not reported ended' '
+        PID=$(agent_pid "$CONF") && kill -9 "$PID" &&
+        for _ in $(seq 1 50); do process_gone "$PID" && break; sleep 0.1; done &&
+        sed -i "/^runc *=/d" "$CONF" && echo "runc = \"$TMP/hanging-runc\"" >>"$CONF" &&
+        touch "$TMP/hold" && rm -f "$TMP/held" &&
+        start_agent "$CONF" "$TMP/agent.log" &&
+        api POST /session "{\"name\": \"cut\", \"image\": \"busybox:latest\", \"enqueueOnly\": true}" &&
+        test "$CODE" = 201 &&
+        for _ in $(seq 1 300); do [ -s "$TMP/held" ] && break; sleep 0.1; done && test -s "$TMP/held" &&
+        # the agent, the monitor and its runc die: the container is half made
+        PID=$(agent_pid "$CONF") && kill -9 "$PID" $(cat "$TMP/held") &&
+        for _ in $(seq 1 50); do process_gone "$PID" && break; sleep 0.1; done &&
+        rm -f "$TMP/hold" &&
+        start_agent "$CONF" "$TMP/agent.log" &&
+        wait_status cut RUNNING &&
+        grep -q "left half made by a restart; making it again" "$TMP/agent.log" &&
+        session_run cut "echo alive" && grep -q "^alive$" "$TMP/console" &&
+        sleep 2 && test "$(field cut status)" = RUNNING
+'
+
 test_done

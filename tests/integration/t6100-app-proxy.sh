@@ -7,6 +7,10 @@ test_with_containers
 command -v jq >/dev/null 2>&1 || skip_all "needs jq (scripts/install-deps.sh test)"
 command -v python3 >/dev/null 2>&1 || skip_all "needs python3 (scripts/install-deps.sh test)"
 CONF=$MANAGER_STATE/agent.conf
+# a deactivated user's sessions run on (terminate_inactive_users), so that
+# its app cookie can be tried
+printf "terminate_inactive_users = false\n" >"$TMP/manager.conf"
+MANAGER_ARGS="--config $TMP/manager.conf"
 # the jupyter test image: images/jupyter.recipe built by debootstrap (minutes, then cached)
 test_image jupyter >"$TMP/image.out" 2>"$TMP/image.log" ||
         skip_all "the jupyter test image cannot be built (is the Debian archive reachable?): $(tail -n 2 "$TMP/image.log" | tr '\n' ' ')"
@@ -228,7 +232,9 @@ test_expect_success 'an app cookie stops working when its keypair or its user is
         $AC "$TMP/jar" request GET "${APP}api/status" >"$TMP/r" && expect_first_line 403 "$TMP/r" &&
         $AC "$TMP/jar" open "$URL" >"$TMP/r" && expect_first_line 403 "$TMP/r" &&
         api PATCH /admin/users/owner@apps.test "{\"status\": \"active\"}" && test "$CODE" = 200 &&
-        $AC "$TMP/jar" request GET "${APP}api/status" >"$TMP/r" && expect_first_line 200 "$TMP/r"
+        $AC "$TMP/jar" request GET "${APP}api/status" >"$TMP/r" && expect_first_line 200 "$TMP/r" &&
+        # the deactivation ended the owner'"'"'s web login: it logs in again
+        $AC "$TMP/jar" login "$BACKEND_ENDPOINT" owner@apps.test apps-password-1 | grep -qx 200
 '
 
 test_expect_success 'an admin'"'"'s link to the owner'"'"'s app is the admin'"'"'s: the owner'"'"'s login does not open it' '

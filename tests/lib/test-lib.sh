@@ -292,7 +292,8 @@ test_database_url() {
 # $MANAGER_STATE/admin-credentials.  Output goes to $MANAGER_LOG.  The
 # manager runs without its dev agent unless WITH_AGENT holds the agent's
 # options (e.g. WITH_AGENT="--mock-gpus 1 --fgpu-per-gpu 2", or
-# WITH_AGENT="--mock-gpus 0" for none).
+# WITH_AGENT="--mock-gpus 0" for none).  MANAGER_ARGS: more options for every
+# start of the script's manager (e.g. "--config $TMP/manager.conf").
 start_manager() {
         local admin_env=1 db host=${MANAGER_HOST:-127.0.0.1}
         if [ "${1:-}" = --no-admin-env ]; then
@@ -322,7 +323,7 @@ start_manager() {
                                         unset TESSERA_ADMIN_ACCESS_KEY TESSERA_ADMIN_SECRET_KEY TESSERA_ADMIN_PASSWORD
                                 fi
                                 "$TESSERA" dev --state-dir "$MANAGER_STATE" --listen "$host:$MANAGER_PORT" \
-                                        ${db:+--database "$db"} ${WITH_AGENT:---no-agent} "$@" </dev/null &
+                                        ${db:+--database "$db"} ${WITH_AGENT:---no-agent} ${MANAGER_ARGS:-} "$@" </dev/null &
                                 echo $! >"$MANAGER_EXIT_FILE.pid"
                                 wait $!
                                 echo $? >"$MANAGER_EXIT_FILE.tmp"

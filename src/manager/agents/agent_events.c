@@ -202,9 +202,15 @@ static int on_ended(struct manager *m, const struct agent_event *ev, const char 
         if (r < 0)
                 return r;
         enum session_status st = status_of(rows);
-        if (st == SESSION_TERMINATING)
-                return left == 0 ? end_session(m, session, st, SESSION_TERMINATED, db_getn(rows, 0, "status_info"), err)
-                                 : 0;
+        if (st == SESSION_TERMINATING) {
+                if (left > 0)
+                        return 0;
+                _cleanup_free_ char *reason = session_info_unmarked(rows, 0);
+                if (reason && !streq(reason, db_getn(rows, 0, "status_info")) &&
+                    (r = session_set_status_data(m, session, SESSION_UNREACHABLE_KEY, NULL, err)) < 0)
+                        return r;
+                return end_session(m, session, st, SESSION_TERMINATED, reason, err);
+        }
         if (chain_pos(st) < 0)
                 return 0; /* ended already */
         if (ev->kind == AGENT_EV_FAILED) {

@@ -91,10 +91,16 @@ void session_publish_named(struct manager *m, const struct db_rows *rows, int ro
  * keeping the rest (session_status_data.c). */
 int session_set_status_data(struct manager *m, const char *id, const char *key, json_t *value,
                             struct tess_error **err);
+/* statusData's key of the mark below */
+#define SESSION_UNREACHABLE_KEY "agentUnreachable"
 /* The live sessions with a kernel on `agent`, silent since `since`, get the
  * mark "agent-unreachable"; when it answers again they lose it
  * (session_status_data.c says what the mark is). */
 int session_mark_agent_unreachable(struct manager *m, const char *agent, int64_t since, struct tess_error **err);
 int session_unmark_agent_unreachable(struct manager *m, const char *agent, struct tess_error **err);
+/* A session row's statusInfo as it was before a mark (what an end keeps:
+ * a kernel's report can come before its agent's heartbeat takes the mark
+ * off); NULL when none.  Caller frees. */
+char *session_info_unmarked(const struct db_rows *rows, int row);
 
 #endif

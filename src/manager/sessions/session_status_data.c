@@ -22,7 +22,7 @@
 #include "manager/db/db.h"
 #include "manager/sessions/session.h"
 
-#define MARK_KEY "agentUnreachable"
+#define MARK_KEY SESSION_UNREACHABLE_KEY
 
 static json_t *status_data_of(const char *text)
 {
@@ -103,6 +103,19 @@ int session_mark_agent_unreachable(struct manager *m, const char *agent, int64_t
                 json_decref(data);
         }
         return r < 0 ? r : 0;
+}
+
+char *session_info_unmarked(const struct db_rows *rows, int row)
+{
+        const char *info = db_getn(rows, row, "status_info");
+
+        if (!info || !streq(info, "agent-unreachable"))
+                return info ? xstrdup(info) : NULL;
+        json_t *data = status_data_of(db_getn(rows, row, "status_data"));
+        const char *before = json_string_value(json_object_get(json_object_get(data, MARK_KEY), "statusInfo"));
+        char *kept = before ? xstrdup(before) : NULL;
+        json_decref(data);
+        return kept;
 }
 
 int session_unmark_agent_unreachable(struct manager *m, const char *agent, struct tess_error **err)
