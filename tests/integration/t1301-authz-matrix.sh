@@ -305,4 +305,32 @@ test_expect_success 'background tasks: a task of every owner, by id and by its e
         test $bad = 0
 '
 
+test_expect_success 'private images (session commits): of every owner, listed, shown and used by the rule' '
+        bad=0
+        for owner in "${OWNERS[@]}"; do
+                db_sql "INSERT INTO images(id, name, tag, created_at, owner_id) VALUES ('\''$(cat /proc/sys/kernel/random/uuid)'\'', '\''priv/$owner'\'', '\''1'\'', 1, '\''${UID_[$owner]}'\'')" || return 1
+        done
+        for caller in "${CALLERS[@]}"; do
+                call $caller GET /images && test "$CODE" = 200 || return 1
+                cp "$TMP/out" "$TMP/images"
+                for owner in "${OWNERS[@]}"; do
+                        # /images: what the caller may start a session with (a monitor starts none)
+                        if [ "$caller" = "$owner" ] || { sees $caller $owner && [ "${ROLE[$caller]}" != monitor ]; }; then
+                                use=yes; else use=no; fi
+                        if jq -e --arg n "priv/$owner" "any(.images[]; .name == \$n)" "$TMP/images" >/dev/null; then
+                                got=yes; else got=no; fi
+                        [ $got = $use ] || { echo "$caller /images has $owner: $got, want $use"; bad=$((bad + 1)); }
+                        want=$(expect $caller $owner id read 200)
+                        [ "${ROLE[$caller]}" = user ] && want=403
+                        call $caller GET "/admin/images/priv%2F$owner:1"
+                        [ "$CODE" = "$want" ] || { echo "$caller /admin/images of $owner: got $CODE, want $want"; bad=$((bad + 1)); }
+                        proj=default; [ "${DOM[$caller]}" = other ] && proj=oproj
+                        want=400; [ $use = yes ] && want=201; [ "${ROLE[$caller]}" = monitor ] && want=403
+                        call $caller POST /session "{\"name\": \"img-$caller-$owner\", \"image\": \"priv/$owner:1\", \"group\": \"$proj\", \"enqueueOnly\": true}"
+                        [ "$CODE" = "$want" ] || { echo "$caller starts the image of $owner: got $CODE, want $want: $(head -c 200 "$TMP/out")"; bad=$((bad + 1)); }
+                done
+        done
+        test $bad = 0
+'
+
 test_done
