@@ -305,6 +305,19 @@ test_expect_success 'background tasks: a task of every owner, by id and by its e
         test $bad = 0
 '
 
+test_expect_success 'create for an owner (owner_access_key): every role for every owner' '
+        bad=0
+        for caller in "${CALLERS[@]}"; do
+                for owner in "${OWNERS[@]}"; do
+                        want=$(expect $caller $owner name+ak write 201)
+                        proj=default; [ "${DOM[$owner]}" = other ] && proj=oproj
+                        call $caller POST /session "{\"name\": \"for-$caller-$owner\", \"image\": \"authz/img:1\", \"group\": \"$proj\", \"enqueueOnly\": true, \"owner_access_key\": \"${AK[$owner]}\"}"
+                        [ "$CODE" = "$want" ] || { echo "$caller creates for $owner: got $CODE, want $want: $(head -c 200 "$TMP/out")"; bad=$((bad + 1)); }
+                done
+        done
+        test $bad = 0
+'
+
 test_expect_success 'private images (session commits): of every owner, listed, shown and used by the rule' '
         bad=0
         for owner in "${OWNERS[@]}"; do
