@@ -163,8 +163,8 @@ static int permitted(struct api_ctx *c, struct db_rows **rows, enum authz_access
  * way of naming a session ends in the same authorization (authz.h): by id
  * any session the caller may see, by name (or id) those of the keypair it
  * acts for (its own, or owner_ak's when it may act for that keypair). */
-int api_find_session(struct api_ctx *c, const char *ref, const char *owner_ak, bool live_only,
-                        struct db_rows **ret, struct tess_error **err)
+int api_find_session(struct api_ctx *c, const char *ref, const char *owner_ak, bool live_only, struct db_rows **ret,
+                     struct tess_error **err)
 {
         struct principal owner;
         enum authz_access access = authz_access_of(c);
