@@ -132,7 +132,8 @@ POST ^/session$|^/session/_/create$          | creates for the caller or owner_a
 GET ^/sessions$                              | a list: tested below (the rule as SQL)
 GET ^/events/session$                        | tested below: events of every owner, by ownerAccessKey
 GET ^/events/background-task$|^/background-tasks/ | tested below: a task of every owner
-[A-Z]+ ^/folders                             | folders: vf_find (own, shared, projects'), t1300 and t3220
+[A-Z]+ ^/folders/[{]                         | a folder by name or id: generated below (every /folders/{name} route)
+[A-Z]+ ^/folders                             | the caller's own folders, invitations, tokens: t1300, t3210, t3220
 [A-Z]+ ^/admin/                              | admin tables by domain (admin_rows.c): every role in t1300
 [A-Z]+ ^/images$|^/resource/|^/projects$|^/scaling-groups$ | the caller's own scopes and usage (t1300, t1310, t1400)
 EOF
@@ -343,6 +344,68 @@ test_expect_success 'private images (session commits): of every owner, listed, s
                         [ "$CODE" = "$want" ] || { echo "$caller starts the image of $owner: got $CODE, want $want: $(head -c 200 "$TMP/out")"; bad=$((bad + 1)); }
                 done
         done
+        test $bad = 0
+'
+
+# Folders keep their own rule (vf_find, docs/design/security.md): a user
+# folder is its owner's and those it is shared with, even for admins and
+# superadmins; a project folder its members', its domain's admins' (and
+# monitors', to read) and superadmins'.  Generated: every /folders/{name} route of the document,
+# by name and by id, for every caller that may not use the folder: 404
+# (403 for a monitor's write), and the folder is left as it was.
+test_expect_success 'every folder route x every role x name and id, for folders the caller may not use' '
+        bad=0 n=0
+        declare -A FID
+        call superadmin PATCH /admin/domains/other "{\"allowed_vfolder_hosts\": {\"local\": [\"create-vfolder\", \"mount-in-session\"]}}" &&
+        test "$CODE" = 200 || { echo "domain other: $CODE $(cat "$TMP/out")"; return 1; }
+        for owner in user user2 superadmin ouser admin; do
+                body="{\"name\": \"f-$owner\"}"
+                [ $owner = admin ] && body="{\"name\": \"f-project\", \"group\": \"default\"}"
+                call $owner POST /folders "$body" && test "$CODE" = 201 || { echo "folder of $owner: $CODE $(cat "$TMP/out")"; return 1; }
+                FID[$owner]=$(jq -r .id "$TMP/out")
+        done
+        # may CALLER use the folder of OWNER ("admin" stands for the project folder)?
+        uses() {
+                [ "$1" = "$2" ] && return 0
+                [ "$2" = admin ] || return 1
+                case $1 in superadmin | admin | monitor | user) return 0 ;; esac
+                return 1
+        }
+        # a valid body, so that the answer is that of the folder lookup
+        declare -A FBODY=(
+                [rename]="{\"new_name\": \"f-renamed\"}" [mkdir]="{\"path\": \"x\"}"
+                [rename-file]="{\"target_path\": \"a\", \"new_name\": \"b\"}" [move-file]="{\"src\": \"a\", \"dst\": \"b\"}"
+                [delete-files]="{\"files\": [\"a\"]}" [request-upload]="{\"path\": \"a\", \"size\": 1}"
+                [request-download]="{\"path\": \"a\"}"
+                [invite]="{\"perm\": \"ro\", \"emails\": [\"user1@authz.test\"]}"
+                [share]="{\"permission\": \"ro\", \"emails\": [\"user1@authz.test\"]}"
+                [unshare]="{\"emails\": [\"user1@authz.test\"]}")
+        jq -r ".paths | to_entries[] | .key as \$p | select(\$p | startswith(\"/folders/{\")) | .value | to_entries[] | \"\(.key|ascii_upcase) \(\$p) \(.value[\"x-tessera-access\"])\"" \
+                "$OPENAPI" >"$TMP/folder-routes" && test -s "$TMP/folder-routes" &&
+        while read -r method tpl acc; do
+                for caller in "${CALLERS[@]}"; do
+                        for owner in user user2 superadmin ouser admin; do
+                                uses $caller $owner && continue
+                                name=f-$owner; [ $owner = admin ] && name=f-project
+                                for ref in "$name" "${FID[$owner]}"; do
+                                        want=404
+                                        [ "${ROLE[$caller]}" = monitor ] && [ "$acc" != read ] && want=403
+                                        body=; [ "$method" = GET ] || body=${FBODY[${tpl##*/}]:-"{}"}
+                                        call $caller "$method" "${tpl/\{name\}/$ref}" "$body"
+                                        n=$((n + 1))
+                                        [ "$CODE" = "$want" ] && continue
+                                        echo "$caller $method $tpl of $owner by ${ref:0:8}: got $CODE, want $want: $(head -c 160 "$TMP/out")"
+                                        bad=$((bad + 1))
+                                done
+                        done
+                done
+        done <"$TMP/folder-routes"
+        for owner in user user2 superadmin ouser admin; do
+                call $owner GET "/folders/${FID[$owner]}"
+                [ "$CODE" = 200 ] && jq -e ".status == \"ready\"" "$TMP/out" >/dev/null ||
+                        { echo "the folder of $owner changed: $CODE $(head -c 200 "$TMP/out")"; bad=$((bad + 1)); }
+        done
+        echo "$n requests, $bad wrong"
         test $bad = 0
 '
 
