@@ -103,6 +103,21 @@ static void lower(char *s)
                 *s = (char)tolower((unsigned char)*s);
 }
 
+/* What a route does, for the authorization tests and readers of the
+ * document: public (no signature), agent (agents' signature), read
+ * (changes nothing: monitors may call), self (the caller's own account),
+ * write. */
+static const char *route_access(unsigned flags)
+{
+        if (flags & ROUTE_PUBLIC)
+                return "public";
+        if (flags & ROUTE_AGENT)
+                return "agent";
+        if (flags & ROUTE_READ)
+                return "read";
+        return flags & ROUTE_SELF ? "self" : "write";
+}
+
 json_t *api_openapi_document(const struct route *const *tables)
 {
         json_t *paths = json_object();
@@ -128,6 +143,7 @@ json_t *api_openapi_document(const struct route *const *tables)
                                 "not found or not visible (problem+json)");
                         if (!(r->flags & ROUTE_PUBLIC))
                                 json_object_set_new(op, "security", json_pack("[{s:[]}]", "BackendAISignature"));
+                        json_object_set_new(op, "x-tessera-access", json_string(route_access(r->flags)));
                         if (r->flags & (ROUTE_ADMIN | ROUTE_SUPERADMIN))
                                 json_object_set_new(op, "x-tessera-roles",
                                                     json_string(r->flags & ROUTE_SUPERADMIN

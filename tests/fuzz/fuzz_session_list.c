@@ -97,14 +97,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 return 0;
         }
         *nl = '\0';
-        struct session_list_params p = {
-                .role = role_from_string(text),
-                .user_id = "00000000-0000-4000-8000-000000000001",
-                .domain = "default",
-                .limit = 20,
-        };
-        if (p.role < 0)
-                p.role = ROLE_USER;
+        struct principal who = { .role = role_from_string(text), .user_id = "00000000-0000-4000-8000-000000000001",
+                                 .domain = "default" };
+        if (who.role < 0)
+                who.role = ROLE_USER;
+        struct session_list_params p = { .who = &who, .limit = 20 };
         char *query = nl + 1;
         query[strcspn(query, "\n")] = '\0';
         for (char *part = strtok_r(query, "&", &save); part && n < 64; part = strtok_r(NULL, "&", &save)) {

@@ -109,9 +109,10 @@ const struct entity admin_images = {
         .gen_id = true,
         .created_at = true,
         .key_filter = image_key,
-        /* domain admins: public images, and the private ones of their domain's users */
+        /* domain admins: public images, and the private ones of their domain's users, not a
+         * superadmin's (api/authz.h) */
         .domain_scope = "(i.owner_id IS NULL OR EXISTS (SELECT 1 FROM users ou WHERE ou.id = i.owner_id"
-                        " AND ou.domain_name = ?))",
+                        " AND ou.domain_name = ? AND ou.role <> 'superadmin'))",
 };
 
 /* ---- agents: they register themselves; admins move and forget them ---- */

@@ -13,7 +13,7 @@
 
 /* Who looks at private images (those of session commits, owner_id set):
  * their owner sees them, a superadmin all, an admin those of the users of
- * their domain. */
+ * their domain but not a superadmin's (the rule of api/authz.h). */
 struct image_viewer {
         const char *user_id;
         const char *domain;
@@ -22,7 +22,7 @@ struct image_viewer {
 /* A condition on a row of the images table, bound with IMAGE_VIEWER_ARGS. */
 #define IMAGE_VISIBLE_SQL                                                                  \
         " (images.owner_id IS NULL OR images.owner_id = ? OR ? = 1 OR (? = 1 AND EXISTS (" \
-        "SELECT 1 FROM users vu WHERE vu.id = images.owner_id AND vu.domain_name = ?)))"
+        "SELECT 1 FROM users vu WHERE vu.id = images.owner_id AND vu.domain_name = ? AND vu.role <> 'superadmin')))"
 #define IMAGE_VIEWER_ARGS(v) DB_TEXT((v)->user_id), DB_BOOL((v)->superadmin), DB_BOOL((v)->admin), DB_TEXT((v)->domain)
 /* The caller's view (c->who), or the view of the owner `user_id` a caller acts for. */
 #define IMAGE_VIEWER_OF(c, owner_user_id)                                                                     \

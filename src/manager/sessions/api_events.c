@@ -2,6 +2,8 @@
  *
  * Query: sessionName (a name, or "*" for all the caller may see), sessionId,
  * ownerAccessKey (admins), groupName ("*" or a project name), scope.
+ * Whatever the filters, a stream carries only the events of sessions the
+ * caller may see (authz.h: a domain admin's never a superadmin's).
  * Each event is `event: <name>` and `data: {sessionId, sessionName,
  * ownerAccessKey, status, reason, exitCode}`; a comment line every 15 s
  * keeps proxies from closing the stream.  Names are Backend.AI's
@@ -28,7 +30,7 @@
 #include "common/loop.h"
 #include "common/timeutil.h"
 #include "manager/api/api.h"
-#include "manager/api/auth.h"
+#include "manager/api/authz.h"
 #include "manager/core/events.h"
 #include "manager/core/manager.h"
 #include "manager/db/db.h"
@@ -58,11 +60,7 @@ static void sub_free(void *p)
 
 static bool visible(const struct sse_sub *s, const struct session_event *ev)
 {
-        const struct api_ctx *c = s->c;
-
-        if (c->who.role == ROLE_USER && !streq(ev->user_id, c->who.user_id))
-                return false;
-        if ((c->who.role == ROLE_ADMIN || c->who.role == ROLE_MONITOR) && !streq(ev->domain, c->who.domain))
+        if (!authz_sees(s->c, &(struct authz_owner){ ev->user_id, ev->domain, NULL }))
                 return false;
         if (s->session_name && !streq(s->session_name, ev->session_name))
                 return false;
@@ -121,11 +119,8 @@ void api_events_session(struct api_ctx *c)
         s->waiting = waiting && (streq(waiting, "1") || streq(waiting, "true"));
         if (owner && *owner && !streq(owner, c->who.access_key)) {
                 struct principal p;
-                if (c->who.role == ROLE_USER || auth_lookup_keypair(c->m, owner, &p, NULL, &err) < 0 ||
-                    !api_sees_domain(c, p.domain)) {
-                        tess_error_free(err);
-                        return api_problem(c, 404, "object-not-found", "access key '%s' not found", owner);
-                }
+                if (authz_owner_keypair(c, owner, AUTHZ_READ, &p, &err) < 0)
+                        return api_fail(c, err);
                 s->access_key = xstrdup(owner);
         } else if (s->session_name || c->who.role == ROLE_USER) {
                 /* a session name is meaningful per owner: default to the caller */

@@ -20,6 +20,7 @@
 #include "manager/agent_link/agent_call.h"
 #include "manager/api/api.h"
 #include "manager/api/auth.h"
+#include "manager/api/authz.h"
 #include "manager/core/events.h"
 #include "manager/core/manager.h"
 #include "manager/db/db.h"
@@ -32,24 +33,10 @@
 #include "manager/sessions/session_mounts.h"
 #include "manager/sessions/session_request.h"
 
-/* The keypair a request acts for: the caller, or owner_access_key for admins. */
+/* The keypair a request acts for: the caller, or owner_access_key (authz.h). */
 static int resolve_owner(struct api_ctx *c, const char *owner_ak, struct principal *ret, struct tess_error **err)
 {
-        if (!owner_ak || streq(owner_ak, c->who.access_key)) {
-                *ret = c->who;
-                return 0;
-        }
-        /* monitors may look (read routes), admins may also act */
-        if (!api_is_admin(c) && !(c->who.role == ROLE_MONITOR && (c->route->flags & ROUTE_READ)))
-                return tess_err(err, EACCES, "only admins may act for another keypair (owner_access_key)");
-        int r = auth_lookup_keypair(c->m, owner_ak, ret, NULL, err);
-        if (r < 0)
-                return r;
-        if (!api_sees_domain(c, ret->domain))
-                return tess_err(err, ENOENT, "access key '%s' not found", owner_ak);
-        if (ret->role == ROLE_SUPERADMIN && !api_is_superadmin(c))
-                return tess_err(err, EACCES, "only superadmins may act for a superadmin's keypair");
-        return 0;
+        return authz_owner_keypair(c, owner_ak, authz_access_of(c), ret, err);
 }
 
 /* Limits known at enqueue: pending count and pending slots (412), from
@@ -107,7 +94,7 @@ static char *json_text_or(json_t *j, const char *fallback)
 
 /* The lookups of one session, their SQL built once. */
 enum lookup {
-        LOOKUP_ID,                /* any visible session by id (admins) */
+        LOOKUP_ID,                /* any session by id: authz_check decides */
         LOOKUP_ID_LIVE,
         LOOKUP_OWNER_ID_OR_NAME,  /* a UUID-looking reference of an owner */
         LOOKUP_OWNER_ID_OR_NAME_LIVE,
@@ -133,47 +120,86 @@ static const char *lookup_sql(enum lookup k)
         return sql[k];
 }
 
-/* Find the session `ref` (id or name) of `owner`; live ones first. */
-int api_find_session(struct api_ctx *c, const char *ref, const char *owner_ak, bool live_only,
-                        struct db_rows **ret, struct tess_error **err)
+/* Run lookup k; 1 with *ret when it found a session, 0 when not. */
+static int lookup(struct api_ctx *c, enum lookup k, struct db_rows **ret, struct tess_error **err, const char *a,
+                  const char *b, const char *ak)
+{
+        int r;
+
+        *ret = db_rows_free(*ret);
+        switch (k) {
+        case LOOKUP_ID:
+        case LOOKUP_ID_LIVE:
+                r = DBQ(c->m->db, lookup_sql(k), ret, err, DB_TEXT(a));
+                break;
+        case LOOKUP_OWNER_ID_OR_NAME:
+        case LOOKUP_OWNER_ID_OR_NAME_LIVE:
+                r = DBQ(c->m->db, lookup_sql(k), ret, err, DB_TEXT(a), DB_TEXT(b), DB_TEXT(ak));
+                break;
+        default:
+                r = DBQ(c->m->db, lookup_sql(k), ret, err, DB_TEXT(a), DB_TEXT(ak));
+                break;
+        }
+        return r < 0 ? r : (*ret)->nrows == 1;
+}
+
+/* Whether the caller may have `access` to the session of *rows: 1, or 0
+ * (rows freed) when it may not see it; -EACCES, -EIO. */
+static int permitted(struct api_ctx *c, struct db_rows **rows, enum authz_access access, struct tess_error **err)
+{
+        struct authz_owner o = { db_getn(*rows, 0, "user_id"), db_getn(*rows, 0, "domain_name"),
+                                 db_getn(*rows, 0, "user_role") };
+        int r = authz_check(c, &o, access, err);
+
+        if (r == 0)
+                return 1;
+        *rows = db_rows_free(*rows);
+        if (r != -ENOENT)
+                return r;
+        tess_error_free(*err);
+        *err = NULL;
+        return 0;
+}
+
+/* Find the session `ref` (id or name) of `owner`; live ones first.  Every
+ * way of naming a session ends in the same authorization (authz.h): by id
+ * any session the caller may see, by name (or id) those of the keypair it
+ * acts for (its own, or owner_ak's when it may act for that keypair). */
+int api_find_session(struct api_ctx *c, const char *ref, const char *owner_ak, bool live_only, struct db_rows **ret,
+                     struct tess_error **err)
 {
         struct principal owner;
-        const char *ak;
-        int r = resolve_owner(c, owner_ak, &owner, err);
+        enum authz_access access = authz_access_of(c);
+        bool by_id = uuid_valid(ref);
+        int r = authz_owner_keypair(c, owner_ak, access, &owner, err);
+        const char *ak = owner.access_key;
+
+        *ret = NULL;
         if (r < 0)
                 return r;
-        ak = owner.access_key;
-        if (uuid_valid(ref) && (api_is_admin(c) || c->who.role == ROLE_MONITOR) && !owner_ak) {
-                /* admins and monitors may address any session they see by id */
-                r = DBQ(c->m->db, lookup_sql(live_only ? LOOKUP_ID_LIVE : LOOKUP_ID), ret, err, DB_TEXT(ref));
-                if (r < 0)
-                        return r;
-                if ((*ret)->nrows == 1 && (api_sees_domain(c, db_getn(*ret, 0, "domain_name")) ||
-                                           streq(db_getn(*ret, 0, "user_id"), c->who.user_id)))
-                        return 0;
-        } else if (uuid_valid(ref)) {
-                r = DBQ(c->m->db, lookup_sql(live_only ? LOOKUP_OWNER_ID_OR_NAME_LIVE : LOOKUP_OWNER_ID_OR_NAME), ret,
-                        err, DB_TEXT(ref), DB_TEXT(ref), DB_TEXT(ak));
-                if (r < 0)
-                        return r;
-                if ((*ret)->nrows == 1)
-                        return 0;
-        } else {
-                r = DBQ(c->m->db, lookup_sql(LOOKUP_OWNER_NAME_LIVE), ret, err, DB_TEXT(ref), DB_TEXT(ak));
-                if (r < 0)
-                        return r;
-                if ((*ret)->nrows == 1)
-                        return 0;
-                if (!live_only) {
-                        *ret = db_rows_free(*ret);
-                        r = DBQ(c->m->db, lookup_sql(LOOKUP_OWNER_NAME_LATEST), ret, err, DB_TEXT(ref), DB_TEXT(ak));
-                        if (r < 0)
-                                return r;
-                        if ((*ret)->nrows == 1)
-                                return 0;
-                }
+        if (by_id && !owner_ak) {
+                r = lookup(c, live_only ? LOOKUP_ID_LIVE : LOOKUP_ID, ret, err, ref, NULL, NULL);
+                if (r == 1)
+                        r = permitted(c, ret, access, err);
         }
+        if (r == 0 && by_id) {
+                r = lookup(c, live_only ? LOOKUP_OWNER_ID_OR_NAME_LIVE : LOOKUP_OWNER_ID_OR_NAME, ret, err, ref, ref,
+                           ak);
+                if (r == 1)
+                        r = permitted(c, ret, access, err);
+        }
+        if (r == 0 && !by_id) {
+                r = lookup(c, LOOKUP_OWNER_NAME_LIVE, ret, err, ref, NULL, ak);
+                if (r == 0 && !live_only)
+                        r = lookup(c, LOOKUP_OWNER_NAME_LATEST, ret, err, ref, NULL, ak);
+                if (r == 1)
+                        r = permitted(c, ret, access, err);
+        }
+        if (r == 1)
+                return 0;
         *ret = db_rows_free(*ret);
+        if (r < 0)
+                return r;
         return tess_err(err, ENOENT, "session '%s' not found", ref);
 }
 
@@ -556,9 +582,7 @@ void api_session_logs(struct api_ctx *c)
 void api_session_list(struct api_ctx *c)
 {
         struct session_list_params p = {
-                .role = c->who.role,
-                .user_id = c->who.user_id,
-                .domain = c->who.domain,
+                .who = &c->who,
                 .status = http_query(c->req, "status"),
                 .owner = http_query(c->req, "owner"),
                 .group = http_query(c->req, "group"),

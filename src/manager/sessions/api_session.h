@@ -23,8 +23,12 @@ void api_session_info(struct api_ctx *c);
 void api_session_destroy(struct api_ctx *c);
 void api_session_logs(struct api_ctx *c);
 void api_session_list(struct api_ctx *c);
-/* A session by id or name, as its owner (or an admin for owner_ak) sees
- * it; live ones first; ENOENT otherwise.  Rows of session_select(). */
+/* A session by id or name (of owner_ak's keypair, else the caller's),
+ * live ones first, if the caller may see it and, on a route that is not
+ * ROUTE_READ, act on it (the one rule, manager/api/authz.h); ENOENT (404)
+ * when not, EACCES (403) for a user naming another keypair or a monitor
+ * acting.  Every route that names a session finds it here.  Rows of
+ * session_select(). */
 int api_find_session(struct api_ctx *c, const char *ref, const char *owner_ak, bool live_only, struct db_rows **ret,
                      struct tess_error **err);
 /* The owner's request keeps the session from the idle timeout. */

@@ -86,7 +86,7 @@ const char session_columns[] =
         " s.resource_group, s.requested_slots, s.occupying_slots, s.environ, s.resource_opts, s.mounts,"
         " s.mount_map, s.vfolder_mounts, s.startup_command, s.starts_at, s.batch_timeout, s.status, s.status_info, s.status_data,"
         " s.status_history, s.result, s.num_queries, s.last_stat, s.created_at, s.terminated_at,"
-        " s.occupied_at, k.container_id AS container_id";
+        " s.occupied_at, k.container_id AS container_id, u.role AS user_role";
 
 static json_t *json_text(const char *text, const char *fallback)
 {

@@ -56,13 +56,11 @@ int session_list_build(const struct session_list_params *p, struct session_list_
 
         *q = (struct session_list_query){ 0 };
         buf_puts(&where, "1 = 1");
-        if (p->role == ROLE_USER) {
-                buf_puts(&where, " AND s.user_id = ?");
-                r = add_arg(q, DB_TEXT(p->user_id), err);
-        } else if (p->role != ROLE_SUPERADMIN) {
-                buf_puts(&where, " AND s.domain_name = ?");
-                r = add_arg(q, DB_TEXT(p->domain), err);
-        }
+        struct db_arg scope[AUTHZ_SCOPE_MAX_ARGS];
+        int nscope = 0;
+        authz_scope_sql(p->who, "s.user_id", "s.domain_name", "u.role", &where, scope, &nscope);
+        for (int i = 0; i < nscope && r >= 0; i++)
+                r = add_arg(q, scope[i], err);
         if (r >= 0 && p->status) {
                 bool set[_SESSION_STATUS_MAX] = { false };
                 r = parse_statuses(p->status, set, err);

@@ -14,16 +14,15 @@
 
 #include "common/error.h"
 #include "manager/api/api.h"
+#include "manager/api/authz.h"
 #include "manager/db/db.h"
 #include "manager/sessions/session.h"
 
 /* scope + every status + six filters (owner binds twice) + LIMIT, OFFSET */
-#define SESSION_LIST_MAX_ARGS (1 + _SESSION_STATUS_MAX + 7 + 2)
+#define SESSION_LIST_MAX_ARGS (AUTHZ_SCOPE_MAX_ARGS + _SESSION_STATUS_MAX + 7 + 2)
 
 struct session_list_params {
-        enum role role;      /* the caller's: users see theirs, admins their domain */
-        const char *user_id; /* the caller's */
-        const char *domain;  /* the caller's */
+        const struct principal *who; /* the caller: what it may see (authz_scope_sql) */
         const char *status;  /* "A,B,..." or NULL for any */
         const char *owner;   /* access key or email, or NULL */
         const char *group;   /* project name */

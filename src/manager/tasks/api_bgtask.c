@@ -8,8 +8,9 @@
  * bgtask_updated|bgtask_done|bgtask_failed|bgtask_cancelled` with `data:
  * {task_id, status, current_progress, total_progress, message}`; after the
  * end comes `event: server_close` and the stream closes, as Backend.AI's.
- * A task is seen by the user who started it, the admins and monitors of
- * its domain and superadmins; to anyone else it does not exist (404).
+ * A task is seen as its owner's objects are (authz.h: its user, the
+ * admins and monitors of its domain unless a superadmin started it,
+ * superadmins); to anyone else it does not exist (404).
  * Changes made through another manager are picked up from the database
  * every POLL_USEC. */
 #include "common/compat.h"
@@ -20,6 +21,7 @@
 #include "common/loop.h"
 #include "common/timeutil.h"
 #include "manager/api/api.h"
+#include "manager/api/authz.h"
 #include "manager/core/events.h"
 #include "manager/core/manager.h"
 #include "manager/db/db.h"
@@ -28,11 +30,9 @@
 
 #define POLL_USEC (2 * USEC_PER_SEC)
 
-static bool task_visible(const struct api_ctx *c, const char *user_id, const char *domain)
+static bool task_visible(struct api_ctx *c, const char *user_id, const char *domain)
 {
-        if (c->who.role == ROLE_USER)
-                return streq(user_id, c->who.user_id);
-        return api_sees_domain(c, domain);
+        return authz_sees(c, &(struct authz_owner){ user_id, domain, NULL });
 }
 
 /* Load task `id` if the caller may see it; else answer 404 and RET -ENOENT. */
