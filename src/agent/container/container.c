@@ -446,10 +446,11 @@ static int create_in(const struct container_config *cfg, const struct container_
         r = monitor_wait_started(report, cfg->start_timeout_usec, &pid, err);
         if (r < 0)
                 kill_leftovers(rec, dir);
-        /* runc has bound the idmapped copies into the container's own
-         * mount namespace: the host's go */
+        /* runc has bound the copies into the container's own mount
+         * namespace: the host's go, but the rootfs, which `runc exec`
+         * changes into (its config's root.path) */
         if (rec->idmap_stage)
-                userns_stage_remove(rec->idmap_stage);
+                userns_stage_remove(rec->idmap_stage, r < 0 ? NULL : "rootfs");
         return r;
 }
 

@@ -29,8 +29,8 @@ int container_teardown(const struct container_record *rec, struct tess_error **e
         int first = 0;
 
         keep_first(&first, rootfs_umount(rec->rootfs, &e), err, e);
-        if (rec->idmap_stage) /* left by a start that did not finish */
-                userns_stage_remove(rec->idmap_stage);
+        if (rec->idmap_stage) /* the rootfs the runtime knows, what a start left */
+                userns_stage_remove(rec->idmap_stage, NULL);
         if (rec->netns) {
                 e = NULL;
                 keep_first(&first, netns_detach(rec->veth, &e), err, e);

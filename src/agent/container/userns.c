@@ -119,7 +119,7 @@ uint32_t userns_overflow_uid(void)
         return (uint32_t)strtoul(text, NULL, 10);
 }
 
-void userns_stage_remove(const char *dir)
+void userns_stage_remove(const char *dir, const char *keep)
 {
         DIR *d = opendir(dir);
         struct dirent *de;
@@ -127,7 +127,7 @@ void userns_stage_remove(const char *dir)
         if (!d)
                 return;
         while ((de = readdir(d))) {
-                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+                if (streq(de->d_name, ".") || streq(de->d_name, "..") || streq_ptr(de->d_name, keep))
                         continue;
                 _cleanup_free_ char *p = xasprintf("%s/%s", dir, de->d_name);
                 while (umount2(p, MNT_DETACH | UMOUNT_NOFOLLOW) == 0) /* stacked, after a retried start */
@@ -136,5 +136,6 @@ void userns_stage_remove(const char *dir)
                         unlink(p);
         }
         closedir(d);
-        rmdir(dir);
+        if (!keep)
+                rmdir(dir);
 }

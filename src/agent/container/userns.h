@@ -37,9 +37,10 @@ int userns_idmap_clone(const char *src, const char *dst, int userns_fd, bool rec
  * it: the kernel's overflow uid (65534 unless changed). */
 uint32_t userns_overflow_uid(void);
 
-/* Detach every mount under dir (the idmapped copies userns_idmap_clone()
- * made there), remove the emptied mount points and dir.  Never removes a
- * tree: what is still mounted stays.  Fine when dir does not exist. */
-void userns_stage_remove(const char *dir);
+/* Detach every mount under dir (the copies userns_idmap_clone() made
+ * there) but the one named keep (NULL: none), remove the emptied mount
+ * points and, when nothing is kept, dir.  Never removes a tree: what is
+ * still mounted stays.  Fine when dir does not exist. */
+void userns_stage_remove(const char *dir, const char *keep);
 
 #endif
