@@ -41,6 +41,12 @@ test_expect_success 'a session with its own variables runs; its code runs as the
         test "$(cat "$TMP/console")" = "$(printf "1000\n1000\nmine")"
 '
 
+test_expect_success 'an app'"'"'s environment (start-service envs) may not set them either' '
+        api POST /session/sess1/start-service "{\"app\": \"jupyter\", \"envs\": {\"TESSERA_UID\": \"0\"}}" &&
+        test "$CODE" = 400 && grep -q "envs.TESSERA_UID" "$TMP/out" && grep -q reserved "$TMP/out" ||
+                { echo "$CODE $(cat "$TMP/out")"; return 1; }
+'
+
 test_expect_success 'the user cannot ptrace process 1 (the runner) nor read its memory or environment' '
         session_run sess1 "python3 -c \"
 import ctypes, errno
