@@ -1,6 +1,8 @@
 #!/bin/bash
 # bench/container-start.sh - how long a container takes to start: Tessera's
-# container_create() (bridge network and none), a bare `runc run -d` of an
+# container_create() (bridge network and none; in a user namespace, the
+# default, and without one: what the namespace and its idmapped mounts
+# cost, docs/design/containers.md), a bare `runc run -d` of an
 # equivalent bundle, and `docker run -d` on Debian's docker.io engine when
 # dockerd is installed.  Each start is "create -> running" with a
 # `sleep 1000` init; the container is removed (untimed) before the next.
@@ -22,8 +24,9 @@ T=$(mktemp -d /tmp/tessera-bench-ct.XXXXXX)
 . bench/lib/peers.sh
 CG=tessera-bench-$$
 BR=tb$(($$ % 100000))
-CT=("$TOOL" --state "$T/state" --runc-root "$T/runc" --cgroup-parent "$CG" --netns-dir "$T/netns"
+CT_ALL=("$TOOL" --state "$T/state" --runc-root "$T/runc" --cgroup-parent "$CG" --netns-dir "$T/netns"
         --bridge "$BR" --cidr "10.253.$(($$ % 250)).1/24")
+CT=("${CT_ALL[@]}")
 
 cleanup() {
         local id
@@ -42,28 +45,39 @@ peers_rootfs
 # container-tool reports it), and the wall time of the whole container-tool
 # process (adds its own exec and library loading, as `runc` and `docker`
 # pay theirs).
+# One start of container ID on NET with the user namespace USERNS; samples
+# appended to $T/s-tessera-SUFFIX and $T/s-tessera-wall-SUFFIX.
+start_one() { # ID NET USERNS SUFFIX
+        local t0 ct=("${CT_ALL[@]}" --userns "$3")
+        t0=$(now)
+        "${ct[@]}" create "$1" --layer "$T/rootfs" --net "$2" --pids 64 --memory $((64 << 20)) -- \
+                sleep 1000 >"$T/out" || { cat "$T/out"; return 1; }
+        echo $(($(now) - t0)) >>"$T/s-tessera-wall-$4"
+        echo $(($(sed -n 's/^created in \([0-9]*\) us$/\1/p' "$T/out") * 1000)) >>"$T/s-tessera-$4"
+        "${ct[@]}" destroy "$1" 0 >/dev/null && "${ct[@]}" remove "$1" >/dev/null
+}
+# With and without the user namespace, one after the other in each round,
+# so that the machine's load weighs on both alike.
 bench_tessera() { # NET LABEL
-        local i t0 id
-        : >"$T/s-tessera-$1"
-        : >"$T/s-tessera-wall-$1"
+        local i
+        : >"$T/s-tessera-$1" >"$T/s-tessera-wall-$1" >"$T/s-tessera-$1-off" >"$T/s-tessera-wall-$1-off"
         for i in $(seq 1 "$N"); do
-                id=b$1$i
-                t0=$(now)
-                "${CT[@]}" create "$id" --layer "$T/rootfs" --net "$1" --pids 64 --memory $((64 << 20)) -- \
-                        sleep 1000 >"$T/out" || { cat "$T/out"; return 1; }
-                echo $(($(now) - t0)) >>"$T/s-tessera-wall-$1"
-                echo $(($(sed -n 's/^created in \([0-9]*\) us$/\1/p' "$T/out") * 1000)) >>"$T/s-tessera-$1"
-                "${CT[@]}" destroy "$id" 0 >/dev/null && "${CT[@]}" remove "$id" >/dev/null
+                start_one "b$1$i" "$1" on "$1" && start_one "o$1$i" "$1" off "$1-off" || return 1
         done
-        stats "$2, the call" "$T/s-tessera-$1"
+        stats "$2, the call" "$T/s-tessera-$1-off"
+        TESS_OFF=$P50
+        stats "$2 + user namespace, the call" "$T/s-tessera-$1"
         TESS_CALL=$P50
-        stats "$2, whole process" "$T/s-tessera-wall-$1"
+        stats "$2 + user namespace, whole process" "$T/s-tessera-wall-$1"
 }
 bench_tessera none "tessera (network none)" || exit 1
 TESS=$TESS_CALL
 TESS_WALL=$P50
+TESS_NOUSERNS=$TESS_OFF
 bench_tessera bridge "tessera (bridge + veth)" || exit 1
 TESS_BR=$TESS_CALL
+TESS_BR_NOUSERNS=$TESS_OFF
+CT=("${CT_ALL[@]}" --userns off) # the bare runtime's bundle as before: no user namespace
 
 # ---- bare runc run -d of the same config.json (plain rootfs dir, no overlay) ----
 peers_runc_config "$T/state" "${CT[@]}" || exit 1
@@ -78,5 +92,9 @@ echo
 printf 'ratio tessera call/runc (p50):          %.2f\n' "$(echo "$TESS / $RUNC" | bc -l)"
 printf 'ratio tessera process/runc (p50):       %.2f\n' "$(echo "$TESS_WALL / $RUNC" | bc -l)"
 printf 'ratio tessera bridge call/runc (p50):   %.2f\n' "$(echo "$TESS_BR / $RUNC" | bc -l)"
+printf 'user namespace, network none (p50):     %+.1f ms (userns/off %.2f)\n' \
+        "$(echo "($TESS - $TESS_NOUSERNS) / 1000000" | bc -l)" "$(echo "$TESS / $TESS_NOUSERNS" | bc -l)"
+printf 'user namespace, bridge (p50):           %+.1f ms (userns/off %.2f)\n' \
+        "$(echo "($TESS_BR - $TESS_BR_NOUSERNS) / 1000000" | bc -l)" "$(echo "$TESS_BR / $TESS_BR_NOUSERNS" | bc -l)"
 [ -n "$DOCK" ] && printf 'ratio tessera call/docker (p50):        %.2f\n' "$(echo "$TESS / $DOCK" | bc -l)"
 exit 0

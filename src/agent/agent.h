@@ -54,6 +54,8 @@ struct agent_conf {
         char *runc;         /* the OCI runtime */
         bool cgroup_favordynmods; /* cgroup_tune.h */
         char *runner;       /* the runner binary (default: tessera-runner beside tessera) */
+        bool userns;          /* containers in a user namespace (container/userns.h) */
+        uint64_t userns_base; /* its root's host uid */
         char *network;      /* "bridge" or "none" */
         char *bridge, *bridge_cidr;
         char *listen;  /* HOST:PORT of the agent's HTTP server (agent_http.c) */

@@ -54,6 +54,12 @@ const struct conf_opt agent_conf_opts[] = {
                  "no longer wait for an RCU grace period (10-20 ms each), forks and exits cost a little more"),
         CONF_OPT("runner", CONF_T_STR, AC, runner, NULL, 0, 0, false,
                  "the runner bound into every container (default: tessera-runner beside tessera)"),
+        CONF_OPT("userns", CONF_T_BOOL, AC, userns, "true", 0, 0, false,
+                 "run containers in a user namespace: their root is an unprivileged host uid (userns_base), files "
+                 "keep their owners through idmapped mounts (Linux 5.19); false: containers' root is host root"),
+        CONF_OPT("userns_base", CONF_T_U64, AC, userns_base, "2000000000", 1, 4294901759ULL, false,
+                 "the host uid and gid of containers' root in their user namespace; their 65536 ids are "
+                 "userns_base to userns_base+65535 (the work user: userns_base+1000)"),
         CONF_OPT("network", CONF_T_STR, AC, network, "bridge", 0, 0, false,
                  "bridge (a veth on the agent's bridge) or none (loopback only)"),
         CONF_OPT("bridge", CONF_T_STR, AC, bridge, "tessera0", 0, 0, false, "the agent's bridge"),

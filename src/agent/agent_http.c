@@ -45,6 +45,7 @@
 #include "agent/runner_client.h"
 #include "common/buf.h"
 #include "common/crypto.h"
+#include "common/env_reserved.h"
 #include "common/log.h"
 #include "common/netaddr.h"
 #include "common/relay.h"
@@ -375,8 +376,15 @@ static void do_start_service(const struct runner_client *rc, const struct req *r
                 env = xcalloc(json_array_size(jenv) + 1, sizeof(char *));
                 for (size_t i = 0; ok && i < json_array_size(jargv); i++)
                         ok = (argv[i] = json_string_value(json_array_get(jargv, i))) != NULL;
-                for (size_t i = 0; ok && i < json_array_size(jenv); i++)
-                        ok = (env[i] = json_string_value(json_array_get(jenv, i))) != NULL;
+                for (size_t i = 0, n = 0; ok && i < json_array_size(jenv); i++) {
+                        const char *kv = json_string_value(json_array_get(jenv, i));
+                        ok = kv != NULL;
+                        if (ok && env_reserved(kv)) /* the user's, as a session's environment (kernel_runtime.c) */
+                                log_warn("start-service %s: the reserved variable %.*s dropped from its environment",
+                                         json_str(body, "name"), (int)strcspn(kv, "="), kv);
+                        else if (ok)
+                                env[n++] = kv;
+                }
         }
         if (!ok)
                 answer_error(a, EINVAL, "start-service needs {name, argv: [strings], port, env?: [strings]}");

@@ -31,6 +31,7 @@
 #include "agent/pty_keep.h"
 #include "agent/vfolder_mount.h"
 #include "common/buf.h"
+#include "common/env_reserved.h"
 #include "common/fs.h"
 #include "common/log.h"
 #include "common/slots.h"
@@ -73,6 +74,8 @@ struct container_config kernel_runtime_config(const struct agent_ctx *ctx)
                 .bridge = c->bridge,
                 .bridge_cidr = c->bridge_cidr,
                 .monitor_exe = monitor_exe[0] ? monitor_exe : NULL,
+                .no_userns = !c->userns,
+                .userns_base = (uint32_t)c->userns_base,
         };
 }
 
@@ -146,6 +149,22 @@ static size_t merge_env(char **env, size_t n, char *const *extra, size_t nextra)
         return n;
 }
 
+/* A name the runner or the agent reserves (common/env_reserved.h) in an
+ * environment a user controls (the session's, the image's: images can be
+ * a user's commit or build): never passed on.  The manager refuses them
+ * at create; a kernel stored before, or sent by something else, still
+ * gets none. */
+static bool dropped_reserved(const json_t *spec, const char *whose, const char *name, size_t len)
+{
+        const char *why = env_reserved_why(name);
+
+        if (!why)
+                return false;
+        log_warn("kernel %s: %s environment sets %.*s, which is reserved (%s): dropped",
+                 json_string_value(json_object_get(spec, "id")), whose, (int)(len > 64 ? 64 : len), name, why);
+        return true;
+}
+
 static char **kernel_env(const json_t *spec, const struct image_info *img, int ncores, char *const *extra,
                          size_t nextra)
 {
@@ -160,8 +179,11 @@ static char **kernel_env(const json_t *spec, const struct image_info *img, int n
                         env = xrealloc(env, (cap *= 2) * sizeof(*env)); \
                 env[n++] = xasprintf(__VA_ARGS__);                         \
         } while (0)
-        for (char **e = img->env; e && *e; e++)
+        for (char **e = img->env; e && *e; e++) {
+                if (dropped_reserved(spec, "the image's", *e, strcspn(*e, "=")))
+                        continue;
                 PUSH("%s", *e);
+        }
         PUSH("TESSERA_SESSION_ID=%s", json_string_value(json_object_get(spec, "session_id")));
         PUSH("TESSERA_SESSION_NAME=%s", json_string_value(json_object_get(spec, "session_name")));
         PUSH("TESSERA_KERNEL_ID=%s", json_string_value(json_object_get(spec, "id")));
@@ -182,7 +204,8 @@ static char **kernel_env(const json_t *spec, const struct image_info *img, int n
         if (startup)
                 PUSH("TESSERA_STARTUP_COMMAND=%s", startup);
         json_object_foreach(json_object_get(spec, "environ"), key, v)
-                if (json_is_string(v) && !strchr(key, '='))
+                if (json_is_string(v) && !strchr(key, '=') &&
+                    !dropped_reserved(spec, "the session's", key, strlen(key)))
                         PUSH("%s=%s", key, json_string_value(v));
 #undef PUSH
         if (n + nextra + 1 > cap)
@@ -287,8 +310,16 @@ static int start_held(struct agent_ctx *ctx, const char *id, const json_t *spec,
                 mounts[gw.nmounts + i] = vm.v[i];
         char **env = kernel_env(spec, &img, alloc->ncores, gw.env, gw.nenv);
         _cleanup_free_ char *runner = runner_path(ctx);
-        const char *const interactive_args[] = { CONTAINER_RUNNER_PATH, NULL };
-        const char *const batch_args[] = { CONTAINER_RUNNER_PATH, "--batch", NULL };
+        /* who the user is and who the agent is, as options: nothing of the
+         * environment (the session's) decides it */
+        char uid[16], gid[16], agent_uid[16];
+        snprintf(uid, sizeof(uid), "%d", KERNEL_UID);
+        snprintf(gid, sizeof(gid), "%d", KERNEL_GID);
+        snprintf(agent_uid, sizeof(agent_uid), "%u", container_agent_uid_inside(&cfg));
+        const char *const interactive_args[] = { CONTAINER_RUNNER_PATH, "--uid", uid, "--gid", gid,
+                                                 "--agent-uid", agent_uid, NULL };
+        const char *const batch_args[] = { CONTAINER_RUNNER_PATH, "--batch", "--uid", uid, "--gid", gid,
+                                           "--agent-uid", agent_uid, NULL };
         struct container_spec cs = {
                 .id = id,
                 .layers = (const char *const *)img.layer_dirs,

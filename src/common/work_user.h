@@ -1,5 +1,5 @@
 /* work_user.h - the user that code in a session runs as: the runner drops
- * to it (TESSERA_UID/TESSERA_GID, default these), the agent gives it
+ * to it (its --uid/--gid, default these), the agent gives it
  * /home/work, and the manager makes what it writes into virtual folders
  * (folders, directories, uploaded files) its, so that sessions can use
  * them. */

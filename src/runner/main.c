@@ -14,10 +14,13 @@
  * Ending: stop listening, SIGTERM (and SIGHUP to terminals) to every
  * process, SIGKILL after --grace-ms, exit when none is left.
  *
- * Environment: TESSERA_UID / TESSERA_GID (default 1000, the `work` user of
- * the images) for user processes when the runner is root, TESSERA_PYTHON
+ * User processes run as --uid/--gid (default 1000, the `work` user of the
+ * images) when the runner is root.  Who they run as is an option, never
+ * the environment: the environment is the session's, and a user who could
+ * set TESSERA_UID=0 was root (issue 19).  Environment: TESSERA_PYTHON
  * (default python3) for query mode, TESSERA_STARTUP_COMMAND for --batch
- * without a command (run by /bin/sh -c). */
+ * without a command (run by /bin/sh -c); the manager and the agent keep
+ * users from setting any TESSERA_ name (common/env_reserved.h). */
 #include "common/compat.h"
 
 #include <fcntl.h>
@@ -56,6 +59,7 @@ static const char usage[] =
         "  --auth outside|uid   accept peers outside our pid namespace with --agent-uid (default),\n"
         "                       or any peer with our own uid (tests, no pid namespace)\n"
         "  --agent-uid N        the agent's uid as seen here (default 0)\n"
+        "  --uid N, --gid N     user processes' uid and gid when the runner is root (default 1000)\n"
         "  --keep-uid           run user processes with the runner's own uid/gid\n"
         "  --grace-ms N         SIGTERM to SIGKILL at shutdown (default 5000)\n"
         "  --die-with-parent    shut down when the parent process dies\n"
@@ -108,13 +112,16 @@ static const char *user_name(uid_t uid)
 
 static void parse_args(int argc, char **argv)
 {
-        enum { O_BATCH = 256, O_SOCKET_DIR, O_HOME, O_AUTH, O_AGENT_UID, O_KEEP_UID, O_GRACE, O_DIE, O_VERSION };
+        enum { O_BATCH = 256, O_SOCKET_DIR, O_HOME, O_AUTH, O_AGENT_UID, O_UID, O_GID, O_KEEP_UID, O_GRACE, O_DIE,
+               O_VERSION };
         static const struct option opts[] = {
                 { "batch", no_argument, NULL, O_BATCH },
                 { "socket-dir", required_argument, NULL, O_SOCKET_DIR },
                 { "home", required_argument, NULL, O_HOME },
                 { "auth", required_argument, NULL, O_AUTH },
                 { "agent-uid", required_argument, NULL, O_AGENT_UID },
+                { "uid", required_argument, NULL, O_UID },
+                { "gid", required_argument, NULL, O_GID },
                 { "keep-uid", no_argument, NULL, O_KEEP_UID },
                 { "grace-ms", required_argument, NULL, O_GRACE },
                 { "die-with-parent", no_argument, NULL, O_DIE },
@@ -142,6 +149,16 @@ static void parse_args(int argc, char **argv)
                                 die_usage("bad --agent-uid '%s'", optarg);
                         rconf.agent_uid = (uid_t)v;
                         break;
+                case O_UID:
+                        if (parse_uint(optarg, INT32_MAX, &v) < 0)
+                                die_usage("bad --uid '%s'", optarg);
+                        rconf.uid = (uid_t)v;
+                        break;
+                case O_GID:
+                        if (parse_uint(optarg, INT32_MAX, &v) < 0)
+                                die_usage("bad --gid '%s'", optarg);
+                        rconf.gid = (gid_t)v;
+                        break;
                 case O_KEEP_UID: keep_uid = true; break;
                 case O_GRACE:
                         if (parse_uint(optarg, 3600000, &v) < 0)
@@ -158,16 +175,6 @@ static void parse_args(int argc, char **argv)
                 if (!rconf.batch)
                         die_usage("a command needs --batch ('%s')", argv[optind]);
                 rconf.batch_argv = argv + optind;
-        }
-        if ((s = getenv("TESSERA_UID"))) {
-                if (parse_uint(s, INT32_MAX, &v) < 0)
-                        die_usage("bad TESSERA_UID '%s'", s);
-                rconf.uid = (uid_t)v;
-        }
-        if ((s = getenv("TESSERA_GID"))) {
-                if (parse_uint(s, INT32_MAX, &v) < 0)
-                        die_usage("bad TESSERA_GID '%s'", s);
-                rconf.gid = (gid_t)v;
         }
         if ((s = getenv("TESSERA_PYTHON")) && *s)
                 rconf.python = s;

@@ -14,6 +14,7 @@
  *
  * GLOBAL: --state DIR (required)  --runc-root DIR  --cgroup-parent NAME
  *         --netns-dir DIR  --bridge NAME  --cidr GW/PREFIX  --log-max BYTES
+ *         --userns on|off (default on)  --idmap-dir DIR  --runtime runc|crun|PATH
  *
  * state prints one line: "running pid=P monitor=M ip=A", "running
  * monitor-lost pid=P", "exited code=C signal=S oom=0|1" or "unknown".
@@ -345,6 +346,12 @@ int main(int argc, char **argv)
                         cfg.bridge_cidr = v;
                 else if (streq(o, "--log-max"))
                         cfg.log_max = num(v);
+                else if (streq(o, "--runtime"))
+                        cfg.runc = v;
+                else if (streq(o, "--userns"))
+                        cfg.no_userns = streq(v, "off");
+                else if (streq(o, "--idmap-dir"))
+                        cfg.idmap_dir = v;
                 else
                         return usage();
         }

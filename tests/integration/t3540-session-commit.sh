@@ -15,9 +15,15 @@ session() {
 }
 
 # rootfs NAME: the session's container root as root on the host sees it
-# (the overlay mount: a write there is what root in the container does)
+# (the overlay mount: read-only to host root in a user namespace, whose
+# idmapped upper layer has no id for it; as_root writes)
 rootfs() {
         echo "$AGENT_STATE/containers/$(kernel_id "$1")/bundle/rootfs"
+}
+
+# as_root NAME CMD: run a shell command as root in the session's container
+as_root() {
+        runc --root "$RUNC_ROOT" exec "$(kernel_id "$1")" /bin/sh -c "$2"
 }
 
 # wait_task ID: poll GET /background-tasks/ID until it ends; the task in $TMP/task
@@ -50,9 +56,10 @@ test_expect_success 'tessera dev with busybox; a folder; another user' '
 test_expect_success 'a session changes its filesystem as root and as its user, in its home and in a folder' '
         session source busybox:latest "\"mounts\": [\"data\"]" &&
         R=$(rootfs source) && test -d "$R/bin" &&
-        mkdir -p "$R/usr/local/bin" &&
-        printf "#!/bin/sh\necho hello from the commit\n" >"$R/usr/local/bin/hello" && chmod 755 "$R/usr/local/bin/hello" &&
-        rm "$R/etc/group" && test ! -e "$R/etc/group" &&
+        as_root source "mkdir -p /usr/local/bin &&
+                printf \"#!/bin/sh\\necho hello from the commit\\n\" >/usr/local/bin/hello &&
+                chmod 755 /usr/local/bin/hello && rm /etc/group" &&
+        test -x "$R/usr/local/bin/hello" && test ! -e "$R/etc/group" &&
         session_run source "echo note >/tmp/note && echo home >/home/work/home.txt && echo folder >/home/work/data/in-folder.txt" &&
         test "$EXIT" = 0 &&
         session_run source "/usr/local/bin/hello" && test "$(cat "$TMP/console")" = "hello from the commit"

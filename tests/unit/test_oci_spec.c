@@ -201,11 +201,62 @@ static void test_namespaces(void)
         json_decref(doc);
 }
 
+/* A user namespace: "user" among the namespaces, 0.. mapped to the base
+ * for uids and gids; with the agent's network namespace, the host's /sys
+ * read-only all the way down instead of a sysfs it may not mount. */
+static void test_user_namespace(void)
+{
+        struct container_spec spec = full_spec();
+        struct oci_spec_host host = full_host;
+        json_t *doc, *sys;
+        bool user = false;
+        size_t i;
+        json_t *n;
+
+        doc = build(&spec, &host);
+        if (!doc)
+                return;
+        json_array_foreach (at(doc, "linux.namespaces"), i, n)
+                user |= streq_ptr(str_at(n, "type"), "user");
+        CHECK(!user);
+        CHECK(!at(doc, "linux.uidMappings"));
+        json_decref(doc);
+
+        host.userns_base = 2000000000u;
+        host.userns_size = 65536;
+        doc = build(&spec, &host);
+        if (!doc)
+                return;
+        json_array_foreach (at(doc, "linux.namespaces"), i, n)
+                user |= streq_ptr(str_at(n, "type"), "user") && !json_object_get(n, "path");
+        CHECK(user);
+        for (int k = 0; k < 2; k++) {
+                json_t *m = at(doc, k ? "linux.gidMappings" : "linux.uidMappings");
+                CHECK_INTEQ(json_array_size(m), 1);
+                CHECK_INTEQ(json_integer_value(at(m, "0.containerID")), 0);
+                CHECK_INTEQ(json_integer_value(at(m, "0.hostID")), 2000000000);
+                CHECK_INTEQ(json_integer_value(at(m, "0.size")), 65536);
+        }
+        sys = mount_at(doc, "/sys");
+        CHECK_STREQ(str_at(sys, "type"), "bind");
+        CHECK_STREQ(str_at(sys, "source"), "/sys");
+        CHECK(array_has(json_object_get(sys, "options"), "rbind"));
+        CHECK(array_has(json_object_get(sys, "options"), "rro"));
+        json_decref(doc);
+
+        host.netns = NULL; /* runc makes the network namespace, in the user namespace: sysfs */
+        doc = build(&spec, &host);
+        if (!doc)
+                return;
+        CHECK_STREQ(str_at(mount_at(doc, "/sys"), "type"), "sysfs");
+        json_decref(doc);
+}
+
 static void test_seccomp(void)
 {
         struct container_spec spec = full_spec();
         json_t *doc = build(&spec, &full_host), *sc, *rule;
-        bool clone_newuser = false, clone3_enosys = false;
+        bool clone_newuser = false, clone3_enosys = false, vsock_denied = false, socketcall_denied = false;
         size_t i;
 
         if (!doc)
@@ -234,9 +285,21 @@ static void test_seccomp(void)
                 if (array_has(json_object_get(rule, "names"), "clone3") &&
                     json_integer_value(json_object_get(rule, "errnoRet")) == ENOSYS)
                         clone3_enosys = true;
+                /* socket(AF_VSOCK, ...) fails as where the family does not exist */
+                if (array_has(json_object_get(rule, "names"), "socket") &&
+                    json_integer_value(at(rule, "args.0.value")) == 40 &&
+                    streq_ptr(str_at(rule, "args.0.op"), "SCMP_CMP_EQ") &&
+                    streq_ptr(str_at(rule, "action"), "SCMP_ACT_ERRNO") &&
+                    json_integer_value(json_object_get(rule, "errnoRet")) == EAFNOSUPPORT)
+                        vsock_denied = true;
+                if (array_has(json_object_get(rule, "names"), "socketcall") && !at(rule, "args.0") &&
+                    streq_ptr(str_at(rule, "action"), "SCMP_ACT_ERRNO"))
+                        socketcall_denied = true;
         }
         CHECK(clone_newuser);
         CHECK(clone3_enosys);
+        CHECK(vsock_denied);
+        CHECK(socketcall_denied);
         CHECK(array_has(at(doc, "linux.maskedPaths"), "/proc/kcore"));
         CHECK(array_has(at(doc, "linux.maskedPaths"), "/sys/firmware"));
         CHECK(array_has(at(doc, "linux.readonlyPaths"), "/proc/sys"));
@@ -427,7 +490,8 @@ static void test_hostname_is_cut(void)
 }
 
 static const struct test tests[] = {
-        TEST(test_process),   TEST(test_capabilities), TEST(test_namespaces), TEST(test_seccomp),
+        TEST(test_process),   TEST(test_capabilities), TEST(test_namespaces), TEST(test_user_namespace),
+        TEST(test_seccomp),
         TEST(test_resources_from_slots), TEST(test_devices), TEST(test_mounts), TEST(test_cpu_count),
         TEST(test_errors),    TEST(test_hostname_is_cut), {},
 };

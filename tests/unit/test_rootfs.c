@@ -1,10 +1,19 @@
 /* test_rootfs.c - the overlay options (layer order, relative layers) and,
- * as root, real mounts: two layers, and more layers than fit in a page. */
+ * as root, real mounts: two layers, and more layers than fit in a page;
+ * the same on idmapped layers for a user namespace (owners as its ids on
+ * the host, as on disk in the upper dir, no idmapped copy left). */
 #include "common/compat.h"
 
 #include "../lib/test.h"
+#include <grp.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
 #include "agent/container/rootfs.h"
+#include "agent/container/userns.h"
 #include "common/fs.h"
+
+#define BASE 2100000000u
 
 static void test_options_order(void)
 {
@@ -40,8 +49,60 @@ static void test_options_errors(void)
         buf_release(&b);
 }
 
-/* As root: mount `n` layers (file i in layer i, "which" in every layer) and check the merge. */
-static void mount_layers(int n, size_t name_len)
+/* Is anything mounted under dir (a mount point, field 5 of mountinfo)? */
+static bool mounted_under(const char *dir)
+{
+        _cleanup_free_ char *text = NULL;
+        char *save = NULL;
+        size_t len;
+
+        if (fs_read_file("/proc/self/mountinfo", 1 << 22, &text, &len, NULL) < 0)
+                return true;
+        for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+                char point[4096];
+                if (sscanf(line, "%*s %*s %*s %*s %4095s", point) == 1 && strncmp(point, dir, strlen(dir)) == 0)
+                        return true;
+        }
+        return false;
+}
+
+/* As host uid BASE+1000 (the work user of the namespace): create name. */
+static int create_as_work_user(const char *path)
+{
+        pid_t pid = fork();
+        int st;
+
+        if (pid == 0) {
+                if (setgroups(0, NULL) < 0 || setresgid(BASE + 1000, BASE + 1000, BASE + 1000) < 0 ||
+                    setresuid(BASE + 1000, BASE + 1000, BASE + 1000) < 0)
+                        _exit(1);
+                _exit(fs_write_file_atomic(path, "w", 1, 0644, NULL) < 0 ? 2 : 0);
+        }
+        if (pid < 0 || waitpid(pid, &st, 0) < 0)
+                return -1;
+        return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The idmapped checks: the layers' files (root's on disk) are BASE's seen
+ * through the overlay; what the work user of the namespace writes is
+ * 1000's on disk in the upper dir; no idmapped copy is left. */
+static void check_idmapped(const char *root, const char *target, const char *stage)
+{
+        _cleanup_free_ char *first = xasprintf("%s/file0", target), *home = xasprintf("%s/home", target);
+        _cleanup_free_ char *mine = xasprintf("%s/home/mine", target), *disk = xasprintf("%s/upper/home/mine", root);
+        struct stat st;
+
+        CHECK(stat(first, &st) == 0 && st.st_uid == BASE && st.st_gid == BASE);
+        CHECK(stat(home, &st) == 0 && st.st_uid == BASE + 1000);
+        CHECK_INTEQ(create_as_work_user(mine), 0);
+        CHECK(stat(mine, &st) == 0 && st.st_uid == BASE + 1000);
+        CHECK(stat(disk, &st) == 0 && st.st_uid == 1000 && st.st_gid == 1000);
+        CHECK(!mounted_under(stage));
+}
+
+/* As root: mount `n` layers (file i in layer i, "which" in every layer) and check the merge;
+ * idmapped: for a user namespace at BASE. */
+static void mount_layers(int n, size_t name_len, bool idmapped)
 {
         char root[64];
         char **layers = xcalloc((size_t)n + 1, sizeof(char *));
@@ -68,7 +129,23 @@ static void mount_layers(int n, size_t name_len)
                 fs_write_file_atomic(f, "x", 1, 0644, NULL);
                 fs_write_file_atomic(w, text, strlen(text), 0644, NULL);
         }
-        if (rootfs_mount((const char *const *)layers, upper, work, target, &err) < 0) {
+        _cleanup_free_ char *stage = xasprintf("%s/stage", root), *home = xasprintf("%s/home", layers[n - 1]);
+        _cleanup_close_ int userns_fd = -1;
+        int r;
+        fs_mkdir_p(home, 0755, NULL);
+        if (chown(home, 1000, 1000) < 0)
+                test_fail(__FILE__, __LINE__, "chown: %s", strerror(errno));
+        if (idmapped) {
+                chmod(root, 0755); /* mkdtemp's 0700 would keep the namespace's users out */
+                fs_mkdir_p(stage, 0711, NULL);
+                r = userns_open(BASE, 65536, &userns_fd, &err);
+                if (r >= 0)
+                        r = rootfs_mount_idmapped((const char *const *)layers, root, target, stage, userns_fd, BASE,
+                                                  &err);
+        } else {
+                r = rootfs_mount((const char *const *)layers, upper, work, target, &err);
+        }
+        if (r < 0) {
                 test_fail(__FILE__, __LINE__, "%s", err->msg);
                 err = tess_error_free(err);
         } else {
@@ -80,6 +157,8 @@ static void mount_layers(int n, size_t name_len)
                 CHECK_INTEQ(strtol(text ? text : "-1", NULL, 10), n - 1); /* the top-most layer wins */
                 CHECK(access(first, F_OK) == 0);
                 CHECK(access(last, F_OK) == 0);
+                if (idmapped)
+                        check_idmapped(root, target, stage);
                 CHECK_INTEQ(rootfs_umount(target, &err), 0);
                 CHECK(!rootfs_is_mounted(target));
                 CHECK_INTEQ(rootfs_umount(target, &err), 0); /* twice is fine */
@@ -96,7 +175,7 @@ static void test_mount_two_layers(void)
 {
         if (geteuid() != 0)
                 SKIP("needs root");
-        mount_layers(2, 8);
+        mount_layers(2, 8, false);
 }
 
 static void test_mount_more_layers_than_a_page_holds(void)
@@ -104,7 +183,15 @@ static void test_mount_more_layers_than_a_page_holds(void)
         if (geteuid() != 0)
                 SKIP("needs root");
         /* 60 layers of 64-character names: > 4096 bytes of absolute paths */
-        mount_layers(60, 60);
+        mount_layers(60, 60, false);
+}
+
+static void test_mount_idmapped(void)
+{
+        if (geteuid() != 0)
+                SKIP("needs root");
+        mount_layers(2, 8, true);
+        mount_layers(60, 60, true); /* layers relative to their idmapped common directory */
 }
 
 static const struct test tests[] = {
@@ -112,6 +199,7 @@ static const struct test tests[] = {
         TEST(test_options_errors),
         TEST(test_mount_two_layers),
         TEST(test_mount_more_layers_than_a_page_holds),
+        TEST(test_mount_idmapped),
         {},
 };
 

@@ -1084,8 +1084,10 @@ static void test_runner_sigterm(void)
 
 static void test_runner_switches_user(void)
 {
-        static const char *const env[] = { "TESSERA_UID=65534", "TESSERA_GID=65534", NULL };
-        static const char *const args[] = { "--auth", "uid", "--die-with-parent", NULL };
+        /* TESSERA_UID=0 in the environment (the session's) changes nothing */
+        static const char *const env[] = { "TESSERA_UID=0", "TESSERA_GID=0", NULL };
+        static const char *const args[] = { "--auth", "uid", "--die-with-parent", "--uid", "65534", "--gid", "65534",
+                                             NULL };
         struct tess_error *err = NULL;
         struct inst in;
         struct outcome o;

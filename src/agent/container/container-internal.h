@@ -39,6 +39,9 @@ struct container_record {
         /* network: all NULL for CONTAINER_NET_NONE */
         char *bridge, *netns, *veth, *ip, *gateway, *ipam_dir, *owners_dir;
         int prefix;
+        /* user namespace: none when userns_size is 0 */
+        uint32_t userns_base, userns_size;
+        char *idmap_stage; /* where its idmapped copies are made while it starts */
 };
 
 int container_record_write(const char *dir, const struct container_record *rec, struct tess_error **err);

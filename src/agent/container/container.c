@@ -32,6 +32,7 @@
 #include "agent/container/oci_spec.h"
 #include "agent/container/proc.h"
 #include "agent/container/rootfs.h"
+#include "agent/container/userns.h"
 #include "common/fs.h"
 #include "common/timeutil.h"
 
@@ -53,6 +54,9 @@ static struct container_config resolve(const struct container_config *cfg)
         c.bridge = c.bridge ?: "tessera0";
         c.bridge_cidr = c.bridge_cidr ?: "10.88.0.1/16";
         c.monitor_exe = c.monitor_exe ?: "/proc/self/exe";
+        c.userns_base = c.userns_base ?: USERNS_DEFAULT_BASE;
+        c.userns_size = c.userns_size ?: USERNS_DEFAULT_SIZE;
+        c.idmap_dir = c.idmap_dir ?: "/run/tessera-idmap";
         c.log_max = c.log_max > 0 ? c.log_max : DEFAULT_LOG_MAX;
         c.start_timeout_usec = c.start_timeout_usec > 0 ? c.start_timeout_usec : DEFAULT_START_TIMEOUT;
         return c;
@@ -197,8 +201,66 @@ static int write_etc(const struct container_spec *spec, const struct container_r
         return write_text(dir, "hostname", hostname, err);
 }
 
+/* In a user namespace the runtime opens what it binds as the container's
+ * root, who may not pass the agent's 0700 state_dir: every source is a
+ * copy under the stage (0711, userns.h), idmapped where the container
+ * writes (folders, the agent's read-write files, the runner's socket
+ * directory) so that their owners stay right inside.  A read-only mount on
+ * a filesystem without idmapped mounts is copied as it is (its files then
+ * show as nobody's, readable as their mode says); a read-write one is an
+ * error, as the container could not write it.  OUT ret - the spec's mounts
+ * with the copies as sources (strings into ret_paths); caller frees both. */
+static int stage_mounts(const struct container_spec *spec, const char *stage, int userns_fd,
+                        struct container_mount **ret, char ***ret_paths, struct tess_error **err)
+{
+        struct container_mount *m = xcalloc(spec->n_mounts + 1, sizeof(*m));
+        char **paths = xcalloc(spec->n_mounts + 1, sizeof(*paths));
+        int r = 0;
+
+        for (size_t i = 0, k = 0; i < spec->n_mounts && r >= 0; i++) {
+                m[i] = spec->mounts[i];
+                if (!m[i].source || m[i].source[0] != '/')
+                        continue; /* oci_spec_build() says what is wrong */
+                char *path = paths[k++] = xasprintf("%s/m%zu", stage, i);
+                r = userns_idmap_clone(m[i].source, path, userns_fd, !m[i].single, err);
+                if (r == -EINVAL && m[i].readonly) {
+                        *err = tess_error_free(*err);
+                        r = userns_idmap_clone(m[i].source, path, -1, !m[i].single, err);
+                }
+                if (r < 0)
+                        r = tess_err_wrap(err, "mount '%s' for a container in a user namespace (its filesystem "
+                                          "needs idmapped mounts, or the agent userns = false)", m[i].destination);
+                else
+                        m[i].source = path;
+        }
+        *ret = m;
+        *ret_paths = paths;
+        return r;
+}
+
+static void free_paths(char **paths)
+{
+        for (char **p = paths; p && *p; p++)
+                free(*p);
+        free(paths);
+}
+
+/* *path replaced by a copy of it at stage/name (idmapped through
+ * userns_fd, or as it is with -1). */
+static int stage_one(const char *stage, const char *name, int userns_fd, char **path, struct tess_error **err)
+{
+        _cleanup_free_ char *dst = xasprintf("%s/%s", stage, name);
+        int r = userns_idmap_clone(*path, dst, userns_fd, false, err);
+
+        if (r < 0)
+                return r;
+        free(*path);
+        *path = TAKE_PTR(dst);
+        return 0;
+}
+
 static int write_bundle(const struct container_config *cfg, const struct container_spec *spec,
-                        const struct container_record *rec, const char *dir, struct tess_error **err)
+                        const struct container_record *rec, const char *dir, int userns_fd, struct tess_error **err)
 {
         _cleanup_free_ char *cpu_file = container_file(dir, "cpus"), *runner = container_file(dir, "runner");
         _cleanup_free_ char *hosts = container_file(dir, "hosts"), *hostname = container_file(dir, "hostname");
@@ -225,8 +287,34 @@ static int write_bundle(const struct container_config *cfg, const struct contain
         if (r < 0)
                 return r;
         s.devices = devices;
+        _cleanup_free_ struct container_mount *mounts = NULL;
+        _cleanup_free_ char *rootfs = xstrdup(rec->rootfs);
+        _cleanup_free_ char *runner_bin = spec->runner_path ? xstrdup(spec->runner_path) : NULL;
+        char **staged = NULL;
+        if (rec->userns_size) {
+                const char *stage = rec->idmap_stage;
+                r = stage_mounts(spec, stage, userns_fd, &mounts, &staged, err);
+                if (r >= 0)
+                        r = stage_one(stage, "runner", userns_fd, &runner, err);
+                if (r >= 0)
+                        r = stage_one(stage, "rootfs", -1, &rootfs, err);
+                if (r >= 0)
+                        r = stage_one(stage, "hosts", -1, &hosts, err);
+                if (r >= 0)
+                        r = stage_one(stage, "hostname", -1, &hostname, err);
+                if (r >= 0 && n > 0)
+                        r = stage_one(stage, "cpus", -1, &cpu_file, err);
+                if (r >= 0 && runner_bin)
+                        r = stage_one(stage, "runner-bin", -1, &runner_bin, err);
+                if (r < 0) {
+                        free_paths(staged);
+                        return r;
+                }
+                s.mounts = mounts;
+                s.runner_path = runner_bin;
+        }
         struct oci_spec_host host = {
-                .rootfs = rec->rootfs,
+                .rootfs = rootfs,
                 .cgroups_path = rec->cgroup_path,
                 .netns = rec->netns,
                 .cpu_online = n > 0 ? cpu_file : NULL,
@@ -234,8 +322,11 @@ static int write_bundle(const struct container_config *cfg, const struct contain
                 .hosts = hosts,
                 .hostname_file = hostname,
                 .swap_limit = cgroup_swap_limit_supported(cfg->cgroup_root, cgroup_mode_detect(cfg->cgroup_root)),
+                .userns_base = rec->userns_size ? rec->userns_base : 0,
+                .userns_size = rec->userns_size,
         };
         r = oci_spec_build(&s, &host, &config, err);
+        free_paths(staged);
         if (r < 0)
                 return r;
         text = json_dumps(config, JSON_INDENT(2));
@@ -287,7 +378,7 @@ static int create_in(const struct container_config *cfg, const struct container_
                      struct container_record *rec, struct tess_error **err)
 {
         _cleanup_free_ char *upper = container_file(dir, "upper"), *work = container_file(dir, "work");
-        _cleanup_close_ int report = -1;
+        _cleanup_close_ int report = -1, userns_fd = -1;
         pid_t pid;
         int r;
 
@@ -301,6 +392,12 @@ static int create_in(const struct container_config *cfg, const struct container_
                 .log_max = cfg->log_max,
                 .rootfs = xasprintf("%s/bundle/rootfs", dir),
         };
+        if (!cfg->no_userns) {
+                rec->userns_base = cfg->userns_base;
+                rec->userns_size = cfg->userns_size;
+                /* the agent's pid: two agents on one host never share one */
+                rec->idmap_stage = xasprintf("%s/%s-%d", cfg->idmap_dir, spec->id, (int)getpid());
+        }
         size_t n = 0;
         while (spec->layers && spec->layers[n])
                 n++;
@@ -324,10 +421,23 @@ static int create_in(const struct container_config *cfg, const struct container_
             (r = mkdir_in(dir, "upper", err)) < 0 || (r = mkdir_in(dir, "work", err)) < 0 ||
             (r = mkdir_in(dir, "runner", err)) < 0)
                 return r;
-        r = rootfs_mount(spec->layers, upper, work, rec->rootfs, err);
+        if (rec->userns_size) {
+                /* 0711, and not in the agent's 0700 dirs: the runtime binds
+                 * from it as the container's root */
+                r = fs_mkdir_p(cfg->idmap_dir, 0711, err);
+                if (r >= 0 && mkdir(rec->idmap_stage, 0711) < 0 && errno != EEXIST)
+                        r = tess_err(err, errno, "creating '%s': %s", rec->idmap_stage, strerror(errno));
+                if (r >= 0)
+                        r = userns_open(rec->userns_base, rec->userns_size, &userns_fd, err);
+                if (r >= 0)
+                        r = rootfs_mount_idmapped(spec->layers, dir, rec->rootfs, rec->idmap_stage, userns_fd,
+                                                  rec->userns_base, err);
+        } else {
+                r = rootfs_mount(spec->layers, upper, work, rec->rootfs, err);
+        }
         if (r < 0)
                 return r;
-        r = write_bundle(cfg, spec, rec, dir, err);
+        r = write_bundle(cfg, spec, rec, dir, userns_fd, err);
         if (r < 0)
                 return r;
         r = monitor_spawn(cfg->monitor_exe, dir, &report, err);
@@ -336,6 +446,11 @@ static int create_in(const struct container_config *cfg, const struct container_
         r = monitor_wait_started(report, cfg->start_timeout_usec, &pid, err);
         if (r < 0)
                 kill_leftovers(rec, dir);
+        /* runc has bound the copies into the container's own mount
+         * namespace: the host's go, but the rootfs, which `runc exec`
+         * changes into (its config's root.path) */
+        if (rec->idmap_stage)
+                userns_stage_remove(rec->idmap_stage, r < 0 ? NULL : "rootfs");
         return r;
 }
 
@@ -367,6 +482,11 @@ int container_create(const struct container_config *config, const struct contain
         }
         container_record_release(&rec);
         return r;
+}
+
+uint32_t container_agent_uid_inside(const struct container_config *cfg)
+{
+        return cfg->no_userns ? 0 : userns_overflow_uid();
 }
 
 /* ---- state ---- */

@@ -46,6 +46,10 @@ struct container_config {
         const char *bridge_cidr;    /* the bridge's address; NULL: "10.88.0.1/16" */
         const char *monitor_exe;    /* a binary that runs monitor_main() for `_monitor`;
                                        NULL: "/proc/self/exe" */
+        bool no_userns;             /* run containers as host root (no user namespace) */
+        uint32_t userns_base;       /* container ids 0.. are host ids base..; 0: USERNS_DEFAULT_BASE */
+        uint32_t userns_size;       /* ids mapped; 0: USERNS_DEFAULT_SIZE (65536) */
+        const char *idmap_dir;      /* idmapped copies while a container starts; NULL: "/run/tessera-idmap" */
         int64_t log_max;            /* bytes of output kept; 0: 10 MiB */
         int64_t start_timeout_usec; /* create -> running; 0: 60 s */
 };
@@ -183,6 +187,11 @@ int container_pids(const struct container_config *cfg, const char *id, pid_t **r
  * is skipped: RET ret_next - the offset after the bytes appended. */
 int container_log_read(const struct container_config *cfg, const char *id, int64_t offset, size_t max,
                        struct buf *out, int64_t *ret_next, struct tess_error **err);
+
+/* The uid the agent's processes appear as inside the container's user
+ * namespace (the runner's --agent-uid): the kernel's overflow uid with
+ * one, 0 without. */
+uint32_t container_agent_uid_inside(const struct container_config *cfg);
 
 /* The container's directory (caller frees). */
 char *container_dir(const struct container_config *cfg, const char *id);

@@ -96,6 +96,11 @@ int container_record_write(const char *dir, const struct container_record *rec, 
                 json_object_set_new(o, "ipam_dir", json_string(rec->ipam_dir));
                 json_object_set_new(o, "owners_dir", json_string(rec->owners_dir));
         }
+        if (rec->userns_size) {
+                json_object_set_new(o, "userns_base", json_integer(rec->userns_base));
+                json_object_set_new(o, "userns_size", json_integer(rec->userns_size));
+                json_object_set_new(o, "idmap_stage", json_string(rec->idmap_stage));
+        }
         return write_json(dir, CT_RECORD, o, err);
 }
 
@@ -125,6 +130,9 @@ int container_record_read(const char *dir, struct container_record *ret, struct 
                 .prefix = (int)json_integer_value(json_object_get(o, "prefix")),
                 .ipam_dir = dup_field(o, "ipam_dir"),
                 .owners_dir = dup_field(o, "owners_dir"),
+                .userns_base = (uint32_t)json_integer_value(json_object_get(o, "userns_base")),
+                .userns_size = (uint32_t)json_integer_value(json_object_get(o, "userns_size")),
+                .idmap_stage = dup_field(o, "idmap_stage"),
         };
         layers = json_object_get(o, "layers");
         ret->layers = xcalloc(json_array_size(layers) + 1, sizeof(char *));
@@ -157,6 +165,7 @@ void container_record_release(struct container_record *rec)
         free(rec->gateway);
         free(rec->ipam_dir);
         free(rec->owners_dir);
+        free(rec->idmap_stage);
         *rec = (struct container_record){ 0 };
 }
 

@@ -1,5 +1,5 @@
 /* container_teardown.c - what a container leaves behind once runc has
- * deleted it: its rootfs mount, its veth and network namespace, its
+ * deleted it: its rootfs mount, idmapped copies a start left, its veth and network namespace, its
  * address (container-internal.h).  The monitor calls it when the container
  * exits; container.c when a create fails or a container is destroyed or
  * removed. */
@@ -9,6 +9,7 @@
 #include "agent/container/ipam.h"
 #include "agent/container/netns.h"
 #include "agent/container/rootfs.h"
+#include "agent/container/userns.h"
 
 static void keep_first(int *first, int r, struct tess_error **err, struct tess_error *e)
 {
@@ -28,6 +29,8 @@ int container_teardown(const struct container_record *rec, struct tess_error **e
         int first = 0;
 
         keep_first(&first, rootfs_umount(rec->rootfs, &e), err, e);
+        if (rec->idmap_stage) /* the rootfs the runtime knows, what a start left */
+                userns_stage_remove(rec->idmap_stage, NULL);
         if (rec->netns) {
                 e = NULL;
                 keep_first(&first, netns_detach(rec->veth, &e), err, e);

@@ -17,6 +17,7 @@
 #define CLONE_NEWUSER_FLAG 0x10000000ULL
 #define PER_READ_IMPLIES_EXEC 0x0400000ULL
 #define PER_MMAP_PAGE_ZERO 0x0100000ULL
+#define AF_VSOCK_FAMILY 40 /* <sys/socket.h>'s AF_VSOCK, the same on every architecture */
 
 /* EPERM, whatever the arguments. */
 static const char *const denied[] = {
@@ -65,6 +66,17 @@ json_t *oci_seccomp_profile(void)
         /* clone3 passes its flags in memory a filter cannot read: ENOSYS makes
          * the C library fall back to clone (as Docker does) */
         json_array_append_new(rules, json_pack("{s:[s], s:s, s:i}", "names", "clone3", "action", "SCMP_ACT_ERRNO",
+                                               "errnoRet", ENOSYS));
+        /* AF_VSOCK talks to the hypervisor and to the host's vsock services
+         * (a VM's agent, its metadata), which no session has business
+         * with: the family does not exist here, as on a host without it.
+         * socketcall (32-bit x86) passes the family in memory, out of the
+         * filter's sight: it goes, and 32-bit programs use socket(2) as
+         * the C library has since Linux 4.3. */
+        json_array_append_new(rules, json_pack("{s:[s], s:s, s:i, s:[{s:i, s:I, s:s}]}", "names", "socket", "action",
+                                               "SCMP_ACT_ERRNO", "errnoRet", EAFNOSUPPORT, "args", "index", 0,
+                                               "value", (json_int_t)AF_VSOCK_FAMILY, "op", "SCMP_CMP_EQ"));
+        json_array_append_new(rules, json_pack("{s:[s], s:s, s:i}", "names", "socketcall", "action", "SCMP_ACT_ERRNO",
                                                "errnoRet", ENOSYS));
         /* personality: no executable data, no page at address zero */
         json_array_append_new(rules, masked_rule("personality", PER_READ_IMPLIES_EXEC, EPERM));

@@ -165,7 +165,14 @@ static int build_mounts(const struct container_spec *spec, const struct oci_spec
                   (const char *[]){ "nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", "gid=5", NULL });
         add_mount(m, "/dev/shm", "tmpfs", "shm", (const char *[]){ "nosuid", "noexec", "nodev", "mode=1777", shm, NULL });
         add_mount(m, "/dev/mqueue", "mqueue", "mqueue", (const char *[]){ "nosuid", "noexec", "nodev", NULL });
-        add_mount(m, "/sys", "sysfs", "sysfs", (const char *[]){ "nosuid", "noexec", "nodev", "ro", NULL });
+        if (host->userns_base && host->netns)
+                /* sysfs may only be mounted by the owner of the network
+                 * namespace, which the agent made outside: the host's, read
+                 * only all the way down (rro, Linux 5.12), as rootless
+                 * Docker and Podman do */
+                add_mount(m, "/sys", "bind", "/sys", (const char *[]){ "rbind", "nosuid", "noexec", "nodev", "rro", NULL });
+        else
+                add_mount(m, "/sys", "sysfs", "sysfs", (const char *[]){ "nosuid", "noexec", "nodev", "ro", NULL });
         add_mount(m, "/sys/fs/cgroup", "cgroup", "cgroup",
                   (const char *[]){ "nosuid", "noexec", "nodev", "relatime", "ro", NULL });
         for (size_t i = 0; host->cpu_online && i < ARRAY_SIZE(cpu_files); i++)
@@ -269,7 +276,16 @@ static json_t *build_namespaces(const struct oci_spec_host *host)
         if (host->netns)
                 json_object_set_new(net, "path", json_string(host->netns));
         json_array_append_new(ns, net);
+        if (host->userns_base)
+                json_array_append_new(ns, json_pack("{s:s}", "type", "user"));
         return ns;
+}
+
+/* [{containerID 0, hostID base, size}]: uidMappings and gidMappings alike */
+static json_t *id_mappings(const struct oci_spec_host *host)
+{
+        return json_pack("[{s:i, s:I, s:I}]", "containerID", 0, "hostID", (json_int_t)host->userns_base, "size",
+                         (json_int_t)host->userns_size);
 }
 
 int oci_spec_build(const struct container_spec *spec, const struct oci_spec_host *host, json_t **ret,
@@ -302,5 +318,10 @@ int oci_spec_build(const struct container_spec *spec, const struct oci_spec_host
                          string_array(readonly_paths, ARRAY_SIZE(readonly_paths)), "seccomp", oci_seccomp_profile());
         if (!*ret)
                 return tess_err(err, EINVAL, "building config.json");
+        if (host->userns_base) {
+                json_t *lx = json_object_get(*ret, "linux");
+                json_object_set_new(lx, "uidMappings", id_mappings(host));
+                json_object_set_new(lx, "gidMappings", id_mappings(host));
+        }
         return 0;
 }

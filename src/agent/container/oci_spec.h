@@ -31,6 +31,8 @@ struct oci_spec_host {
         const char *hosts;         /* bound at /etc/hosts; NULL: none */
         const char *hostname_file; /* bound at /etc/hostname; NULL: none */
         bool swap_limit;           /* the host can limit memory+swap */
+        uint32_t userns_base;      /* a user namespace: ids 0.. are host ids userns_base..; 0: none */
+        uint32_t userns_size;      /* how many ids it maps */
 };
 
 /* The number of cores the container is told it has: the allotted cores,

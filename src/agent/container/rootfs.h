@@ -7,6 +7,7 @@
 #define TESSERA_AGENT_ROOTFS_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "common/buf.h"
 #include "common/error.h"
@@ -23,6 +24,15 @@ int rootfs_overlay_options(const char *const *layers, const char *upper, const c
  * common directory, from a child that changes into it. */
 int rootfs_mount(const char *const *layers, const char *upper, const char *work, const char *target,
                  struct tess_error **err);
+
+/* The same for a container in a user namespace (userns.h) whose root is
+ * host uid `root`: the layers (through their common directory) and dir,
+ * which holds upper/ and work/, are idmapped through userns_fd under
+ * stage (a directory of the agent's), the overlay mounted by `root` on
+ * them, and the idmapped copies detached again.  On disk nothing changes:
+ * the writable layer holds the owners the container sees. */
+int rootfs_mount_idmapped(const char *const *layers, const char *dir, const char *target, const char *stage,
+                          int userns_fd, uid_t root, struct tess_error **err);
 
 /* Unmount target; fine when it is not mounted.  A busy mount is detached. */
 int rootfs_umount(const char *target, struct tess_error **err);

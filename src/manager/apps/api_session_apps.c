@@ -30,6 +30,7 @@
 
 #include <strings.h>
 
+#include "common/env_reserved.h"
 #include "common/service_ports.h"
 #include "common/timeutil.h"
 #include "manager/agent_link/agent_call.h"
@@ -97,6 +98,9 @@ static int env_lines(const json_t *envs, json_t **ret, struct tess_error **err)
                 if (!ok || !json_is_string(v))
                         return tess_err(err, EINVAL, "'envs.%.64s': names are [A-Za-z_][A-Za-z0-9_]*, values strings",
                                         key);
+                if (env_reserved(key)) /* as in a session's environment (session_environ.c) */
+                        return tess_err(err, EINVAL, "'envs.%.64s' is reserved (%s): an app may not set it", key,
+                                        env_reserved_why(key));
                 json_array_append_new(*ret, json_sprintf("%s=%s", key, json_string_value(v)));
         }
         return 0;

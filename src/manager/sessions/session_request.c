@@ -7,24 +7,21 @@
 #include "common/timeutil.h"
 #include "manager/api/api.h"
 #include "manager/db/db.h"
+#include "manager/sessions/session_environ.h"
 #include "manager/sessions/session_request.h"
 
 static int parse_environ(json_t *cfg, struct session_request *q, struct tess_error **err)
 {
         json_t *env = api_field(cfg, NAMES("environ"));
-        const char *k;
-        json_t *v;
+        int r;
 
         if (!env)
                 return 0;
         if (!json_is_object(env))
                 return tess_err(err, EINVAL, "'config.environ' must be an object of strings");
-        json_object_foreach(env, k, v) {
-                if (!*k || strchr(k, '=') || strlen(k) > 256)
-                        return tess_err(err, EINVAL, "'config.environ' has an invalid variable name '%.64s'", k);
-                if (!json_is_string(v))
-                        return tess_err(err, EINVAL, "'config.environ.%.64s' must be a string", k);
-        }
+        r = session_environ_check(env, "config.environ", err);
+        if (r < 0)
+                return r;
         q->environ = env;
         return 0;
 }
