@@ -39,6 +39,7 @@ struct container_record {
         /* network: all NULL for CONTAINER_NET_NONE */
         char *bridge, *netns, *veth, *ip, *gateway, *ipam_dir, *owners_dir;
         int prefix;
+        unsigned netgroup; /* its network group's number on the bridge (netfilter.h); 0: none (older records) */
 };
 
 int container_record_write(const char *dir, const struct container_record *rec, struct tess_error **err);

@@ -95,6 +95,7 @@ int container_record_write(const char *dir, const struct container_record *rec, 
                 json_object_set_new(o, "prefix", json_integer(rec->prefix));
                 json_object_set_new(o, "ipam_dir", json_string(rec->ipam_dir));
                 json_object_set_new(o, "owners_dir", json_string(rec->owners_dir));
+                json_object_set_new(o, "netgroup", json_integer(rec->netgroup));
         }
         return write_json(dir, CT_RECORD, o, err);
 }
@@ -125,6 +126,7 @@ int container_record_read(const char *dir, struct container_record *ret, struct 
                 .prefix = (int)json_integer_value(json_object_get(o, "prefix")),
                 .ipam_dir = dup_field(o, "ipam_dir"),
                 .owners_dir = dup_field(o, "owners_dir"),
+                .netgroup = (unsigned)json_integer_value(json_object_get(o, "netgroup")),
         };
         layers = json_object_get(o, "layers");
         ret->layers = xcalloc(json_array_size(layers) + 1, sizeof(char *));

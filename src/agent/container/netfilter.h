@@ -1,0 +1,50 @@
+/* netfilter.h - the isolation of containers on the agent's bridge, in
+ * nftables tables of Tessera's own (never touching anyone else's rules;
+ * nothing depends on iptables).
+ *
+ * Every container belongs to a network group (a session: the kernels of a
+ * cluster session share one, every other session has its own) with a
+ * number unique on its bridge (ipam.h hands them out).  Per bridge BR:
+ *
+ *   table bridge tessera-BR   frames between two ports of BR pass only when
+ *                             both ports are in one group (any protocol,
+ *                             ARP included); frames from a port to the host
+ *                             only when ARP or IPv4 to the bridge's own
+ *                             address (nothing is routed through the host)
+ *   table inet tessera-BR     what reaches the host from BR: only answers
+ *                             to connections the host opened (the agent's
+ *                             app and service connections into containers);
+ *                             nothing is routed into or out of BR
+ *
+ * Groups live in the bridge table's map `port_group` (veth -> group) and
+ * set `group_port` (group . veth), one element each per container, added
+ * when it is attached and deleted when it is torn down.  The chains are
+ * rebuilt atomically (flush and add in one transaction) while the sets
+ * keep their elements, so an agent that restarts keeps its running
+ * containers' rules.  Issue 25 (NAT, egress, published ports) extends the
+ * same tables. */
+#ifndef TESSERA_AGENT_NETFILTER_H
+#define TESSERA_AGENT_NETFILTER_H
+
+#include "common/error.h"
+
+/* Create or refresh both tables of `bridge`, whose address is gw_cidr
+ * ("10.88.0.1/16").  Elements already there are kept. */
+int netfilter_ensure(const char *bridge, const char *gw_cidr, struct tess_error **err);
+
+/* Put the port `veth` of `bridge` in group `group` (> 0); the tables are
+ * made first when they are missing. */
+int netfilter_port_add(const char *bridge, const char *gw_cidr, const char *veth, unsigned group,
+                       struct tess_error **err);
+
+/* Take the port out of its group; a missing element or table is fine. */
+int netfilter_port_remove(const char *bridge, const char *veth, unsigned group, struct tess_error **err);
+
+/* Delete both tables of `bridge`; missing ones are fine. */
+int netfilter_remove(const char *bridge, struct tess_error **err);
+
+/* The tables' name: "tessera-" + bridge, into out. */
+#define NETFILTER_TABLE_MAX 32
+void netfilter_table_name(const char *bridge, char out[NETFILTER_TABLE_MAX]);
+
+#endif
