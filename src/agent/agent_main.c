@@ -425,7 +425,7 @@ static int agent_start(struct agent *a, struct tess_error **err)
                 r = bridge_choose(AGENT_BRIDGE_LOCK_DIR, a->conf.state_dir, a->conf.bridge, a->conf.bridge_cidr,
                                   &a->bridge, err);
                 if (r >= 0)
-                        r = bridge_up(&a->bridge, err);
+                        r = bridge_up(&a->bridge, a->conf.state_dir, err);
                 if (r < 0)
                         return r;
                 free(a->conf.bridge);

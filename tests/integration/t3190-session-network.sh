@@ -193,6 +193,17 @@ test_expect_success 'kill -9 of the agent and a restart keep every container'"'"
         reaches_not mine1 theirs
 '
 
+test_expect_success 'tables deleted behind the agent'"'"'s back: its next start puts every running container back in its group' '
+        APID=$(agent_pid "$CONF") && test -n "$APID" && kill -9 "$APID" &&
+        for _ in $(seq 1 50); do process_gone "$APID" && break; sleep 0.1; done &&
+        nft delete table bridge "tessera-$BR" && nft delete table inet "tessera-$BR" &&
+        start_agent "$CONF" "$TMP/agent-restarted2.log" &&
+        for _ in $(seq 1 100); do grep -q "agent .* serving at" "$TMP/agent-restarted2.log" && break; sleep 0.1; done &&
+        grep -q "serving at" "$TMP/agent-restarted2.log" &&
+        test "$(elements)" = 5 &&
+        pings clus "${IP[clus.2]}" && pings_not mine1 "${IP[theirs]}" && pings_not mine1 "$GW"
+'
+
 test_expect_success 'each ended container takes its rules along; the agent stopped with none left removes its tables and its bridge' '
         destroy_sessions mine1 mine2 clus && as_user && destroy_sessions theirs && as_admin &&
         test "$(elements)" = 0 &&

@@ -2,10 +2,12 @@
 #include "common/compat.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 
 #include "agent/container/bridge.h"
+#include "agent/container/container-internal.h"
 #include "agent/container/ipam.h"
 #include "agent/container/netfilter.h"
 #include "agent/container/netns.h"
@@ -193,10 +195,41 @@ int bridge_choose(const char *lock_dir, const char *state_dir, const char *conf_
         return 0;
 }
 
-int bridge_up(const struct bridge_choice *b, struct tess_error **err)
+/* Put every container of state_dir still on the bridge back in its group:
+ * the tables may have been deleted (`nft flush ruleset`) while the agent
+ * was away, and a port in no group would be in no rule's reach. */
+static void regroup(const struct bridge_choice *b, const char *state_dir)
+{
+        _cleanup_free_ char *dir = xasprintf("%s/containers", state_dir);
+        struct dirent *de;
+        DIR *d = opendir(dir);
+
+        if (!d)
+                return;
+        while ((de = readdir(d))) {
+                _cleanup_free_ char *cdir = xasprintf("%s/%s", dir, de->d_name);
+                struct container_record rec;
+                struct tess_error *e = NULL;
+                if (de->d_name[0] == '.' || container_record_read(cdir, &rec, NULL) < 0)
+                        continue;
+                if (rec.netns && rec.netgroup && streq(rec.bridge, b->name) && if_nametoindex(rec.veth) != 0 &&
+                    netfilter_port_add(b->name, b->cidr, rec.veth, rec.netgroup, &e) < 0) {
+                        log_warn("container %s: %s", rec.id, e->msg);
+                        tess_error_free(e);
+                }
+                container_record_release(&rec);
+        }
+        closedir(d);
+}
+
+int bridge_up(const struct bridge_choice *b, const char *state_dir, struct tess_error **err)
 {
         int r = netns_bridge_ensure(b->name, b->cidr, err);
-        return r < 0 ? r : netfilter_ensure(b->name, b->cidr, err);
+        if (r >= 0)
+                r = netfilter_ensure(b->name, b->cidr, err);
+        if (r >= 0)
+                regroup(b, state_dir);
+        return r;
 }
 
 int bridge_down_if_unused(const struct bridge_choice *b, struct tess_error **err)

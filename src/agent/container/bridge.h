@@ -35,8 +35,9 @@ int bridge_choose(const char *lock_dir, const char *state_dir, const char *conf_
                   struct bridge_choice *ret, struct tess_error **err);
 
 /* Make the bridge (unless it exists) and its tables; refresh the tables'
- * rules, keeping the elements of running containers. */
-int bridge_up(const struct bridge_choice *b, struct tess_error **err);
+ * rules, keeping the elements of running containers, and put every
+ * container of state_dir still on the bridge (back) in its group. */
+int bridge_up(const struct bridge_choice *b, const char *state_dir, struct tess_error **err);
 
 /* When no container is left on the bridge: delete its tables, and the
  * bridge itself if Tessera made it.  RET 1 removed, 0 kept (in use). */
