@@ -158,6 +158,15 @@ test_expect_success 'the kernels of a cluster session reach each other (TCP and 
         pings clus "${IP[clus.2]}" && pings clus.2 "${IP[clus]}"
 '
 
+test_expect_success 'a kernel speaks with its own address only: with another one (root in its namespace) it reaches not even its peer' '
+        X=${GW%.*.*}.250.250 && N=/proc/${PID[clus]}/ns/net &&
+        ! grep -rqx "$X" "$STATE/ipam/$BR" &&
+        nsenter --net=$N ip addr add "$X/${CIDR#*/}" dev eth0 &&
+        { ! nsenter --net=$N busybox ping -c 1 -W 2 -I "$X" "${IP[clus.2]}" >/dev/null; rc=$?
+          nsenter --net=$N ip addr del "$X/${CIDR#*/}" dev eth0; test $rc = 0; } &&
+        pings clus "${IP[clus.2]}"
+'
+
 test_expect_success 'no session reaches a host service, on the bridge address or on every address' '
         mkdir -p "$TMP/www-host" && echo from-host >"$TMP/www-host/index.html" &&
         P1=$(test_free_port) && P2=$(test_free_port) &&

@@ -213,7 +213,7 @@ static void regroup(const struct bridge_choice *b, const char *state_dir)
                 if (de->d_name[0] == '.' || container_record_read(cdir, &rec, NULL) < 0)
                         continue;
                 if (rec.netns && rec.netgroup && streq(rec.bridge, b->name) && if_nametoindex(rec.veth) != 0 &&
-                    netfilter_port_add(b->name, b->cidr, rec.veth, rec.netgroup, &e) < 0) {
+                    netfilter_port_add(b->name, b->cidr, rec.veth, rec.ip, rec.netgroup, &e) < 0) {
                         log_warn("container %s: %s", rec.id, e->msg);
                         tess_error_free(e);
                 }

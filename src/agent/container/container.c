@@ -161,7 +161,7 @@ static int setup_network(const struct container_config *cfg, struct container_re
         r = netns_attach(rec->netns, cfg->bridge, rec->veth, rec->ip, rec->prefix, rec->gateway, err);
         if (r < 0)
                 return r;
-        return netfilter_port_add(cfg->bridge, cfg->bridge_cidr, rec->veth, rec->netgroup, err);
+        return netfilter_port_add(cfg->bridge, cfg->bridge_cidr, rec->veth, rec->ip, rec->netgroup, err);
 }
 
 /* RLIMIT_NOFILE when the spec names none: 1048576 (Backend.AI's), unless

@@ -33,7 +33,7 @@ int container_teardown(const struct container_record *rec, struct tess_error **e
                 e = NULL;
                 keep_first(&first, netns_detach(rec->veth, &e), err, e);
                 e = NULL;
-                keep_first(&first, netfilter_port_remove(rec->bridge, rec->veth, rec->netgroup, &e), err, e);
+                keep_first(&first, netfilter_port_remove(rec->bridge, rec->veth, rec->ip, rec->netgroup, &e), err, e);
                 e = NULL;
                 keep_first(&first, netns_remove(rec->netns, &e), err, e);
                 ipam_release(rec->ipam_dir, rec->ip, rec->id);
