@@ -97,6 +97,11 @@ static int claim(const char *lock_dir, const char *state_dir, const char *name, 
         uint32_t gw;
         int prefix, fd, r;
 
+        /* the name becomes a path, an interface and part of nft scripts */
+        if (!*name || strlen(name) >= IF_NAMESIZE ||
+            strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") != strlen(name) ||
+            streq(name, ".") || streq(name, ".."))
+                return tess_err(err, EINVAL, "bridge '%s': 1 to 15 of A-Z a-z 0-9 _ . -", name);
         r = ipam_parse_cidr(cidr, &gw, &prefix, err);
         if (r < 0)
                 return r;
@@ -182,10 +187,15 @@ static int choose_auto(const char *lock_dir, const char *state_dir, struct bridg
 int bridge_choose(const char *lock_dir, const char *state_dir, const char *conf_name, const char *conf_cidr,
                   struct bridge_choice *ret, struct tess_error **err)
 {
-        const char *name = conf_name ?: DEFAULT_BRIDGE, *cidr = conf_cidr ?: DEFAULT_CIDR;
+        const char *name, *cidr;
         int fd;
 
         *ret = (struct bridge_choice){ .claim_fd = -1 };
+        /* "" as --print-config shows an unset key */
+        conf_name = conf_name && *conf_name ? conf_name : NULL;
+        conf_cidr = conf_cidr && *conf_cidr ? conf_cidr : NULL;
+        name = conf_name ?: DEFAULT_BRIDGE;
+        cidr = conf_cidr ?: DEFAULT_CIDR;
         if (!conf_name && !conf_cidr)
                 return choose_auto(lock_dir, state_dir, ret, err);
         fd = claim(lock_dir, state_dir, name, cidr, err);

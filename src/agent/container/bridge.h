@@ -29,7 +29,7 @@ struct bridge_choice {
 };
 
 /* Choose and claim the bridge: conf_name and conf_cidr as configured
- * (NULL: not set; both NULL: automatic; one NULL: tessera0 or
+ * (NULL or "": not set; both unset: automatic; one unset: tessera0 or
  * 10.88.0.1/16 for it).  `lock_dir` holds the claims. */
 int bridge_choose(const char *lock_dir, const char *state_dir, const char *conf_name, const char *conf_cidr,
                   struct bridge_choice *ret, struct tess_error **err);
