@@ -1,8 +1,9 @@
 #!/bin/sh
 # install-deps.sh build|test - install the Debian packages Tessera needs.
 #
-# build: what `make` and `make run` need (compiler, libraries, runc and
-# iproute2 for the agent's containers, busybox-static and jq for the first
+# build: what `make` and `make run` need (compiler, libraries, runc,
+# iproute2 and nftables for the agent's containers (nft isolates sessions'
+# networks: docs/agent.md, Session networks), busybox-static and jq for the first
 # image the README builds, Node.js and npm for the web UI: Debian's nodejs
 # and npm, unless `node` and `npm` are already there from elsewhere).
 # test: that plus what `make check`
@@ -19,7 +20,7 @@
 # missing.
 set -eu
 
-BUILD_PKGS="gcc make pkg-config libmicrohttpd-dev libjansson-dev libsqlite3-dev libpq-dev libssl-dev libcurl4-openssl-dev libarchive-dev zlib1g-dev libzstd-dev libisal-dev libwslay-dev runc crun iproute2 busybox-static jq"
+BUILD_PKGS="gcc make pkg-config libmicrohttpd-dev libjansson-dev libsqlite3-dev libpq-dev libssl-dev libcurl4-openssl-dev libarchive-dev zlib1g-dev libzstd-dev libisal-dev libwslay-dev runc crun iproute2 nftables busybox-static jq"
 TEST_PKGS="postgresql haproxy sqlite3 curl xxd openssl docker-registry skopeo debootstrap apache2-utils python3 chromium faketime"
 # command:package - packages wanted only when the command is missing (a
 # Node.js from elsewhere, NodeSource's say, brings npm and conflicts with

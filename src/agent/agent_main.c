@@ -27,7 +27,7 @@
 #include "agent/agent_http.h"
 #include "agent/commit.h"
 #include "agent/container/cgroup_tune.h"
-#include "agent/container/netns.h"
+#include "agent/container/bridge.h"
 #include "agent/container/oci_runtime.h"
 #include "agent/gpu_stats.h"
 #include "agent/gpu_util.h"
@@ -61,7 +61,7 @@ struct agent {
         bool reporter_wake, reconcile_wake;
         json_t *desired; /* a new desired list for the reconciler, or NULL */
         int lock_fd;     /* state_dir/agent.lock, flock()ed while the agent runs */
-        int bridge_fd;   /* its claim on the bridge (netns_bridge_claim) */
+        struct bridge_choice bridge; /* its bridge, claimed (bridge.h) */
 };
 
 static volatile sig_atomic_t stopping;
@@ -422,9 +422,16 @@ static int agent_start(struct agent *a, struct tess_error **err)
         if (a->conf.cgroup_favordynmods)
                 tune_cgroups();
         if (!streq(a->conf.network, "none")) {
-                a->bridge_fd = netns_bridge_claim(AGENT_BRIDGE_LOCK_DIR, a->conf.bridge, a->conf.state_dir, err);
-                if (a->bridge_fd < 0)
-                        return a->bridge_fd;
+                r = bridge_choose(AGENT_BRIDGE_LOCK_DIR, a->conf.state_dir, a->conf.bridge, a->conf.bridge_cidr,
+                                  &a->bridge, err);
+                if (r >= 0)
+                        r = bridge_up(&a->bridge, a->conf.state_dir, err);
+                if (r < 0)
+                        return r;
+                free(a->conf.bridge);
+                free(a->conf.bridge_cidr);
+                a->conf.bridge = xstrdup(a->bridge.name);
+                a->conf.bridge_cidr = xstrdup(a->bridge.cidr);
         }
         _cleanup_free_ char *outbox_dir = xasprintf("%s/outbox", a->conf.state_dir);
         _cleanup_free_ char *kernels_dir = xasprintf("%s/kernels", a->conf.state_dir);
@@ -481,8 +488,14 @@ static void agent_release(struct agent *a)
         conf_release(agent_conf_opts, &a->conf);
         if (a->lock_fd >= 0)
                 close(a->lock_fd);
-        if (a->bridge_fd >= 0)
-                close(a->bridge_fd);
+        if (a->bridge.name) {
+                struct tess_error *e = NULL;
+                if (bridge_down_if_unused(&a->bridge, &e) < 0) {
+                        log_warn("%s", e->msg);
+                        tess_error_free(e);
+                }
+        }
+        bridge_choice_release(&a->bridge);
 }
 
 static void usage(FILE *f)
@@ -497,7 +510,7 @@ static void usage(FILE *f)
 
 int agent_main(int argc, char **argv)
 {
-        struct agent a = { .lock_fd = -1, .bridge_fd = -1 };
+        struct agent a = { .lock_fd = -1, .bridge = { .claim_fd = -1 } };
         struct tess_error *err = NULL;
         const char *config = NULL;
         bool print = false, print_devices = false;

@@ -337,6 +337,8 @@ static int start_held(struct agent_ctx *ctx, const char *id, const json_t *spec,
                 .devices = gw.devices,
                 .n_devices = gw.ndevices,
                 .network = streq(ctx->conf->network, "none") ? CONTAINER_NET_NONE : CONTAINER_NET_BRIDGE,
+                /* a session's kernels reach each other, no other session */
+                .network_group = json_string_value(json_object_get(spec, "session_id")),
         };
         r = container_create(&cfg, &cs, err);
         if (r == -EEXIST)

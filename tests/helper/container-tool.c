@@ -6,7 +6,7 @@
  *       --layer DIR (repeat; lowest first)  --cpu CORES ("0.5")  --cores 0,1
  *       --memory BYTES  --pids N  --shm BYTES  --net bridge|none
  *       --env K=V  --bind SRC:DST[:ro]  --device PATH  --runner FILE
- *       --user UID:GID[:GID...]  --hostname NAME
+ *       --user UID:GID[:GID...]  --hostname NAME  --group NAME (network group; default: ID)
  *       --hold: stay alive after the container runs (an agent to kill -9)
  *       prints "created in N us": the time container_create() took
  *   container-tool [GLOBAL...] state|wait [SECS]|kill SIG|destroy [GRACE_SECS]|remove|stats|log [OFFSET] ID
@@ -128,6 +128,8 @@ static int create_option(struct create_args *a, int argc, char **argv)
                 s->pids_limit = num(v);
         } else if (streq(o, "--shm")) {
                 s->shm_size = num(v);
+        } else if (streq(o, "--group")) {
+                s->network_group = v;
         } else if (streq(o, "--net")) {
                 s->network = streq(v, "none") ? CONTAINER_NET_NONE : CONTAINER_NET_BRIDGE;
         } else if (streq(o, "--bind") && s->n_mounts < MAX_ITEMS) {

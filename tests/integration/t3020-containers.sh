@@ -62,6 +62,8 @@ cleanup_containers() {
         done
         grep -F " $TMP/" /proc/mounts | awk '{print $2}' | sort -r | while read -r m; do umount -l "$m"; done
         ip link del "$BR" 2>/dev/null
+        nft delete table bridge "tessera-$BR" 2>/dev/null
+        nft delete table inet "tessera-$BR" 2>/dev/null
         for c in /sys/fs/cgroup/*/"$CG" /sys/fs/cgroup/"$CG"; do
                 [ -d "$c" ] || continue
                 find "$c" -mindepth 1 -depth -type d -exec rmdir {} + 2>/dev/null
@@ -254,17 +256,34 @@ test_expect_success 'network none: loopback only' '
         ct_remove nonet
 '
 
-test_expect_success 'network: two containers on the bridge talk over TCP (busybox httpd and wget)' '
-        ct create web $L -- sh -c "mkdir /www; echo from-web >/www/index.html; exec httpd -f -p 8080 -h /www" &&
+test_expect_success 'network: two containers of one group on the bridge talk over TCP (busybox httpd and wget)' '
+        ct create web $L --group pair -- sh -c "mkdir /www; echo from-web >/www/index.html; exec httpd -f -p 8080 -h /www" &&
         ct state web >state &&
         ip=$(sed -n "s/.* ip=//p" state) &&
         test -n "$ip" &&
         case $ip in $SUBNET.*) ;; *) false ;; esac &&
-        ct create client $L -- sh -c "for i in 1 2 3 4 5 6 7 8 9 10; do wget -q -O - http://$ip:8080/ && exit 0; sleep 0.2; done; exit 1" &&
+        ct create client $L --group pair -- sh -c "for i in 1 2 3 4 5 6 7 8 9 10; do wget -q -O - http://$ip:8080/ && exit 0; sleep 0.2; done; exit 1" &&
         ct wait client 30 >state &&
         grep "code=0" state &&
         grep -x from-web "$STATE/containers/client/log" &&
-        test "$(cat "$STATE/ipam/$BR/$ip")" = web
+        printf "web\npair\n1\n" >expect &&
+        test_cmp expect "$STATE/ipam/$BR/$ip"
+'
+
+test_expect_success 'network: a container of another group reaches neither them nor a host service on the bridge address' '
+        mkdir -p www && echo from-host >www/index.html &&
+        HP=$(test_free_port) &&
+        { busybox httpd -f -p "$SUBNET.1:$HP" -h www & echo $! >host-httpd.pid; } &&
+        for _ in $(seq 1 50); do curl -s -m 3 "http://$SUBNET.1:$HP/" >/dev/null 2>&1 && break; sleep 0.1; done &&
+        curl -s -m 3 "http://$SUBNET.1:$HP/" | grep -qx from-host &&
+        ct create stranger $L -- sh -c "timeout 5 wget -q -O - http://$ip:8080/ || echo refused-web; timeout 5 wget -q -O - http://$SUBNET.1:$HP/ || echo refused-host" &&
+        ct wait stranger 30 >state &&
+        kill "$(cat host-httpd.pid)" &&
+        grep -x refused-web "$STATE/containers/stranger/log" &&
+        grep -x refused-host "$STATE/containers/stranger/log" &&
+        ct_remove stranger &&
+        nft list map bridge "tessera-$BR" port_group >map &&
+        grep -q "$(sed -n "s/.*\"veth\": \"\(.*\)\".*/\1/p" "$STATE/containers/web/container.json")\" : 0x00000001" map
 '
 
 test_expect_success 'stats: cpu, memory, pids and network counters of a running container' '
@@ -277,7 +296,7 @@ test_expect_success 'stats: cpu, memory, pids and network counters of a running 
         test "$(sed -n "s/^net_tx_bytes=//p" stats)" -gt 0
 '
 
-test_expect_success 'destroy: TERM, grace, KILL; exit recorded; address, veth, netns and rootfs released' '
+test_expect_success 'destroy: TERM, grace, KILL; exit recorded; address, veth, group rules, netns and rootfs released' '
         veth=$(sed -n "s/.*\"veth\": \"\(.*\)\".*/\1/p" "$STATE/containers/web/container.json") &&
         test -n "$veth" &&
         ip link show "$veth" &&
@@ -285,6 +304,8 @@ test_expect_success 'destroy: TERM, grace, KILL; exit recorded; address, veth, n
         ct state web >state &&
         grep -x "exited code=137 signal=9 oom=0" state &&
         test_must_fail ip link show "$veth" &&
+        nft list map bridge "tessera-$BR" port_group >map &&
+        test_must_fail grep -q "\"$veth\"" map &&
         test_must_fail test -e "$TMP/netns/web" &&
         test_must_fail test -e "$STATE/ipam/$BR/$ip" &&
         test_must_fail grep -F "$STATE/containers/web/" /proc/mounts &&

@@ -1,10 +1,11 @@
 #!/bin/bash
-test_description='three agents in network namespaces of this machine with one manager: sessions spread over them; one agent cut off for a while is UNREACHABLE and its sessions wait for it, one cut off past agent_lost_timeout goes LOST and only its sessions end (agent-lost); a manager down longer than that ends nothing; the agents share nothing'
+test_description='three agents in network namespaces of this machine with one manager: sessions spread over them; two agents in one namespace take distinct bridges and subnets by themselves; one agent cut off for a while is UNREACHABLE and its sessions wait for it, one cut off past agent_lost_timeout goes LOST and only its sessions end (agent-lost); a manager down longer than that ends nothing; the agents share nothing'
 . "$(dirname "$0")/../lib/test-lib.sh"
 . "$(dirname "$0")/../lib/registry.sh"
 
 test_with_containers
 command -v nsenter >/dev/null || skip_all 'needs nsenter (util-linux)'
+command -v nft >/dev/null || skip_all 'needs nft (Debian package nftables, scripts/install-deps.sh)'
 AGENTS="1 2 3"
 # names of this run: bridge, namespaces and host ends of the veths
 BR=tbr$$
@@ -216,16 +217,45 @@ test_expect_success 'the agents share nothing: each container in its agent'"'"'s
         own_pieces "${!WHERE[@]}"
 '
 
-test_expect_success 'a second agent on the bridge of another in its namespace is refused; on its own bridge it runs' '
+# in1 CMD...: CMD in namespace 1
+in1() {
+        nsenter --net=/run/netns/$(ns 1) "$@"
+}
+
+test_expect_success 'a second agent in the namespace of another takes the next bridge and subnet by itself' '
         agent_conf 4 &&
         test_at_exit "stop_agent_and_containers $TMP/agent-4 $TMP/agent-4.conf $(ns 1)" &&
-        test_must_fail timeout 20 nsenter --net=/run/netns/$(ns 1) "$TESSERA" agent --config "$TMP/agent-4.conf" \
-                >"$TMP/agent-4.log" 2>&1 &&
-        grep "bridge .tessera0. of this network namespace is the agent.s of state_dir .$TMP/agent-1." "$TMP/agent-4.log" &&
-        printf "bridge = \"tessera1\"\nbridge_cidr = \"10.89.0.1/16\"\n" >>"$TMP/agent-4.conf" &&
         start_agent "$TMP/agent-4.conf" "$TMP/agent-4.log" "$(ns 1)" &&
         alive 4 &&
-        kill -9 "$(agent_pid "$TMP/agent-4.conf")"
+        test "$(cat "$TMP/agent-1/bridge")" = "tessera0 10.88.0.1/16" &&
+        test "$(cat "$TMP/agent-4/bridge")" = "tessera1 10.89.0.1/16" &&
+        grep "bridge tessera1 with 10.89.0.1/16 chosen" "$TMP/agent-4.log" &&
+        in1 ip -4 -o addr show dev tessera1 | grep " 10.89.0.1/16 " &&
+        in1 nft list table bridge tessera-tessera1 >/dev/null &&
+        in1 nft list table inet tessera-tessera1 >/dev/null
+'
+
+test_expect_success 'an agent configured with the bridge of another is refused, one with an overlapping subnet too' '
+        agent_conf 5 &&
+        test_at_exit "stop_agent_and_containers $TMP/agent-5 $TMP/agent-5.conf $(ns 1)" &&
+        printf "bridge = \"tessera0\"\n" >>"$TMP/agent-5.conf" &&
+        test_must_fail timeout 20 nsenter --net=/run/netns/$(ns 1) "$TESSERA" agent --config "$TMP/agent-5.conf" >"$TMP/agent-5.log" 2>&1 &&
+        grep "bridge .tessera0. of this network namespace is the agent.s of state_dir .$TMP/agent-1." "$TMP/agent-5.log" &&
+        agent_conf 5 &&
+        printf "bridge = \"tessera7\"\nbridge_cidr = \"10.89.128.1/17\"\n" >>"$TMP/agent-5.conf" &&
+        test_must_fail timeout 20 nsenter --net=/run/netns/$(ns 1) "$TESSERA" agent --config "$TMP/agent-5.conf" >"$TMP/agent-5.log" 2>&1 &&
+        grep "the subnet 10.89.128.1/17 of the bridge .tessera7. overlaps the address 10.89.0.1/16 on tessera1" "$TMP/agent-5.log" &&
+        test_must_fail in1 ip link show tessera7
+'
+
+test_expect_success 'the second agent stopped with no container on its bridge removes the bridge and its tables' '
+        PID=$(agent_pid "$TMP/agent-4.conf") && kill -TERM "$PID" &&
+        for _ in $(seq 1 100); do process_gone "$PID" && break; sleep 0.1; done &&
+        process_gone "$PID" &&
+        test_must_fail in1 ip link show tessera1 &&
+        test_must_fail in1 nft list table bridge tessera-tessera1 &&
+        test_must_fail in1 nft list table inet tessera-tessera1 &&
+        in1 nft list table bridge tessera-tessera0 >/dev/null
 '
 
 test_expect_success 'kill -9 and restart of one agent touches no other agent'"'"'s containers' '

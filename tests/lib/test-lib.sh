@@ -685,4 +685,20 @@ stop_agent_and_containers() {
                 ${ns:+nsenter --net=/run/netns/$ns} "$BUILD/container-tool" --state "$state" destroy "$c" 1
                 ${ns:+nsenter --net=/run/netns/$ns} "$BUILD/container-tool" --state "$state" remove "$c"
         done
+        remove_agent_network "$state" "$conf" "$ns"
+}
+
+# remove_agent_network STATE_DIR CONF [NETNS]: what a killed agent leaves
+# of its network once no container is on its bridge: its nftables tables,
+# and the bridge when the agent made it (src/agent/container/bridge.h)
+remove_agent_network() {
+        local state=$1 conf=$2 ns=${3:-} br in
+        in=${ns:+nsenter --net=/run/netns/$ns}
+        br=$(cut -d" " -f1 "$state/bridge" 2>/dev/null)
+        [ -n "$br" ] || br=$(sed -n 's/^bridge = "\(.*\)"$/\1/p' "$conf" 2>/dev/null)
+        [ -n "$br" ] || return 0
+        $in ip -o link show master "$br" 2>/dev/null | grep -q . && return 0
+        $in nft delete table bridge "tessera-$br" 2>/dev/null
+        $in nft delete table inet "tessera-$br" 2>/dev/null
+        ! $in ip link show "$br" 2>/dev/null | grep -q "alias tessera-bridge" || $in ip link del "$br"
 }

@@ -42,6 +42,7 @@ struct container_record {
         /* user namespace: none when userns_size is 0 */
         uint32_t userns_base, userns_size;
         char *idmap_stage; /* where its idmapped copies are made while it starts */
+        unsigned netgroup; /* its network group's number on the bridge (netfilter.h); 0: none (older records) */
 };
 
 int container_record_write(const char *dir, const struct container_record *rec, struct tess_error **err);

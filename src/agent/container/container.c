@@ -27,6 +27,7 @@
 #include "agent/container/container.h"
 #include "agent/container/ipam.h"
 #include "agent/container/monitor.h"
+#include "agent/container/netfilter.h"
 #include "agent/container/netns.h"
 #include "agent/container/oci_runtime.h"
 #include "agent/container/oci_spec.h"
@@ -161,7 +162,10 @@ static int setup_network(const struct container_config *cfg, struct container_re
         r = netns_create(rec->netns, err);
         if (r < 0)
                 return r;
-        return netns_attach(rec->netns, cfg->bridge, rec->veth, rec->ip, rec->prefix, rec->gateway, err);
+        r = netns_attach(rec->netns, cfg->bridge, rec->veth, rec->ip, rec->prefix, rec->gateway, err);
+        if (r < 0)
+                return r;
+        return netfilter_port_add(cfg->bridge, cfg->bridge_cidr, rec->veth, rec->ip, rec->netgroup, err);
 }
 
 /* RLIMIT_NOFILE when the spec names none: 1048576 (Backend.AI's), unless
@@ -349,8 +353,8 @@ static void kill_leftovers(const struct container_record *rec, const char *dir)
 }
 
 /* Take an address on the bridge and name the network pieces in rec. */
-static int claim_address(const struct container_config *cfg, const char *dir, struct container_record *rec,
-                         struct tess_error **err)
+static int claim_address(const struct container_config *cfg, const char *dir, const char *group,
+                         struct container_record *rec, struct tess_error **err)
 {
         char ip[IPAM_ADDR_LEN], gw_text[IPAM_ADDR_LEN], veth[NETNS_IFNAME_MAX];
         uint32_t gw;
@@ -361,7 +365,7 @@ static int claim_address(const struct container_config *cfg, const char *dir, st
                 return r;
         rec->owners_dir = owners_dir(cfg);
         rec->ipam_dir = xasprintf("%s/ipam/%s", cfg->state_dir, cfg->bridge);
-        r = ipam_alloc(rec->ipam_dir, cfg->bridge_cidr, rec->id, rec->owners_dir, ip, err);
+        r = ipam_alloc(rec->ipam_dir, cfg->bridge_cidr, rec->id, group, rec->owners_dir, ip, &rec->netgroup, err);
         if (r < 0)
                 return r;
         ipam_format(gw, gw_text);
@@ -405,7 +409,7 @@ static int create_in(const struct container_config *cfg, const struct container_
         for (size_t i = 0; i < n; i++)
                 rec->layers[i] = xstrdup(spec->layers[i]);
         if (spec->network == CONTAINER_NET_BRIDGE) {
-                r = claim_address(cfg, dir, rec, err);
+                r = claim_address(cfg, dir, spec->network_group ?: spec->id, rec, err);
                 if (r < 0)
                         return r;
         }

@@ -100,6 +100,9 @@ struct container_spec {
         size_t n_devices;
         const char *runner_path; /* host file bound at CONTAINER_RUNNER_PATH; NULL: none */
         enum container_network network;
+        /* who it reaches on the bridge: the containers of the same group
+         * (a session's kernels); NULL: its own group (the id) */
+        const char *network_group;
 };
 
 enum container_status {

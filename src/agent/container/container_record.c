@@ -95,6 +95,7 @@ int container_record_write(const char *dir, const struct container_record *rec, 
                 json_object_set_new(o, "prefix", json_integer(rec->prefix));
                 json_object_set_new(o, "ipam_dir", json_string(rec->ipam_dir));
                 json_object_set_new(o, "owners_dir", json_string(rec->owners_dir));
+                json_object_set_new(o, "netgroup", json_integer(rec->netgroup));
         }
         if (rec->userns_size) {
                 json_object_set_new(o, "userns_base", json_integer(rec->userns_base));
@@ -133,6 +134,7 @@ int container_record_read(const char *dir, struct container_record *ret, struct 
                 .userns_base = (uint32_t)json_integer_value(json_object_get(o, "userns_base")),
                 .userns_size = (uint32_t)json_integer_value(json_object_get(o, "userns_size")),
                 .idmap_stage = dup_field(o, "idmap_stage"),
+                .netgroup = (unsigned)json_integer_value(json_object_get(o, "netgroup")),
         };
         layers = json_object_get(o, "layers");
         ret->layers = xcalloc(json_array_size(layers) + 1, sizeof(char *));

@@ -1,12 +1,14 @@
 /* container_teardown.c - what a container leaves behind once runc has
- * deleted it: its rootfs mount, idmapped copies a start left, its veth and network namespace, its
- * address (container-internal.h).  The monitor calls it when the container
+ * deleted it: its rootfs mount, idmapped copies a start left, its veth,
+ * its network group's rules and network namespace, its address
+ * (container-internal.h).  The monitor calls it when the container
  * exits; container.c when a create fails or a container is destroyed or
  * removed. */
 #include "common/compat.h"
 
 #include "agent/container/container-internal.h"
 #include "agent/container/ipam.h"
+#include "agent/container/netfilter.h"
 #include "agent/container/netns.h"
 #include "agent/container/rootfs.h"
 #include "agent/container/userns.h"
@@ -34,6 +36,8 @@ int container_teardown(const struct container_record *rec, struct tess_error **e
         if (rec->netns) {
                 e = NULL;
                 keep_first(&first, netns_detach(rec->veth, &e), err, e);
+                e = NULL;
+                keep_first(&first, netfilter_port_remove(rec->bridge, rec->veth, rec->ip, rec->netgroup, &e), err, e);
                 e = NULL;
                 keep_first(&first, netns_remove(rec->netns, &e), err, e);
                 ipam_release(rec->ipam_dir, rec->ip, rec->id);

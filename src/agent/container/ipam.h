@@ -7,7 +7,12 @@
  * (<owners_dir>/<owner>: the container was removed, or its creation died
  * half-way) is stale and handed out again.  The lowest free address is
  * taken; the gateway (the bridge's own address), the network and the
- * broadcast addresses never are. */
+ * broadcast addresses never are.
+ *
+ * A claim also names the container's network group (netfilter.h: who it
+ * may reach on the bridge) and that group's number on the bridge, unique
+ * among the groups of live claims: "owner\ngroup\nnumber\n".  A group
+ * keeps its number while one of its containers lives. */
 #ifndef TESSERA_AGENT_IPAM_H
 #define TESSERA_AGENT_IPAM_H
 
@@ -22,9 +27,10 @@ int ipam_parse_cidr(const char *cidr, uint32_t *ret_addr, int *ret_prefix, struc
 void ipam_format(uint32_t addr, char out[IPAM_ADDR_LEN]);
 
 /* Claim an address of the subnet of `cidr` (the gateway's address) for
- * `owner`.  ENOSPC when the subnet is full. */
-int ipam_alloc(const char *dir, const char *cidr, const char *owner, const char *owners_dir,
-               char ret_ip[IPAM_ADDR_LEN], struct tess_error **err);
+ * `owner`, a member of network group `group`, whose number (> 0) is
+ * returned in ret_group.  ENOSPC when the subnet is full. */
+int ipam_alloc(const char *dir, const char *cidr, const char *owner, const char *group, const char *owners_dir,
+               char ret_ip[IPAM_ADDR_LEN], unsigned *ret_group, struct tess_error **err);
 
 /* Drop the claim on ip if `owner` holds it. */
 void ipam_release(const char *dir, const char *ip, const char *owner);

@@ -61,8 +61,9 @@ int netns_bridge_ensure(const char *bridge, const char *gw_cidr, struct tess_err
 
         if (if_nametoindex(bridge) != 0)
                 return 0;
-        cmds = xasprintf("link add %s type bridge\naddr add %s dev %s\nlink set %s up\n", bridge, gw_cidr, bridge,
-                         bridge);
+        cmds = xasprintf(
+                "link add %1$s type bridge\nlink set %1$s alias %2$s\naddr add %3$s dev %1$s\nlink set %1$s up\n",
+                bridge, NETNS_BRIDGE_ALIAS, gw_cidr);
         r = proc_run(ip_batch, cmds, -1, NULL, NULL, err);
         /* another agent made it in the meantime */
         if (r < 0 && if_nametoindex(bridge) != 0) {
@@ -75,6 +76,30 @@ int netns_bridge_ensure(const char *bridge, const char *gw_cidr, struct tess_err
         if (r < 0)
                 return tess_err_wrap(err, "creating the bridge '%s'", bridge);
         return 0;
+}
+
+/* Not /sys/class/net: an agent started by `nsenter --net` sees the
+ * host's sysfs there; `ip` asks the kernel of its own namespace. */
+bool netns_bridge_ours(const char *bridge)
+{
+        const char *argv[] = { "ip", "-o", "link", "show", "dev", bridge, NULL };
+        _cleanup_(buf_release) struct buf out = BUF_INIT;
+
+        if (proc_run(argv, NULL, -1, &out, NULL, NULL) < 0)
+                return false;
+        return strstr(out.data, "alias " NETNS_BRIDGE_ALIAS) != NULL;
+}
+
+int netns_bridge_ports(const char *bridge)
+{
+        const char *argv[] = { "ip", "-o", "link", "show", "master", bridge, NULL };
+        _cleanup_(buf_release) struct buf out = BUF_INIT;
+
+        if (if_nametoindex(bridge) == 0)
+                return 0;
+        if (proc_run(argv, NULL, -1, &out, NULL, NULL) < 0)
+                return -1;
+        return out.len > 0;
 }
 
 int netns_bridge_claim(const char *dir, const char *bridge, const char *owner, struct tess_error **err)
@@ -116,8 +141,8 @@ int netns_bridge_claim(const char *dir, const char *bridge, const char *owner, s
         return fd;
 }
 
-int netns_attach(const char *path, const char *bridge, const char *host_if, const char *ip, int prefix,
-                 const char *gw, struct tess_error **err)
+int netns_attach(const char *path, const char *bridge, const char *host_if, const char *ip, int prefix, const char *gw,
+                 struct tess_error **err)
 {
         _cleanup_free_ char *host = NULL, *inside = NULL;
         _cleanup_close_ int nsfd = -1;
