@@ -15,41 +15,9 @@
 #include "manager/db/db.h"
 #include "manager/http/http.h"
 
-/* A password route's state while its password is checked: the users the
- * name matched (or the caller), their guard keys (login_guard.h). */
-struct pw_route {
-        struct db_rows *rows;
-        char **keys;
-        int nkeys;
-};
-
-static void pw_route_free(void *data)
-{
-        struct pw_route *s = data;
-        db_rows_free(s->rows);
-        for (int i = 0; i < s->nkeys; i++)
-                free(s->keys[i]);
-        free(s->keys);
-        free(s);
-}
-
-/* Keys of each user in rows (column id), else of the name typed; RET the
- * seconds the guard still blocks them (answered 429 then), else 0. */
-static int64_t pw_route_guard(struct api_ctx *c, struct pw_route *s, const char *typed)
-{
-        s->nkeys = s->rows->nrows ? s->rows->nrows : 1;
-        s->keys = xcalloc((size_t)s->nkeys, sizeof(*s->keys));
-        for (int i = 0; i < s->nkeys; i++)
-                s->keys[i] = login_guard_key(s->rows->nrows ? db_getn(s->rows, i, "id") : NULL, typed);
-        int64_t wait = login_guard_blocked(c->m->login_guard, c, s->keys, s->nkeys);
-        if (wait)
-                login_guard_refuse(c, wait);
-        return wait;
-}
-
 static void authorize_checked(struct api_ctx *c, bool ok, char *new_hash UNUSED, void *data)
 {
-        struct pw_route *s = data;
+        struct login_try *s = data;
         struct db_rows *rows = s->rows;
         _cleanup_free_ char *secret = NULL;
         struct tess_error *err = NULL;
@@ -98,7 +66,7 @@ void api_auth_authorize(struct api_ctx *c)
                 return api_problem(c, 400, "invalid-api-params", "'type' must be 'keypair'");
         if (!username || !password)
                 return api_problem(c, 400, "invalid-api-params", "'username' and 'password' are required");
-        struct pw_route *s = xcalloc(1, sizeof(*s));
+        struct login_try *s = xcalloc(1, sizeof(*s));
         r = DBQ(c->m->db,
                 "SELECT u.id, u.password_hash, u.status, u.need_password_change, k.access_key FROM users u"
                 " JOIN domains d ON d.name = u.domain_name"
@@ -107,16 +75,16 @@ void api_auth_authorize(struct api_ctx *c)
                 " ORDER BY CASE WHEN u.email = ? THEN 0 ELSE 1 END LIMIT 1", /* an email names its owner */
                 &s->rows, &err, DB_TEXT(username), DB_TEXT(username), DB_TEXT(domain), DB_TEXT(username));
         if (r < 0) {
-                pw_route_free(s);
+                login_try_free(s);
                 return api_fail(c, err);
         }
-        if (pw_route_guard(c, s, username)) {
-                pw_route_free(s);
+        if (login_try_guard(c->m->login_guard, c, s, username)) {
+                login_try_free(s);
                 return;
         }
         /* checked even for unknown users, so that timing does not reveal them */
         const char *stored = s->rows->nrows ? db_getn(s->rows, 0, "password_hash") : NULL;
-        password_check(c, password, stored ? stored : PASSWORD_DUMMY_HASH, NULL, authorize_checked, s, pw_route_free);
+        password_check(c, password, stored ? stored : PASSWORD_DUMMY_HASH, NULL, authorize_checked, s, login_try_free);
 }
 
 void api_auth_role(struct api_ctx *c)
@@ -130,7 +98,7 @@ void api_auth_role(struct api_ctx *c)
 
 static void password_changed(struct api_ctx *c, bool ok, char *new_hash, void *data)
 {
-        struct pw_route *s = data;
+        struct login_try *s = data;
         _cleanup_free_ char *hash = new_hash;
         struct tess_error *err = NULL;
 
@@ -169,16 +137,16 @@ void api_auth_update_password(struct api_ctx *c)
                 return api_problem(c, 400, "invalid-api-params", "the new passwords do not match");
         if (strlen(new1) < 8)
                 return api_problem(c, 400, "invalid-api-params", "the new password must be at least 8 characters");
-        struct pw_route *s = xcalloc(1, sizeof(*s));
+        struct login_try *s = xcalloc(1, sizeof(*s));
         r = DBQ(c->m->db, "SELECT id, password_hash FROM users WHERE id = ?", &s->rows, &err, DB_TEXT(c->who.user_id));
         if (r < 0) {
-                pw_route_free(s);
+                login_try_free(s);
                 return api_fail(c, err);
         }
-        if (pw_route_guard(c, s, c->who.email)) {
-                pw_route_free(s);
+        if (login_try_guard(c->m->login_guard, c, s, c->who.email)) {
+                login_try_free(s);
                 return;
         }
         const char *stored = s->rows->nrows ? db_getn(s->rows, 0, "password_hash") : NULL;
-        password_check(c, old, stored ? stored : PASSWORD_DUMMY_HASH, new1, password_changed, s, pw_route_free);
+        password_check(c, old, stored ? stored : PASSWORD_DUMMY_HASH, new1, password_changed, s, login_try_free);
 }

@@ -5,6 +5,7 @@
 
 #include "manager/api/api.h"
 #include "manager/api/login_guard.h"
+#include "manager/db/db.h"
 #include "manager/http/http.h"
 
 #define GUARD_SLOTS 512
@@ -120,4 +121,27 @@ void login_guard_refuse(struct api_ctx *c, int64_t secs)
         snprintf(v, sizeof(v), "%lld", (long long)secs);
         http_add_header(c->req, "Retry-After", v);
         api_problem(c, 429, "too-many-requests", "too many failed logins: try again in %lld seconds", (long long)secs);
+}
+
+void login_try_free(void *data)
+{
+        struct login_try *t = data;
+
+        db_rows_free(t->rows);
+        for (int i = 0; i < t->nkeys; i++)
+                free(t->keys[i]);
+        free(t->keys);
+        free(t);
+}
+
+int64_t login_try_guard(struct login_guard *g, struct api_ctx *c, struct login_try *t, const char *typed)
+{
+        t->nkeys = t->rows->nrows ? t->rows->nrows : 1;
+        t->keys = xcalloc((size_t)t->nkeys, sizeof(*t->keys));
+        for (int i = 0; i < t->nkeys; i++)
+                t->keys[i] = login_guard_key(t->rows->nrows ? db_getn(t->rows, i, "id") : NULL, typed);
+        int64_t wait = login_guard_blocked(g, c, t->keys, t->nkeys);
+        if (wait)
+                login_guard_refuse(c, wait);
+        return wait;
 }

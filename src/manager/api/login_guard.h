@@ -38,4 +38,17 @@ void login_guard_succeeded(struct login_guard *g, char *const *keys, int n);
 /* Answer 429 with Retry-After: secs. */
 void login_guard_refuse(struct api_ctx *c, int64_t secs);
 
+/* A password route's try while its password is checked (password_check.h):
+ * the users its name matched (or the caller: a column "id"), and their
+ * keys. */
+struct login_try {
+        struct db_rows *rows;
+        char **keys;
+        int nkeys;
+};
+void login_try_free(void *data);
+/* Key t by each user of t->rows, else by the name typed; RET the seconds
+ * the guard still blocks them (answered 429 then), else 0. */
+int64_t login_try_guard(struct login_guard *g, struct api_ctx *c, struct login_try *t, const char *typed);
+
 #endif

@@ -119,35 +119,9 @@ static json_t *whoami(const struct principal *p, const char *csrf)
                          csrf, "need_password_change", p->must_change_password);
 }
 
-/* A login in progress while its password is checked (password_check.h). */
-struct login {
-        struct db_rows *rows; /* the users the name matches */
-        char **keys;          /* their login_guard keys */
-        int nkeys;
-};
-
-static void login_free(void *data)
-{
-        struct login *l = data;
-        db_rows_free(l->rows);
-        for (int i = 0; i < l->nkeys; i++)
-                free(l->keys[i]);
-        free(l->keys);
-        free(l);
-}
-
-/* The guard's keys of a login: each user the name matches, else the name. */
-static void login_keys(struct login *l, const char *typed)
-{
-        l->nkeys = l->rows->nrows ? l->rows->nrows : 1;
-        l->keys = xcalloc((size_t)l->nkeys, sizeof(*l->keys));
-        for (int i = 0; i < l->nkeys; i++)
-                l->keys[i] = login_guard_key(l->rows->nrows ? db_getn(l->rows, i, "id") : NULL, typed);
-}
-
 static void login_checked(struct api_ctx *c, bool ok, char *new_hash UNUSED, void *data)
 {
-        struct login *l = data;
+        struct login_try *l = data;
         struct db_rows *rows = l->rows;
         struct tess_error *err = NULL;
         struct principal p;
@@ -204,7 +178,7 @@ void api_web_login(struct api_ctx *c)
                 return api_problem(c, 400, "invalid-api-params", "'email' and 'password' are required");
         if (!same_origin(c))
                 return api_problem(c, 403, "forbidden", "a login from another site");
-        struct login *l = xcalloc(1, sizeof(*l));
+        struct login_try *l = xcalloc(1, sizeof(*l));
         int r = DBQ(c->m->db,
                     "SELECT u.id, u.password_hash, u.status, k.access_key FROM users u"
                     " JOIN domains d ON d.name = u.domain_name"
@@ -213,18 +187,16 @@ void api_web_login(struct api_ctx *c)
                     " ORDER BY CASE WHEN u.email = ? THEN 0 ELSE 1 END LIMIT 1", /* an email names its owner */
                     &l->rows, &err, DB_TEXT(email), DB_TEXT(email), DB_TEXT(email));
         if (r < 0) {
-                login_free(l);
+                login_try_free(l);
                 return api_fail(c, err);
         }
-        login_keys(l, email);
-        int64_t wait = login_guard_blocked(c->m->login_guard, c, l->keys, l->nkeys);
-        if (wait) {
-                login_free(l);
-                return login_guard_refuse(c, wait);
+        if (login_try_guard(c->m->login_guard, c, l, email)) {
+                login_try_free(l);
+                return;
         }
         /* checked even for unknown users, so that timing does not tell them apart */
         const char *stored = l->rows->nrows == 1 ? db_getn(l->rows, 0, "password_hash") : NULL;
-        password_check(c, password, stored ? stored : PASSWORD_DUMMY_HASH, NULL, login_checked, l, login_free);
+        password_check(c, password, stored ? stored : PASSWORD_DUMMY_HASH, NULL, login_checked, l, login_try_free);
 }
 
 void api_web_session(struct api_ctx *c)
