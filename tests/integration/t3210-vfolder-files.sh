@@ -123,7 +123,7 @@ test_expect_success 'a tus upload in chunks: OPTIONS, create, HEAD, PATCH, 409 o
         patch "$TMP/big" 1000000 1000000 && test "$TUS" = 204 &&
         patch "$TMP/big" 2000000 1000000 && test "$TUS" = 204 && test "$OFFSET" = 3000000 &&
         test "$(sha256sum <"$D/up/big.bin")" = "$(sha256sum <"$TMP/big")" &&
-        test -z "$(ls "$MANAGER_STATE/vfolders/.uploads")"
+        test -z "$(find "$MANAGER_STATE"/vfolders/*/.uploads -type f)"
 '
 
 test_expect_success 'an interrupted upload resumes with a new token, identical at the end' '
@@ -212,12 +212,12 @@ test_expect_success 'a partial upload left alone past vfolder_upload_keep is rem
         patch "$TMP/part" 0 100000 && test "$TUS" = 204 &&
         token u1 mine upload "{\"path\": \"live.bin\", \"size\": 1000000}" &&
         tus POST -H "Upload-Length: 1000000" && test "$TUS" = 201 &&
-        test "$(find "$MANAGER_STATE/vfolders/.uploads" -type f -size 100000c | wc -l)" = 1 &&
+        test "$(find "$MANAGER_STATE"/vfolders/*/.uploads -type f -size 100000c | wc -l)" = 1 &&
         for i in 1 2 3 4 5 6 7; do
                 patch "$TMP/part" $((i * 100000 - 100000)) 100000 && test "$TUS" = 204 || return 1
                 sleep 1
         done &&
-        test "$(ls "$MANAGER_STATE/vfolders/.uploads" | wc -l)" = 1 &&
+        test "$(find "$MANAGER_STATE"/vfolders/*/.uploads -type f | wc -l)" = 1 &&
         tus HEAD && test "$TUS" = 200 && test "$OFFSET" = 700000 &&
         grep -q "removed a partial upload of 100000 bytes" "$MANAGER_LOG" &&
         TOKEN=$LEFT && tus HEAD && test "$TUS" = 404 &&

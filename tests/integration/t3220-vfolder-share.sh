@@ -265,4 +265,24 @@ test_expect_success 'quota: request-upload refuses what would go past the limit 
         fi
 '
 
+test_expect_success 'quota: an upload under way counts as its whole size, so uploads begun together cannot pass the limit (412)' '
+        as a api GET "/folders/_/quota" && used=$(jq .used_bytes "$TMP/out") &&
+        each=$(( (1048576 - used) * 2 / 3 )) &&
+        as a api POST /folders/data/request-upload "{\"path\": \"part1\", \"size\": $each}" && expect 200 &&
+        T1=$(jq -r .token "$TMP/out") && URL=$(jq -r .url "$TMP/out") &&
+        as a api POST /folders/data/request-upload "{\"path\": \"part2\", \"size\": $each}" && expect 200 &&
+        T2=$(jq -r .token "$TMP/out") &&
+        code=$(curl -s -o "$TMP/tus" -w "%{http_code}" -X POST -H "Tus-Resumable: 1.0.0" \
+                -H "Upload-Length: $each" "$URL?token=$T1") && test "$code" = 201 &&
+        code=$(curl -s -o "$TMP/tus" -w "%{http_code}" -X POST -H "Tus-Resumable: 1.0.0" \
+                -H "Upload-Length: $each" "$URL?token=$T2") && test "$code" = 412 &&
+        grep -q "limited to 1048576 bytes" "$TMP/tus" &&
+        # the first, never finished, counts in the scope as its whole size
+        sleep 4 && as a api GET "/folders/_/quota" && test "$(jq .used_bytes "$TMP/out")" -ge $((used + each)) &&
+        # and POST again resumes it: no second reservation
+        code=$(curl -s -D "$TMP/tus.h" -o /dev/null -w "%{http_code}" -X POST -H "Tus-Resumable: 1.0.0" \
+                -H "Upload-Length: $each" "$URL?token=$T1") && test "$code" = 201 &&
+        grep -qi "^Upload-Offset: 0" "$TMP/tus.h"
+'
+
 test_done

@@ -7,15 +7,21 @@
  *   GET /folders/_/download?token=      a file (one Range), or a tar of a directory
  *
  * The token (vfolder_token.h) is the only credential of the public routes.
- * An upload's bytes go to <host path>/.uploads/<id>, on the folder's
- * filesystem but outside it, the id derived from folder, path, size and
+ * An upload's bytes go to <scope dir>/.uploads/<id>: inside the folder's
+ * quota scope, so that what it holds counts against the scope's quota,
+ * but outside the folder; the id is derived from folder, path, size and
  * user so that a new token for the same upload resumes it; the offset is
- * that file's size.  The file appears in the folder, renamed into place
- * after an fdatasync, only when complete; one left alone for
- * vfolder_upload_keep is removed (vfolder_upload_sweep.c). */
+ * that file's size.  Its creation (tus POST) checks the quota and
+ * reserves the upload's whole size (fallocate, the size unchanged), so
+ * that uploads never completed count as much as finished ones and
+ * several started at once cannot together pass the limit.  The file
+ * appears in the folder, renamed into place after an fdatasync, only when
+ * complete; one left alone for vfolder_upload_keep is removed
+ * (vfolder_upload_sweep.c). */
 #include "common/compat.h"
 
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <sys/stat.h>
 
 #include "common/beneath.h"
@@ -197,7 +203,9 @@ static int upload_open(struct api_ctx *c, struct upload *u, struct tess_error **
         h = vf_hosts_find(&c->m->vfolder_hosts, u->f.host);
         if (!h || !u->f.path[0])
                 return tess_err(err, ENOENT, "folder '%s': its storage host is not on this manager", u->f.name);
-        dir = xasprintf("%s/" VF_UPLOADS_DIR, h->path);
+        char scope[64];
+        vf_scope_dir(u->f.ownership_type, u->f.owner_id, scope, sizeof(scope));
+        dir = xasprintf("%s/%s/" VF_UPLOADS_DIR, h->path, scope);
         if (mkdir(dir, 0700) < 0 && errno != EEXIST)
                 return tess_err(err, EIO, "%s: %s", dir, strerror(errno));
         u->updir = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -259,6 +267,35 @@ static int upload_finish(struct upload *u, int fd, struct tess_error **err)
         return r;
 }
 
+/* A new upload's file, its whole size reserved in the quota scope: the
+ * scope's quota checked with the reservations of the uploads under way
+ * (they are in the scope), then the blocks allocated (a filesystem quota,
+ * XFS's, also refuses them there).  A filesystem without fallocate
+ * reserves nothing. */
+static int upload_begin(struct api_ctx *c, struct upload *u, int *ret_fd, struct tess_error **err)
+{
+        int r = u->t.size > 0 ? vf_quota_check(c->m, &u->f, u->t.size, err) : 0;
+        int fd;
+
+        if (r < 0)
+                return r;
+        fd = openat(u->updir, u->id, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return tess_err(err, EIO, "upload: %s", strerror(errno));
+        if (u->t.size > 0 && fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, (off_t)u->t.size) < 0 && errno != EOPNOTSUPP) {
+                r = errno == ENOSPC || errno == EDQUOT
+                            ? tess_err(err, EDQUOT, "no room for the upload's %lld bytes in the folder's quota scope",
+                                       (long long)u->t.size)
+                            : tess_err(err, EIO, "upload: reserving %lld bytes: %s", (long long)u->t.size,
+                                       strerror(errno));
+                close(fd);
+                unlinkat(u->updir, u->id, 0);
+                return r;
+        }
+        *ret_fd = fd;
+        return 0;
+}
+
 void api_vfolder_tus_create(struct api_ctx *c)
 {
         struct tess_error *err = NULL;
@@ -272,8 +309,9 @@ void api_vfolder_tus_create(struct api_ctx *c)
         if (r >= 0 && (int64_t)len != u.t.size)
                 r = tess_err(&err, EINVAL, "Upload-Length %llu is not the size the token was asked for (%lld)",
                              (unsigned long long)len, (long long)u.t.size);
-        if (r >= 0 && (fd = openat(u.updir, u.id, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0)
-                r = tess_err(&err, EIO, "upload: %s", strerror(errno));
+        /* a POST again resumes the upload (tus: its offset answered) */
+        if (r >= 0 && (fd = openat(u.updir, u.id, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+                r = errno == ENOENT ? upload_begin(c, &u, &fd, &err) : tess_err(&err, EIO, "upload: %s", strerror(errno));
         if (r >= 0)
                 vf_give_to_work_user(fd, "");
         if (r >= 0 && fstat(fd, &st) < 0)

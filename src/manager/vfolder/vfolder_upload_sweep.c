@@ -1,5 +1,5 @@
-/* vfolder_upload_sweep.c - partial uploads nobody finishes.  Each storage
- * host's .uploads holds one file per tus upload under way, named by the
+/* vfolder_upload_sweep.c - partial uploads nobody finishes.  Each quota
+ * scope's .uploads holds one file per tus upload under way, named by the
  * upload's id (api_vfolder_transfer.c); a file that has not grown for
  * `vfolder_upload_keep` is removed, and a new token for the same upload
  * then starts it again from byte 0.  The sweep runs on the loop thread, as
@@ -26,11 +26,10 @@ static bool upload_file_name(const char *s)
         return strlen(s) == 64 && strspn(s, "0123456789abcdef") == 64;
 }
 
-/* Remove the partial uploads of host h last written before `before` (usec
+/* Remove the partial uploads in `path` last written before `before` (usec
  * since the epoch). */
-static void sweep_host(const struct vf_host *h, int64_t before)
+static void sweep_dir(const struct vf_host *h, const char *path, int64_t before)
 {
-        _cleanup_free_ char *path = xasprintf("%s/" VF_UPLOADS_DIR, h->path);
         DIR *d = opendir(path);
         struct dirent *e;
 
@@ -53,6 +52,27 @@ static void sweep_host(const struct vf_host *h, int64_t before)
                 }
                 log_info("storage host %s: removed a partial upload of %lld bytes left alone since %lld s ago", h->name,
                          (long long)st.st_size, (long long)((now_usec() - written) / USEC_PER_SEC));
+        }
+        closedir(d);
+}
+
+/* Every quota scope's uploads of host h (<scope>/.uploads), and the
+ * host's own .uploads where uploads went before they counted in their
+ * scope. */
+static void sweep_host(const struct vf_host *h, int64_t before)
+{
+        _cleanup_free_ char *old = xasprintf("%s/" VF_UPLOADS_DIR, h->path);
+        DIR *d = opendir(h->path);
+        struct dirent *e;
+
+        sweep_dir(h, old, before);
+        if (!d)
+                return;
+        while ((e = readdir(d)) != NULL) {
+                if (e->d_name[0] == '.' || !strchr(e->d_name, '-'))
+                        continue;
+                _cleanup_free_ char *path = xasprintf("%s/%s/" VF_UPLOADS_DIR, h->path, e->d_name);
+                sweep_dir(h, path, before);
         }
         closedir(d);
 }
