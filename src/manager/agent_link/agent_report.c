@@ -110,7 +110,7 @@ int agent_report_parse(const json_t *body, struct agent_report *r, struct tess_e
             (ret = api_get_string(body, NAMES("resource_group", "scaling_group"), 64, &r->rg, err)) < 0 ||
             (ret = api_get_string(body, NAMES("architecture"), 32, &r->arch, err)) < 0 ||
             (ret = api_get_string(body, NAMES("version"), 64, &r->version, err)) < 0 ||
-            (ret = api_get_string(body, NAMES("runtime"), 32, &r->runtime, err)) < 0 ||
+            (ret = api_get_string(body, NAMES("runtime"), 4096, &r->runtime, err)) < 0 || /* a command may be a path */
             (ret = api_get_int(body, NAMES("heartbeat_interval"), 1, AGENT_HEARTBEAT_MAX_SEC, &interval, err)) < 0)
                 return ret;
         r->heartbeat_interval = interval * USEC_PER_SEC;
