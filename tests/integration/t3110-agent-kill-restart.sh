@@ -124,18 +124,17 @@ test_expect_success 'a start cut short by the agent'"'"'s death is made again wh
         sed -i "/^runc *=/d" "$CONF" && echo "runc = \"$TMP/hanging-runc\"" >>"$CONF" &&
         touch "$TMP/hold" && rm -f "$TMP/held" &&
         start_agent "$CONF" "$TMP/agent.log" &&
-        api POST /session "{\"name\": \"cut\", \"image\": \"busybox:latest\", \"enqueueOnly\": true}" &&
-        test "$CODE" = 201 &&
+        SESSION_RESOURCES="{\"cpu\": 0.1, \"mem\": \"64m\"}" create_session cutshort interactive &&
         for _ in $(seq 1 300); do [ -s "$TMP/held" ] && break; sleep 0.1; done && test -s "$TMP/held" &&
         # the agent, the monitor and its runc die: the container is half made
         PID=$(agent_pid "$CONF") && kill -9 "$PID" $(cat "$TMP/held") &&
         for _ in $(seq 1 50); do process_gone "$PID" && break; sleep 0.1; done &&
         rm -f "$TMP/hold" &&
         start_agent "$CONF" "$TMP/agent.log" &&
-        wait_status cut RUNNING &&
+        wait_status cutshort RUNNING &&
         grep -q "left half made by a restart; making it again" "$TMP/agent.log" &&
-        session_run cut "echo alive" && grep -q "^alive$" "$TMP/console" &&
-        sleep 2 && test "$(field cut status)" = RUNNING
+        session_run cutshort "echo alive" && grep -q "^alive$" "$TMP/console" &&
+        sleep 2 && test "$(field cutshort status)" = RUNNING
 '
 
 test_done

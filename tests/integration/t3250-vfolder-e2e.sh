@@ -94,7 +94,7 @@ test_expect_success 'an upload cut half way resumes when re-run and ends with id
         ) & } &&
         up=$! &&
         for _ in $(seq 1 600); do
-                find "$MANAGER_STATE/vfolders/.uploads" -type f -size +30M 2>/dev/null | grep -q . && break
+                find "$MANAGER_STATE"/vfolders/*/.uploads -type f -size +30M 2>/dev/null | grep -q . && break
                 sleep 0.05
         done &&
         kill -9 $up && ! wait $up &&
