@@ -122,6 +122,18 @@ static int check_ip(const char *ip, struct tess_error **err)
         return 0;
 }
 
+/* What names a container's port in a script: its bridge, veth, address. */
+static int check_port(const char *bridge, const char *veth, const char *ip, struct tess_error **err)
+{
+        int r = check_name("bridge", bridge, err);
+
+        if (r >= 0)
+                r = check_name("interface", veth, err);
+        if (r >= 0)
+                r = check_ip(ip, err);
+        return r;
+}
+
 int netfilter_port_add(const char *bridge, const char *gw_cidr, const char *veth, const char *ip, unsigned group,
                        struct tess_error **err)
 {
@@ -129,11 +141,7 @@ int netfilter_port_add(const char *bridge, const char *gw_cidr, const char *veth
         _cleanup_free_ char *script = NULL;
         int r;
 
-        r = check_name("bridge", bridge, err);
-        if (r >= 0)
-                r = check_name("interface", veth, err);
-        if (r >= 0)
-                r = check_ip(ip, err);
+        r = check_port(bridge, veth, ip, err);
         if (r < 0)
                 return r;
         if (group == 0)
@@ -160,11 +168,7 @@ int netfilter_port_remove(const char *bridge, const char *veth, const char *ip, 
 
         if (group == 0) /* a record made before groups */
                 return 0;
-        r = check_name("bridge", bridge, err);
-        if (r >= 0)
-                r = check_name("interface", veth, err);
-        if (r >= 0)
-                r = check_ip(ip, err);
+        r = check_port(bridge, veth, ip, err);
         if (r < 0)
                 return r;
         netfilter_table_name(bridge, table);
