@@ -1,11 +1,15 @@
 /* test_rootfs.c - the overlay options (layer order, relative layers) and,
  * as root, real mounts: two layers, and more layers than fit in a page;
  * the same on idmapped layers for a user namespace (owners as its ids on
- * the host, as on disk in the upper dir, no idmapped copy left). */
+ * the host, as on disk in the upper dir, no idmapped copy left); user
+ * namespaces opened by several threads at once (the agent's workers). */
 #include "common/compat.h"
 
 #include "../lib/test.h"
+#include <dirent.h>
 #include <grp.h>
+#include <signal.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -194,12 +198,100 @@ static void test_mount_idmapped(void)
         mount_layers(60, 60, true); /* layers relative to their idmapped common directory */
 }
 
+#define USERNS_THREADS 4
+#define USERNS_ROUNDS  40
+
+static int userns_opened, userns_done;
+static bool userns_stop;
+static pthread_mutex_t userns_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *open_userns_rounds(void *arg UNUSED)
+{
+        for (int i = 0; i < USERNS_ROUNDS; i++) {
+                struct tess_error *err = NULL;
+                int fd = -1, r = userns_open(BASE, 65536, &fd, &err);
+                pthread_mutex_lock(&userns_lock);
+                bool stop = userns_stop;
+                userns_opened += r >= 0;
+                pthread_mutex_unlock(&userns_lock);
+                if (r < 0)
+                        tess_error_free(err);
+                else
+                        close(fd);
+                if (stop)
+                        break;
+        }
+        pthread_mutex_lock(&userns_lock);
+        userns_done++;
+        pthread_mutex_unlock(&userns_lock);
+        return NULL;
+}
+
+/* Kill this process's children (the namespace holders of hung threads). */
+static void kill_children(void)
+{
+        DIR *d = opendir("/proc/self/task");
+
+        for (struct dirent *e; d && (e = readdir(d));) {
+                _cleanup_free_ char *path = xasprintf("/proc/self/task/%s/children", e->d_name), *text = NULL;
+                size_t len;
+                if (e->d_name[0] == '.' || fs_read_file(path, 4096, &text, &len, NULL) < 0)
+                        continue;
+                for (char *p = text, *end; *p; p = end) {
+                        long pid = strtol(p, &end, 10);
+                        if (end == p)
+                                break;
+                        if (pid > 0)
+                                kill((pid_t)pid, SIGKILL);
+                }
+        }
+        if (d)
+                closedir(d);
+}
+
+/* Each userns_open() forks a child that holds the namespace until the
+ * parent lets go; a child forked while another thread's was held once
+ * kept that one's pipe open, and two such children waited for each other
+ * for ever (an agent's kernels stuck in CREATING).  All of them end. */
+static void test_userns_open_from_threads(void)
+{
+        pthread_t t[USERNS_THREADS];
+        int done = 0;
+
+        if (geteuid() != 0)
+                SKIP("needs root");
+        for (int i = 0; i < USERNS_THREADS; i++)
+                pthread_create(&t[i], NULL, open_userns_rounds, NULL);
+        for (int waited = 0; waited < 600 && done < USERNS_THREADS; waited++) {
+                usleep(100 * 1000);
+                pthread_mutex_lock(&userns_lock);
+                done = userns_done;
+                pthread_mutex_unlock(&userns_lock);
+        }
+        CHECK_INTEQ(done, USERNS_THREADS);
+        /* (on failure: the hung holders killed, so that the threads end) */
+        pthread_mutex_lock(&userns_lock);
+        userns_stop = true;
+        pthread_mutex_unlock(&userns_lock);
+        while (done < USERNS_THREADS) {
+                kill_children();
+                usleep(100 * 1000);
+                pthread_mutex_lock(&userns_lock);
+                done = userns_done;
+                pthread_mutex_unlock(&userns_lock);
+        }
+        for (int i = 0; i < USERNS_THREADS; i++)
+                pthread_join(t[i], NULL);
+        CHECK_INTEQ(userns_opened, USERNS_THREADS * USERNS_ROUNDS);
+}
+
 static const struct test tests[] = {
         TEST(test_options_order),
         TEST(test_options_errors),
         TEST(test_mount_two_layers),
         TEST(test_mount_more_layers_than_a_page_holds),
         TEST(test_mount_idmapped),
+        TEST(test_userns_open_from_threads),
         {},
 };
 

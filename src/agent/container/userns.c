@@ -12,14 +12,29 @@
 #include "agent/container/userns.h"
 #include "common/fs.h"
 
+/* Close every descriptor from 3 up but `a` and `b`. */
+static void close_all_but(int a, int b)
+{
+        int lo = a < b ? a : b, hi = a < b ? b : a;
+
+        if (lo > 3)
+                close_range(3, (unsigned)lo - 1, 0);
+        if (hi > lo + 1)
+                close_range((unsigned)lo + 1, (unsigned)hi - 1, 0);
+        close_range((unsigned)hi + 1, ~0U, 0);
+}
+
 /* The child that holds the namespace while its maps are written: it makes
- * the namespace, says so on `ready`, and waits for `done` to close. */
+ * the namespace, says so on `ready`, and waits for `done` to close.  It
+ * keeps no other descriptor of the agent's: holding another thread's
+ * `done` (or a pipe another child's output goes through) would keep that
+ * one waiting as long as this one lives, and two children holding each
+ * other's waited for ever. */
 static void __attribute__((noreturn)) hold_userns(const int ready[2], const int done[2])
 {
         char c;
 
-        close(ready[0]);
-        close(done[1]); /* else the parent's close would never reach us */
+        close_all_but(ready[1], done[0]);
         if (unshare(CLONE_NEWUSER) < 0)
                 _exit(1);
         if (write(ready[1], "u", 1) != 1)
