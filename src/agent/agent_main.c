@@ -37,6 +37,7 @@
 #include "agent/pty_keep.h"
 #include "agent/retry.h"
 #include "common/conf.h"
+#include "common/cond_wait.h"
 #include "common/fs.h"
 #include "common/log.h"
 #include "common/timeutil.h"
@@ -94,11 +95,7 @@ static void wake_reconciler(struct agent_ctx *ctx)
 /* Wait on cond until woken, stopping, or `usec` passed (lock held). */
 static void wait_for(struct agent *a, pthread_cond_t *cond, bool *flag, int64_t usec)
 {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        int64_t ns = ts.tv_nsec + (usec % USEC_PER_SEC) * 1000;
-        ts.tv_sec += usec / USEC_PER_SEC + ns / 1000000000;
-        ts.tv_nsec = ns % 1000000000;
+        struct timespec ts = cond_deadline(usec);
         while (!*flag && !stopping)
                 if (pthread_cond_timedwait(cond, &a->lock, &ts) == ETIMEDOUT)
                         break;
@@ -578,8 +575,8 @@ int agent_main(int argc, char **argv)
         log_max_level = (enum log_level)level;
         log_set_prefix("tessera-agent");
         pthread_mutex_init(&a.lock, NULL);
-        pthread_cond_init(&a.reporter_cond, NULL);
-        pthread_cond_init(&a.reconcile_cond, NULL);
+        cond_init_monotonic(&a.reporter_cond);
+        cond_init_monotonic(&a.reconcile_cond);
         umask(022); /* image and container trees must be readable inside containers */
         signal(SIGPIPE, SIG_IGN);
         signal(SIGTERM, on_signal);

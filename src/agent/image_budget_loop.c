@@ -16,6 +16,7 @@
 
 #include "agent/image_budget_loop.h"
 #include "agent/kernel_runtime.h"
+#include "common/cond_wait.h"
 #include "common/log.h"
 #include "common/slots.h"
 #include "common/timeutil.h"
@@ -115,9 +116,7 @@ static void *loop_thread(void *data)
                 }
                 pthread_mutex_lock(&l->lock);
                 if (!l->stop) {
-                        struct timespec ts;
-                        clock_gettime(CLOCK_REALTIME, &ts);
-                        ts.tv_sec += POLL_USEC / USEC_PER_SEC;
+                        struct timespec ts = cond_deadline(POLL_USEC);
                         pthread_cond_timedwait(&l->cond, &l->lock, &ts);
                 }
         }
@@ -136,7 +135,7 @@ struct image_budget_loop *image_budget_loop_start(struct agent_ctx *ctx)
         l->ctx = ctx;
         l->budget = ctx->conf->image_disk_budget > INT64_MAX ? INT64_MAX : (int64_t)ctx->conf->image_disk_budget;
         pthread_mutex_init(&l->lock, NULL);
-        pthread_cond_init(&l->cond, NULL);
+        cond_init_monotonic(&l->cond);
         if (pthread_create(&l->thread, NULL, loop_thread, l) != 0) {
                 log_error("image gc: cannot start its thread; the image store has no budget");
                 pthread_cond_destroy(&l->cond);

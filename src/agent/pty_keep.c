@@ -29,6 +29,8 @@
 #include <time.h>
 
 #include "agent/pty_keep.h"
+#include "common/cond_wait.h"
+#include "common/timeutil.h"
 
 #define DRAIN_CHUNK    16384
 #define DRAIN_ROUNDS   8           /* reads per terminal per wake-up: the others get their turn */
@@ -58,13 +60,6 @@ struct pty_keep {
         struct pty_keep_conf conf;
         struct pty_term *terms;
 };
-
-static int64_t now_mono(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
 
 static void poke(int efd)
 {
@@ -223,7 +218,7 @@ static void *keeper(void *data)
 
         pthread_mutex_lock(&k->mu);
         while (!k->stopping) {
-                int64_t now = now_mono(), next = 0;
+                int64_t now = monotonic_usec(), next = 0;
                 size_t n = 0;
                 for (struct pty_term *t = k->terms, *after; t; t = after) {
                         after = t->next;
@@ -283,12 +278,8 @@ struct pty_keep *pty_keep_new(const struct pty_keep_conf *conf)
                 free(k);
                 return NULL;
         }
-        pthread_condattr_t ca;
-        pthread_condattr_init(&ca);
-        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
         pthread_mutex_init(&k->mu, NULL);
-        pthread_cond_init(&k->released, &ca);
-        pthread_condattr_destroy(&ca);
+        cond_init_monotonic(&k->released);
         int r = pthread_create(&k->keeper, NULL, keeper, k);
         if (r != 0) {
                 pthread_cond_destroy(&k->released);
@@ -329,19 +320,6 @@ bool pty_keep_has(struct pty_keep *k, const char *kernel, const char *id)
         return has;
 }
 
-static struct timespec deadline_in(int ms)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        ts.tv_sec += ms / 1000;
-        ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-                ts.tv_sec++;
-                ts.tv_nsec -= 1000000000L;
-        }
-        return ts;
-}
-
 static void close_fd(int *fd)
 {
         if (*fd >= 0)
@@ -352,7 +330,7 @@ static void close_fd(int *fd)
 int pty_keep_attach(struct pty_keep *k, const char *kernel, const char *id, int *fresh_fd, int timeout_ms,
                     struct pty_view *ret, char **ret_replay, size_t *ret_replay_len)
 {
-        struct timespec deadline = deadline_in(timeout_ms);
+        struct timespec deadline = cond_deadline((int64_t)timeout_ms * USEC_PER_MSEC);
         struct pty_term *t;
         int r = 0;
 
@@ -456,7 +434,7 @@ static void let_go(struct pty_view *v)
 
         if (!t->closed && t->attached && t->gen == v->gen) {
                 t->attached = false;
-                t->detached_at = now_mono();
+                t->detached_at = monotonic_usec();
                 pthread_cond_broadcast(&v->keep->released);
                 poke(v->keep->wake);
         }
