@@ -159,7 +159,7 @@ $(BUILD)/fuzz-replay/fuzz_fgpu_%: tests/fuzz/fuzz_fgpu_%.c $(call obj,tests/fuzz
 # runs (a compiler that cannot leaves a stub that says why; it skips).
 PTY_KEEP_TSAN := $(BUILD)/tests/tsan/test_pty_keep
 $(PTY_KEEP_TSAN): tests/unit/test_pty_keep.c src/agent/pty_keep.c src/agent/pty_keep.h src/common/terminal_id.h \
-		tests/lib/test.c src/common/buf.c src/common/xalloc.c
+		tests/lib/test.c src/common/buf.c src/common/xalloc.c src/common/cond_wait.c src/common/timeutil.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  TEST    $@ (tsan)")
 	$(Q)$(CC) -std=gnu17 $(WARN) -O1 -g -fsanitize=thread -DTEST_UNDER_TSAN -Isrc -o $@ $(filter %.c,$^) -lpthread \
