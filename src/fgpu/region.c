@@ -101,7 +101,10 @@ static int create_region(const char *path, char *err, size_t errlen)
                 return -e;
         }
         fchmod(fd, 0666); /* every user of the container charges through it */
-        int r = ftruncate(fd, sizeof(struct fgpu_region)) < 0 ? -errno : 0;
+        /* every page allocated now: a sparse file's pages are allocated
+         * by the first write into the mapping, which on a full disk is a
+         * SIGBUS, to the agent or to any process of the container */
+        int r = -posix_fallocate(fd, 0, sizeof(struct fgpu_region));
         struct fgpu_region *reg = MAP_FAILED;
         if (r == 0)
                 reg = mmap(NULL, sizeof(*reg), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);

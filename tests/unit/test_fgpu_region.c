@@ -1,10 +1,13 @@
 /* test_fgpu_region.c - the fGPU accounting region shared by the processes
  * of a container (src/fgpu/region.c): one budget for all of them, charges
  * of dead processes reclaimed (kill -9 included), a reused pid not taken
- * for its predecessor, and a lock abandoned by a dying holder recovered. */
+ * for its predecessor, a lock abandoned by a dying holder recovered, and a
+ * region that does not fit on a full disk refused (not a SIGBUS). */
 #include "common/compat.h"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 
 #include "../lib/test.h"
@@ -169,6 +172,45 @@ static void test_lock_abandoned_by_a_dead_holder(void)
         unlink(path);
 }
 
+/* On a full filesystem (a tmpfs of 64 KiB, filled) a region cannot be
+ * made: the open says so.  It once made the file sparse and wrote into its
+ * mapping, and the first write killed the process with SIGBUS (an agent
+ * that vanished without a word while its disk was full). */
+static void test_full_disk_refused(void)
+{
+        char dir[] = "/tmp/tessera-test-region-full.XXXXXX";
+        int status;
+
+        if (geteuid() != 0)
+                SKIP("needs root (mounts a small tmpfs)");
+        if (!mkdtemp(dir) || mount("tmpfs", dir, "tmpfs", 0, "size=64k") < 0) {
+                test_fail(__FILE__, __LINE__, "a tmpfs at %s: %s", dir, strerror(errno));
+                rmdir(dir);
+                return;
+        }
+        char fill[128], region[128];
+        snprintf(fill, sizeof(fill), "%s/fill", dir);
+        snprintf(region, sizeof(region), "%s/region", dir);
+        int fd = open(fill, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+        char block[4096] = { 0 };
+        while (fd >= 0 && write(fd, block, sizeof(block)) == (ssize_t)sizeof(block))
+                ;
+        if (fd >= 0)
+                close(fd);
+        pid_t pid = fork();
+        if (pid == 0) {
+                struct fgpu_region *r = NULL;
+                char err[256];
+                int rc = fgpu_region_open(region, true, &r, err, sizeof(err));
+                _exit(rc == -ENOSPC ? 0 : rc < 0 ? 2 : 3);
+        }
+        CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+        CHECK(!WIFSIGNALED(status)); /* SIGBUS was the bug */
+        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0); /* -ENOSPC */
+        umount2(dir, MNT_DETACH);
+        rmdir(dir);
+}
+
 int main(void)
 {
         static const struct test tests[] = {
@@ -177,6 +219,7 @@ int main(void)
                 TEST(test_kill_9_returns_the_charge),
                 TEST(test_reused_pid_is_another_process),
                 TEST(test_lock_abandoned_by_a_dead_holder),
+                TEST(test_full_disk_refused),
                 { 0 },
         };
         return test_main(tests);
