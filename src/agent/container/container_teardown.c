@@ -13,6 +13,10 @@
 #include "agent/container/rootfs.h"
 #include "agent/container/userns.h"
 
+/* The first failure's error into *err; later ones are dropped.  (r and e
+ * are the results of a call made before: as arguments of one call, the
+ * order in which C evaluates them is unspecified, and reading e before the
+ * call that sets it once handed back a failure without its error.) */
 static void keep_first(int *first, int r, struct tess_error **err, struct tess_error *e)
 {
         if (r >= 0)
@@ -28,18 +32,22 @@ static void keep_first(int *first, int r, struct tess_error **err, struct tess_e
 int container_teardown(const struct container_record *rec, struct tess_error **err)
 {
         struct tess_error *e = NULL;
-        int first = 0;
+        int first = 0, r;
 
-        keep_first(&first, rootfs_umount(rec->rootfs, &e), err, e);
+        r = rootfs_umount(rec->rootfs, &e);
+        keep_first(&first, r, err, e);
         if (rec->idmap_stage) /* the rootfs the runtime knows, what a start left */
                 userns_stage_remove(rec->idmap_stage, NULL);
         if (rec->netns) {
                 e = NULL;
-                keep_first(&first, netns_detach(rec->veth, &e), err, e);
+                r = netns_detach(rec->veth, &e);
+                keep_first(&first, r, err, e);
                 e = NULL;
-                keep_first(&first, netfilter_port_remove(rec->bridge, rec->veth, rec->ip, rec->netgroup, &e), err, e);
+                r = netfilter_port_remove(rec->bridge, rec->veth, rec->ip, rec->netgroup, &e);
+                keep_first(&first, r, err, e);
                 e = NULL;
-                keep_first(&first, netns_remove(rec->netns, &e), err, e);
+                r = netns_remove(rec->netns, &e);
+                keep_first(&first, r, err, e);
                 ipam_release(rec->ipam_dir, rec->ip, rec->id);
         }
         return first;
