@@ -2,7 +2,9 @@
 # bench/container-start.sh - how long a container takes to start: Tessera's
 # container_create() (bridge network and none; in a user namespace, the
 # default, and without one: what the namespace and its idmapped mounts
-# cost, docs/design/containers.md), a bare `runc run -d` of an
+# cost, docs/design/containers.md; with the writable layer on a filesystem
+# of its own, the agent's default, and on a plain directory), a bare
+# `runc run -d` of an
 # equivalent bundle, and `docker run -d` on Debian's docker.io engine when
 # dockerd is installed.  Each start is "create -> running" with a
 # `sleep 1000` init; the container is removed (untimed) before the next.
@@ -47,14 +49,15 @@ peers_rootfs
 # pay theirs).
 # One start of container ID on NET with the user namespace USERNS; samples
 # appended to $T/s-tessera-SUFFIX and $T/s-tessera-wall-SUFFIX.
-start_one() { # ID NET USERNS SUFFIX
-        local t0 ct=("${CT_ALL[@]}" --userns "$3")
+start_one() { # ID NET USERNS SUFFIX [CREATE OPTION...]
+        local t0 id=$1 net=$2 suffix=$4 ct=("${CT_ALL[@]}" --userns "$3")
+        shift 4
         t0=$(now)
-        "${ct[@]}" create "$1" --layer "$T/rootfs" --net "$2" --pids 64 --memory $((64 << 20)) -- \
+        "${ct[@]}" create "$id" --layer "$T/rootfs" --net "$net" --pids 64 --memory $((64 << 20)) "$@" -- \
                 sleep 1000 >"$T/out" || { cat "$T/out"; return 1; }
-        echo $(($(now) - t0)) >>"$T/s-tessera-wall-$4"
-        echo $(($(sed -n 's/^created in \([0-9]*\) us$/\1/p' "$T/out") * 1000)) >>"$T/s-tessera-$4"
-        "${ct[@]}" destroy "$1" 0 >/dev/null && "${ct[@]}" remove "$1" >/dev/null
+        echo $(($(now) - t0)) >>"$T/s-tessera-wall-$suffix"
+        echo $(($(sed -n 's/^created in \([0-9]*\) us$/\1/p' "$T/out") * 1000)) >>"$T/s-tessera-$suffix"
+        "${ct[@]}" destroy "$id" 0 >/dev/null && "${ct[@]}" remove "$id" >/dev/null
 }
 # With and without the user namespace, one after the other in each round,
 # so that the machine's load weighs on both alike.
@@ -74,6 +77,21 @@ bench_tessera none "tessera (network none)" || exit 1
 TESS=$TESS_CALL
 TESS_WALL=$P50
 TESS_NOUSERNS=$TESS_OFF
+# The writable layer on a filesystem of its own (the agent's default
+# container_disk, 16 GiB: a sparse file, mkfs.ext4, a loop mount), against
+# the plain directory, alternating.
+bench_disk() {
+        local i
+        : >"$T/s-tessera-disk" >"$T/s-tessera-wall-disk" >"$T/s-tessera-nodisk" >"$T/s-tessera-wall-nodisk"
+        for i in $(seq 1 "$N"); do
+                start_one "d$i" none on disk --disk $((16 << 30)) && start_one "p$i" none on nodisk || return 1
+        done
+        stats "tessera (network none, user namespace), writable layer of 16 GiB, the call" "$T/s-tessera-disk"
+        TESS_DISK=$P50
+        stats "the same, writable layer a plain directory, the call" "$T/s-tessera-nodisk"
+        TESS_NODISK=$P50
+}
+bench_disk || exit 1
 bench_tessera bridge "tessera (bridge + veth)" || exit 1
 TESS_BR=$TESS_CALL
 TESS_BR_NOUSERNS=$TESS_OFF
@@ -96,5 +114,7 @@ printf 'user namespace, network none (p50):     %+.1f ms (userns/off %.2f)\n' \
         "$(echo "($TESS - $TESS_NOUSERNS) / 1000000" | bc -l)" "$(echo "$TESS / $TESS_NOUSERNS" | bc -l)"
 printf 'user namespace, bridge (p50):           %+.1f ms (userns/off %.2f)\n' \
         "$(echo "($TESS_BR - $TESS_BR_NOUSERNS) / 1000000" | bc -l)" "$(echo "$TESS_BR / $TESS_BR_NOUSERNS" | bc -l)"
+printf 'writable layer of its own (p50):        %+.1f ms (disk/plain %.2f)\n' \
+        "$(echo "($TESS_DISK - $TESS_NODISK) / 1000000" | bc -l)" "$(echo "$TESS_DISK / $TESS_NODISK" | bc -l)"
 [ -n "$DOCK" ] && printf 'ratio tessera call/docker (p50):        %.2f\n' "$(echo "$TESS / $DOCK" | bc -l)"
 exit 0

@@ -60,18 +60,18 @@ mkdir -p "$C/bundle/rootfs/usr/local"
 tar -cf - -T "$T/files" 2>/dev/null | tar -xf - -C "$C/bundle/rootfs/usr/local" 2>/dev/null
 rm -f "$C/bundle/rootfs/etc/group"
 sync
-UPPER_MIB=$(du -sm "$C/upper" | cut -f1)
+UPPER_MIB=$(du -sm "$C/rw/upper" | cut -f1)
 echo "changes: $(wc -l <"$T/files") files, $((total / 1048576)) MiB of file data; upper dir $UPPER_MIB MiB"
 
 : >"$T/commit.t"; : >"$T/tar.t"; : >"$T/targz.t"
 for ((i = 1; i <= ROUNDS; i++)); do
         t0=$(now)
-        tar -C "$C/upper" -cf "$T/upper.tar" . && sync
+        tar -C "$C/rw/upper" -cf "$T/upper.tar" . && sync
         t1=$(now)
         elapsed "$t0" "$t1" >>"$T/tar.t"
         rm -f "$T/upper.tar"
         t0=$(now)
-        tar -C "$C/upper" -czf "$T/upper.tgz" . && sync
+        tar -C "$C/rw/upper" -czf "$T/upper.tgz" . && sync
         t1=$(now)
         elapsed "$t0" "$t1" >>"$T/targz.t"
         rm -f "$T/upper.tgz"

@@ -62,6 +62,7 @@ struct agent_conf {
         char *address; /* what it tells the manager; NULL: found out */
         char *vfolder_hosts; /* "NAME=PATH,...": where folders are (vfolder_mount.c) */
         uint64_t image_disk_budget; /* bytes the image store may take; 0: no budget (image_budget_loop.c) */
+        uint64_t container_disk;    /* bytes of each container's writable layer; 0: unlimited (layer_disk.h) */
         int64_t terminal_keep;      /* usec a named terminal lives without a socket (pty_keep.h); 0: not kept */
         uint64_t terminal_keep_max; /* detached named terminals per kernel */
 };

@@ -76,6 +76,10 @@ const struct conf_opt agent_conf_opts[] = {
         CONF_OPT("image_disk_budget", CONF_T_SIZE, AC, image_disk_budget, "0", 0, 0, false,
                  "disk space the image store may take (blobs and unpacked layers, e.g. 50g); beyond it the least "
                  "recently used images no container uses are removed; 0: no budget, nothing removed"),
+        CONF_OPT("container_disk", CONF_T_SIZE, AC, container_disk, "16g", 0, 0, false,
+                 "what each container may write outside its folders (its writable layer, a filesystem of this "
+                 "size of its own; a session's resource policy may set less); at least 8m; 0: unlimited, on this "
+                 "node's disk"),
         CONF_OPT("terminal_keep", CONF_T_USEC, AC, terminal_keep, "15m", 0, 0, false,
                  "how long a named terminal (the web UI's) keeps its shell after its socket closed; 0: not kept"),
         CONF_OPT("terminal_keep_max", CONF_T_U64, AC, terminal_keep_max, "8", 1, 1024, false,

@@ -27,6 +27,7 @@
 #include "agent/agent_http.h"
 #include "agent/commit.h"
 #include "agent/container/cgroup_tune.h"
+#include "agent/container/layer_disk.h"
 #include "agent/container/bridge.h"
 #include "agent/container/oci_runtime.h"
 #include "agent/gpu_stats.h"
@@ -37,6 +38,7 @@
 #include "agent/pty_keep.h"
 #include "agent/retry.h"
 #include "common/conf.h"
+#include "common/container_disk.h"
 #include "common/cond_wait.h"
 #include "common/fs.h"
 #include "common/log.h"
@@ -416,6 +418,11 @@ static int agent_start(struct agent *a, struct tess_error **err)
         r = lock_state_dir(a, err);
         if (r < 0)
                 return r;
+        if (a->conf.container_disk > 0 && (r = layer_disk_check(err)) < 0)
+                return tess_err_wrap(err, "container_disk = %llu needs a filesystem of its own for each container's "
+                                          "writable layer, which this node cannot make (container_disk = 0: "
+                                          "containers write to the node's disk, unlimited)",
+                                     (unsigned long long)a->conf.container_disk);
         if (a->conf.cgroup_favordynmods)
                 tune_cgroups();
         if (!streq(a->conf.network, "none")) {
@@ -532,6 +539,9 @@ int agent_main(int argc, char **argv)
         r = conf_defaults(agent_conf_opts, &a.conf, &err);
         if (r >= 0 && config)
                 r = conf_load_file(agent_conf_opts, &a.conf, config, &err);
+        if (r >= 0 && a.conf.container_disk > 0 && a.conf.container_disk < (uint64_t)CONTAINER_DISK_MIN)
+                r = tess_err(&err, EINVAL, "container_disk: %llu bytes is less than a writable layer needs (8m); "
+                                           "0 for no limit", (unsigned long long)a.conf.container_disk);
         if (r < 0) {
                 fprintf(stderr, "tessera agent: %s\n", err->msg);
                 tess_error_free(err);

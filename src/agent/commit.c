@@ -300,7 +300,8 @@ static int run_commit(struct commit_job *j, char ret_manifest[IMAGE_DIGEST_SIZE]
         struct image_info base = { 0 };
         struct layer_info li = { 0 };
         _cleanup_free_ char *cdir = xasprintf("%s/containers/%s", ctx->conf->state_dir, j->kernel);
-        _cleanup_free_ char *upper = xasprintf("%s/upper", cdir);
+        struct container_config cfg = kernel_runtime_config(ctx);
+        _cleanup_free_ char *upper = container_upper_dir(&cfg, j->kernel);
         _cleanup_free_ char *tmp = xasprintf("%s/tmp/%d-commit-%.8s", image_store_dir(st), (int)getpid(), j->task);
         _cleanup_free_ char *ref = xasprintf("%s:%s", j->name, j->tag);
         json_t *config = NULL, *manifest = NULL, *c2 = NULL, *m2 = NULL;

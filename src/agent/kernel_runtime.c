@@ -31,6 +31,7 @@
 #include "agent/pty_keep.h"
 #include "agent/vfolder_mount.h"
 #include "common/buf.h"
+#include "common/container_disk.h"
 #include "common/env_reserved.h"
 #include "common/fs.h"
 #include "common/log.h"
@@ -86,6 +87,19 @@ static int64_t slot_of(const json_t *slots, const char *name)
         if (v && slot_parse_value(name, v, &q, NULL) < 0)
                 q = 0;
         return q;
+}
+
+/* The writable layer's size: the node's limit, or the session's (its
+ * resource policy's, from the manager) where that is less; a session's
+ * under the minimum (a row from before it was checked) counts as none. */
+static int64_t disk_limit(const struct agent_ctx *ctx, const json_t *spec)
+{
+        int64_t node = ctx->conf->container_disk > INT64_MAX ? INT64_MAX : (int64_t)ctx->conf->container_disk;
+        int64_t session = json_integer_value(json_object_get(spec, "disk_limit"));
+
+        if (session >= CONTAINER_DISK_MIN && (node == 0 || session < node))
+                return session;
+        return node;
 }
 
 /* The registry credentials the manager sent with the kernel, if any. */
@@ -339,6 +353,7 @@ static int start_held(struct agent_ctx *ctx, const char *id, const json_t *spec,
                 .network = streq(ctx->conf->network, "none") ? CONTAINER_NET_NONE : CONTAINER_NET_BRIDGE,
                 /* a session's kernels reach each other, no other session */
                 .network_group = json_string_value(json_object_get(spec, "session_id")),
+                .disk_limit = disk_limit(ctx, spec),
         };
         r = container_create(&cfg, &cs, err);
         if (r == -EEXIST)

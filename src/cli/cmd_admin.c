@@ -217,6 +217,8 @@ static const struct cli_opt policy_opts[] = {
           "may users create their own keypairs (with their password)" },
         { "max-session-priority", 0, OPT_INT, DEST_BODY, "max_session_priority", V_CU, 0, "N",
           "highest session priority a user (not an admin) may ask for, 0 to 100" },
+        { "max-container-disk", 0, OPT_STR, DEST_BODY, "max_container_disk", V_CU, 0, "SIZE",
+          "what a session's containers may write outside their folders, e.g. 20g (0: the node's container_disk)" },
         {},
 };
 

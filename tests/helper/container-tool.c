@@ -5,6 +5,7 @@
  *   container-tool [GLOBAL...] create ID [OPTION...] -- ARGS...
  *       --layer DIR (repeat; lowest first)  --cpu CORES ("0.5")  --cores 0,1
  *       --memory BYTES  --pids N  --shm BYTES  --net bridge|none
+ *       --disk BYTES (the writable layer's own filesystem; default none)
  *       --env K=V  --bind SRC:DST[:ro]  --device PATH  --runner FILE
  *       --user UID:GID[:GID...]  --hostname NAME  --group NAME (network group; default: ID)
  *       --hold: stay alive after the container runs (an agent to kill -9)
@@ -124,6 +125,8 @@ static int create_option(struct create_args *a, int argc, char **argv)
                 s->n_cores = (size_t)n;
         } else if (streq(o, "--memory")) {
                 s->memory = num(v);
+        } else if (streq(o, "--disk")) {
+                s->disk_limit = num(v);
         } else if (streq(o, "--pids")) {
                 s->pids_limit = num(v);
         } else if (streq(o, "--shm")) {

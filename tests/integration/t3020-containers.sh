@@ -119,7 +119,7 @@ test_expect_success 'layers: the top-most wins, writes go to the container only'
         test_cmp expect out &&
         test "$(cat "$TMP/layer2/etc/msg")" = high &&
         test -f "$LOWER/etc/base" &&
-        test "$(cat "$STATE/containers/layers/upper/newfile")" = new &&
+        test "$(cat "$STATE/containers/layers/rw/upper/newfile")" = new &&
         ct_remove layers
 '
 

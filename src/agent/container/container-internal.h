@@ -22,6 +22,8 @@
 #define CT_LOG "log"
 #define CT_LOG_OLD "log.1"
 #define CT_LOG_BASE "log.base"
+#define CT_RW "rw"             /* holds the overlay's upper/ and work/ (layer_disk.h) */
+#define CT_RW_IMAGE "rw.img"   /* the writable layer's filesystem, when it has a limit */
 
 /* dir/name (caller frees). */
 char *container_file(const char *dir, const char *name);
@@ -43,6 +45,9 @@ struct container_record {
         uint32_t userns_base, userns_size;
         char *idmap_stage; /* where its idmapped copies are made while it starts */
         unsigned netgroup; /* its network group's number on the bridge (netfilter.h); 0: none (older records) */
+        /* where the writable layer's own filesystem is mounted (layer_disk.h,
+         * <dir>/rw); NULL: no limit, or a record from before limits */
+        char *layer_disk;
 };
 
 int container_record_write(const char *dir, const struct container_record *rec, struct tess_error **err);

@@ -26,6 +26,7 @@
 #include "agent/container/container-internal.h"
 #include "agent/container/container.h"
 #include "agent/container/ipam.h"
+#include "agent/container/layer_disk.h"
 #include "agent/container/monitor.h"
 #include "agent/container/netfilter.h"
 #include "agent/container/netns.h"
@@ -381,7 +382,8 @@ static int claim_address(const struct container_config *cfg, const char *dir, co
 static int create_in(const struct container_config *cfg, const struct container_spec *spec, const char *dir,
                      struct container_record *rec, struct tess_error **err)
 {
-        _cleanup_free_ char *upper = container_file(dir, "upper"), *work = container_file(dir, "work");
+        _cleanup_free_ char *rw = container_file(dir, CT_RW), *upper = xasprintf("%s/upper", rw),
+                            *work = xasprintf("%s/work", rw), *image = container_file(dir, CT_RW_IMAGE);
         _cleanup_close_ int report = -1, userns_fd = -1;
         pid_t pid;
         int r;
@@ -408,6 +410,8 @@ static int create_in(const struct container_config *cfg, const struct container_
         rec->layers = xcalloc(n + 1, sizeof(char *));
         for (size_t i = 0; i < n; i++)
                 rec->layers[i] = xstrdup(spec->layers[i]);
+        if (spec->disk_limit > 0)
+                rec->layer_disk = xstrdup(rw);
         if (spec->network == CONTAINER_NET_BRIDGE) {
                 r = claim_address(cfg, dir, spec->network_group ?: spec->id, rec, err);
                 if (r < 0)
@@ -422,8 +426,13 @@ static int create_in(const struct container_config *cfg, const struct container_
                         return r;
         }
         if ((r = mkdir_in(dir, "bundle", err)) < 0 || (r = mkdir_in(dir, "bundle/rootfs", err)) < 0 ||
-            (r = mkdir_in(dir, "upper", err)) < 0 || (r = mkdir_in(dir, "work", err)) < 0 ||
-            (r = mkdir_in(dir, "runner", err)) < 0)
+            (r = mkdir_in(dir, CT_RW, err)) < 0 || (r = mkdir_in(dir, "runner", err)) < 0)
+                return r;
+        if (rec->layer_disk)
+                r = layer_disk_make(image, rw, spec->disk_limit, err);
+        else if ((r = mkdir_in(dir, CT_RW "/upper", err)) >= 0)
+                r = mkdir_in(dir, CT_RW "/work", err);
+        if (r < 0)
                 return r;
         if (rec->userns_size) {
                 /* 0711, and not in the agent's 0700 dirs: the runtime binds
@@ -434,7 +443,7 @@ static int create_in(const struct container_config *cfg, const struct container_
                 if (r >= 0)
                         r = userns_open(rec->userns_base, rec->userns_size, &userns_fd, err);
                 if (r >= 0)
-                        r = rootfs_mount_idmapped(spec->layers, dir, rec->rootfs, rec->idmap_stage, userns_fd,
+                        r = rootfs_mount_idmapped(spec->layers, rw, rec->rootfs, rec->idmap_stage, userns_fd,
                                                   rec->userns_base, err);
         } else {
                 r = rootfs_mount(spec->layers, upper, work, rec->rootfs, err);
@@ -480,6 +489,8 @@ int container_create(const struct container_config *config, const struct contain
         r = create_in(&cfg, spec, dir, &rec, err);
         if (r < 0) {
                 container_teardown(&rec, NULL);
+                if (rec.layer_disk)
+                        layer_disk_unmount(rec.layer_disk, NULL);
                 if (!rootfs_is_mounted(rec.rootfs))
                         fs_remove_tree(dir, NULL);
                 r = tess_err_wrap(err, "creating container '%s'", spec->id);
@@ -708,8 +719,14 @@ int container_remove(const struct container_config *config, const char *id, stru
                 return tess_err(err, EBUSY, "container '%s' is running", id);
         if (open_record(&cfg, id, &dir, &rec, &e) == 0) {
                 r = container_teardown(&rec, err);
+                /* the writable layer stays mounted until now: a commit may
+                 * read it after the container ended */
+                if (r >= 0 && rec.layer_disk)
+                        r = layer_disk_unmount(rec.layer_disk, err);
                 if (r >= 0 && rootfs_is_mounted(rec.rootfs))
                         r = tess_err(err, EBUSY, "'%s' is still mounted", rec.rootfs);
+                if (r >= 0 && rec.layer_disk && rootfs_is_mounted(rec.layer_disk))
+                        r = tess_err(err, EBUSY, "'%s' is still mounted", rec.layer_disk);
                 container_record_release(&rec);
                 if (r < 0)
                         return tess_err_wrap(err, "removing container '%s'", id);

@@ -103,6 +103,9 @@ struct container_spec {
         /* who it reaches on the bridge: the containers of the same group
          * (a session's kernels); NULL: its own group (the id) */
         const char *network_group;
+        /* the writable layer's size (layer_disk.h): what the container may
+         * write outside its mounts; 0: unlimited, on the agent's disk */
+        int64_t disk_limit;
 };
 
 enum container_status {
@@ -198,5 +201,8 @@ uint32_t container_agent_uid_inside(const struct container_config *cfg);
 
 /* The container's directory (caller frees). */
 char *container_dir(const struct container_config *cfg, const char *id);
+
+/* The overlay's upper dir, what the container changed (caller frees). */
+char *container_upper_dir(const struct container_config *cfg, const char *id);
 
 #endif

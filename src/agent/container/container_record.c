@@ -27,6 +27,15 @@ char *container_dir(const struct container_config *cfg, const char *id)
         return xasprintf("%s/containers/%s", cfg->state_dir, id);
 }
 
+char *container_upper_dir(const struct container_config *cfg, const char *id)
+{
+        _cleanup_free_ char *dir = container_dir(cfg, id), *rw = container_file(dir, CT_RW);
+
+        if (access(rw, F_OK) < 0)
+                return container_file(dir, "upper"); /* made by an agent from before rw/ */
+        return xasprintf("%s/upper", rw);
+}
+
 char *container_file(const char *dir, const char *name)
 {
         return xasprintf("%s/%s", dir, name);
@@ -102,6 +111,8 @@ int container_record_write(const char *dir, const struct container_record *rec, 
                 json_object_set_new(o, "userns_size", json_integer(rec->userns_size));
                 json_object_set_new(o, "idmap_stage", json_string(rec->idmap_stage));
         }
+        if (rec->layer_disk)
+                json_object_set_new(o, "layer_disk", json_string(rec->layer_disk));
         return write_json(dir, CT_RECORD, o, err);
 }
 
@@ -135,6 +146,7 @@ int container_record_read(const char *dir, struct container_record *ret, struct 
                 .userns_size = (uint32_t)json_integer_value(json_object_get(o, "userns_size")),
                 .idmap_stage = dup_field(o, "idmap_stage"),
                 .netgroup = (unsigned)json_integer_value(json_object_get(o, "netgroup")),
+                .layer_disk = dup_field(o, "layer_disk"),
         };
         layers = json_object_get(o, "layers");
         ret->layers = xcalloc(json_array_size(layers) + 1, sizeof(char *));
@@ -168,6 +180,7 @@ void container_record_release(struct container_record *rec)
         free(rec->ipam_dir);
         free(rec->owners_dir);
         free(rec->idmap_stage);
+        free(rec->layer_disk);
         *rec = (struct container_record){ 0 };
 }
 

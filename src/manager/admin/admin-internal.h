@@ -73,7 +73,7 @@ struct field {
         enum field_type type;
         unsigned flags;
         const char *expr;             /* SQL read instead of the column (joins, subqueries) */
-        int64_t min, max;             /* FT_INT bounds; FT_TEXT/FT_LIST string length (max 0: 256) */
+        int64_t min, max;             /* FT_INT bounds; FT_TEXT/FT_LIST length (max 0: 256); FT_SIZE: min (0 too) */
         const char *const *choices;   /* FT_TEXT: the allowed values (NULL-terminated) */
         bool (*valid)(const char *s); /* FT_TEXT: validator ... */
         const char *hint;             /* ... and what it wants: "must be ..." */

@@ -119,6 +119,9 @@ static int check_size(const struct field *f, const json_t *v, struct tess_error 
         int64_t n;
         if (slot_parse_value("mem", v, &n, NULL) < 0 || n == SLOT_INFINITY)
                 return tess_err(err, EINVAL, "'%s' must be a size like \"64m\" or a number of bytes", f->name);
+        if (n != 0 && n < f->min)
+                return tess_err(err, EINVAL, "'%s' must be 0 (none) or at least %lld bytes", f->name,
+                                (long long)f->min);
         return 0;
 }
 

@@ -12,6 +12,7 @@
  * main keypair cannot be deleted (make another one main first). */
 #include "common/compat.h"
 
+#include "common/container_disk.h"
 #include "common/crypto.h"
 #include "manager/accounts/model.h"
 #include "manager/admin/admin-internal.h"
@@ -235,6 +236,7 @@ static const struct field policy_fields[] = {
         { "max_keypairs_per_user", "max_keypairs_per_user", FT_INT, 0, .min = 0, .max = INT64_MAX },
         { "allow_user_keypairs", "allow_user_keypairs", FT_BOOL },
         { "max_session_priority", "max_session_priority", FT_INT, 0, .min = 0, .max = 100 },
+        { "max_container_disk", "max_container_disk", FT_SIZE, 0, .min = CONTAINER_DISK_MIN },
         { "created_at", "created_at", FT_TIME, FF_RO },
         {},
 };

@@ -52,8 +52,8 @@ struct agent_sync {
 static const char desired_sql[] =
         "SELECT k.id, k.session_id, k.cluster_role, k.cluster_idx, k.cluster_hostname, k.occupied_slots,"
         " k.device_alloc, s.name AS session_name, s.status AS session_status, s.session_type, s.startup_command,"
-        " s.bootstrap_script, s.environ, s.cluster_size, s.cluster_mode, s.image, s.architecture, s.access_key,"
-        " s.user_id, s.mounts, s.vfolder_mounts, i.registry, i.digest AS image_digest,"
+        " s.bootstrap_script, s.environ, s.resource_opts, s.cluster_size, s.cluster_mode, s.image, s.architecture,"
+        " s.access_key, s.user_id, s.mounts, s.vfolder_mounts, i.registry, i.digest AS image_digest,"
         " cr.username AS registry_user, cr.password_sealed AS registry_password"
         " FROM kernels k JOIN sessions s ON s.id = k.session_id"
         " LEFT JOIN images i ON i.name || ':' || i.tag = s.image AND i.architecture = s.architecture"
@@ -122,6 +122,11 @@ static int desired_state(struct manager *m, const char *agent, json_t **ret, cha
                         json_decref(kernels);
                         return tess_err(err, EIO, "kernel %s: cannot describe it", db_getn(rows, i, "id"));
                 }
+                /* the writable layers' size the manager decided (0: the agent's own) */
+                json_t *opts = json_or_empty(db_getn(rows, i, "resource_opts"), false);
+                json_object_set_new(k, "disk_limit",
+                                    json_integer(json_integer_value(json_object_get(opts, "disk"))));
+                json_decref(opts);
                 if (add_registry_auth(m, rows, i, k, err) < 0) {
                         json_decref(k);
                         json_decref(kernels);

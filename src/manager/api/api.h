@@ -51,6 +51,7 @@ struct principal {
         bool has_max_pending_slots;
         struct slots max_pending_slots;
         int64_t max_session_priority; /* the highest priority a plain user may ask for */
+        int64_t max_container_disk;   /* bytes of a session's writable layers; 0: the node's limit */
         bool must_change_password;    /* users.need_password_change (web logins are held to it) */
 };
 

@@ -21,7 +21,8 @@ int auth_lookup_keypair(struct manager *m, const char *access_key, struct princi
         r = DBQ(m->db,
                 "SELECT k.access_key, k.secret_key_sealed, k.resource_policy, k.rate_limit, u.id AS user_id,"
                 " u.email, u.role, u.domain_name, u.need_password_change, p.max_pending_session_count,"
-                " p.max_pending_session_resource_slots, p.max_session_priority FROM keypairs k JOIN users u ON u.id = k.user_id"
+                " p.max_pending_session_resource_slots, p.max_session_priority, p.max_container_disk"
+                " FROM keypairs k JOIN users u ON u.id = k.user_id"
                 " JOIN domains d ON d.name = u.domain_name"
                 " LEFT JOIN keypair_resource_policies p ON p.name = k.resource_policy"
                 " WHERE k.access_key = ? AND k.is_active = 1 AND u.status = 'active' AND d.is_active = 1",
@@ -41,6 +42,7 @@ int auth_lookup_keypair(struct manager *m, const char *access_key, struct princi
         ret->must_change_password = db_get_int(rows, 0, "need_password_change") != 0;
         ret->max_session_priority =
                 db_getn(rows, 0, "max_session_priority") ? db_get_int(rows, 0, "max_session_priority") : 10;
+        ret->max_container_disk = db_get_int(rows, 0, "max_container_disk"); /* (NULL: no policy: 0) */
         const char *max_count = db_getn(rows, 0, "max_pending_session_count");
         const char *max_slots = db_getn(rows, 0, "max_pending_session_resource_slots");
         ret->max_pending_count = max_count ? strtoll(max_count, NULL, 10) : -1;

@@ -239,6 +239,9 @@ static const struct migration migrations[] = {
           "ALTER TABLE keypair_resource_policies ADD COLUMN max_keypairs_per_user BIGINT NOT NULL DEFAULT 10;"
           "ALTER TABLE keypair_resource_policies ADD COLUMN allow_user_keypairs INTEGER NOT NULL DEFAULT 1;"
           "ALTER TABLE keypair_resource_policies ADD COLUMN max_session_priority BIGINT NOT NULL DEFAULT 10;" },
+        /* what a session's containers may write outside their folders
+         * (their writable layers, layer_disk.h); 0: the node's limit */
+        { 13, "ALTER TABLE keypair_resource_policies ADD COLUMN max_container_disk BIGINT NOT NULL DEFAULT 0;" },
 };
 
 int db_schema_version(struct db *db, struct tess_error **err)

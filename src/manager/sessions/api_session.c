@@ -293,6 +293,22 @@ static void answer_or_wait(struct api_ctx *c, const struct session_request *q, c
         http_suspend(c->req);
 }
 
+/* resource_opts as stored: as asked, with `disk` the size decided in bytes
+ * (session_request_check_disk), which the agents take (agent_sync.c). */
+static char *resource_opts_text(const struct session_request *q)
+{
+        json_t *o = q->resource_opts ? json_deep_copy(q->resource_opts) : json_object();
+        char *text;
+
+        if (q->disk > 0)
+                json_object_set_new(o, "disk", json_integer(q->disk));
+        else
+                json_object_del(o, "disk");
+        text = json_text_or(o, "{}");
+        json_decref(o);
+        return text;
+}
+
 static int insert_session(struct api_ctx *c, const struct session_request *q, const struct principal *owner,
                           const char *project_id, const char *domain, const char *rg, const char *image_ref,
                           const json_t *vmounts, const char *id, struct tess_error **err)
@@ -304,7 +320,7 @@ static int insert_session(struct api_ctx *c, const struct session_request *q, co
         _cleanup_free_ char *environ = json_text_or(q->environ, "{}"), *mounts = json_text_or(names, "[]"),
                             *vfolder_mounts = json_text_or((json_t *)vmounts, "[]"),
                             *mount_map = json_text_or(q->mount_map, "{}"),
-                            *ropts = json_text_or(q->resource_opts, "{}"),
+                            *ropts = resource_opts_text(q),
                             *ports = json_text_or(q->preopen_ports, "[]"),
                             *agents = json_text_or(q->agent_list, "[]");
         _cleanup_free_ char *hist = xasprintf("{\"PENDING\":\"%s\"}", time_format_iso(now, when, sizeof(when)));
@@ -400,7 +416,8 @@ void api_session_create(struct api_ctx *c)
 
         if ((r = session_request_parse(c->body, &q, &err)) < 0 || (r = resolve_owner(c, q.owner_access_key, &owner, &err)) < 0)
                 return api_fail(c, err);
-        if (session_request_check_priority(&q, &c->who, &err) < 0)
+        if (session_request_check_priority(&q, &c->who, &err) < 0 ||
+            session_request_check_disk(&q, &owner, &err) < 0)
                 return api_fail(c, err);
         const char *domain = q.domain ? q.domain : owner.domain;
         if (!streq(domain, owner.domain))

@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 
+#include "common/container_disk.h"
 #include "common/slots.h"
 #include "common/timeutil.h"
 #include "manager/api/api.h"
@@ -108,6 +109,12 @@ static int parse_config(json_t *body, struct session_request *q, struct tess_err
                 r = slot_parse_value("mem", json_object_get(q->resource_opts, "shmem"), &shmem, err);
                 if (r < 0)
                         return tess_err(err, EINVAL, "'config.resource_opts.shmem' must be a size like '64m'");
+        }
+        if (q->resource_opts && json_object_get(q->resource_opts, "disk")) {
+                r = slot_parse_value("mem", json_object_get(q->resource_opts, "disk"), &q->disk, NULL);
+                if (r < 0 || q->disk == SLOT_INFINITY || q->disk < CONTAINER_DISK_MIN)
+                        return tess_err(err, EINVAL,
+                                        "'config.resource_opts.disk' must be a size of at least 8m, like '20g'");
         }
         ports = api_field(cfg, NAMES("preopen_ports", "preopenPorts"));
         if (ports) {
@@ -261,6 +268,20 @@ int session_image_resources(struct session_request *q, const struct db_rows *img
         const char *over;
         if (!slots_fit(&q->resources, &max, true, &over))
                 return tess_err(err, EINVAL, "'%s' is more than image '%s' allows", over, db_getn(img, 0, "name"));
+        return 0;
+}
+
+int session_request_check_disk(struct session_request *q, const struct principal *owner, struct tess_error **err)
+{
+        int64_t max = owner->max_container_disk;
+
+        if (max > 0 && q->disk > max)
+                return tess_err(err, EINVAL,
+                                "'config.resource_opts.disk' %lld is above %lld, the max_container_disk of resource "
+                                "policy '%s'",
+                                (long long)q->disk, (long long)max, owner->resource_policy);
+        if (q->disk == 0)
+                q->disk = max;
         return 0;
 }
 

@@ -27,6 +27,7 @@ struct session_request {
         const char *name, *image, *type, *group, *domain, *cluster_mode, *startup_command, *bootstrap_script;
         const char *tag, *owner_access_key, *rg, *callback_url, *architecture;
         int64_t cluster_size, priority, max_wait, starts_at, batch_timeout;
+        int64_t disk; /* resource_opts.disk: bytes of each container's writable layer; 0: the policy's */
         bool enqueue_only, reuse, has_max_wait;
         struct slots resources;
         json_t *environ, *mounts, *mount_map, *resource_opts, *preopen_ports, *agent_list, *dependencies;
@@ -38,6 +39,12 @@ int session_request_parse(json_t *body, struct session_request *q, struct tess_e
  * priority): above it, -EINVAL (400) naming the limit. */
 int session_request_check_priority(const struct session_request *q, const struct principal *caller,
                                    struct tess_error **err);
+
+/* The size of the session's writable layers (q->disk): what it asked for
+ * (resource_opts.disk), at most its owner's keypair resource policy's
+ * max_container_disk (above it, -EINVAL naming the limit), or that limit
+ * when it asked for none; 0: the agents' own limit. */
+int session_request_check_disk(struct session_request *q, const struct principal *owner, struct tess_error **err);
 
 /* Fill default cpu and mem; raise what is less than the image's minimum
  * (min_resources and ai.backend.resource.min.* labels); -EINVAL when more
