@@ -15,7 +15,8 @@
  * few worker threads (MAX_WORKERS, started on demand, gone when the queue
  * is empty; stops go before starts, so that room frees up first and a
  * burst of starts does not run hundreds of runc at once); the reconciler
- * itself never blocks.  Every outcome is
+ * never blocks holding the lock (the containers of kernels it forgets
+ * are removed after it lets go).  Every outcome is
  * an event in the outbox: preparing, pulling, creating, running, exited
  * (code, oom), failed (message).  A kernel that left the desired list ended
  * on the manager's side: its container is removed and its record deleted
@@ -80,6 +81,12 @@ struct kernels {
         json_t *desired; /* the last desired list, applied again after a job */
         bool reapply;    /* a job ended: what was skipped as busy may be due */
         pthread_cond_t idle;
+        /* forgotten kernels whose containers and records are still to be
+         * removed: done without the lock (remove_forgotten), as removing a
+         * container blocks (runc, unmounts, its tree) and the reporter's
+         * heartbeat needs the lock for the kernels' usage */
+        char **forgotten;
+        int nforgotten, forgotten_cap;
 };
 
 static bool valid_id(const char *id)
@@ -132,12 +139,15 @@ static struct kernel *add(struct kernels *ks, const char *id, json_t *spec, enum
         return k;
 }
 
+/* (lock held) k is gone from the list; its container and record go in
+ * remove_forgotten(). */
 static void forget(struct kernels *ks, struct kernel *k)
 {
-        _cleanup_free_ char *path = xasprintf("%s/%s.json", ks->dir, k->id);
-
-        kernel_runtime_remove(ks->ctx, k->id);
-        unlink(path);
+        if (ks->nforgotten == ks->forgotten_cap) {
+                ks->forgotten_cap = ks->forgotten_cap ? 2 * ks->forgotten_cap : 8;
+                ks->forgotten = xrealloc(ks->forgotten, (size_t)ks->forgotten_cap * sizeof(char *));
+        }
+        ks->forgotten[ks->nforgotten++] = xstrdup(k->id);
         for (int i = 0; i < ks->n; i++) {
                 if (ks->k[i] == k) {
                         ks->k[i] = ks->k[--ks->n];
@@ -146,6 +156,26 @@ static void forget(struct kernels *ks, struct kernel *k)
         }
         json_decref(k->spec);
         free(k);
+}
+
+/* (lock not held) Remove what forget() left: the container first, then
+ * the record, so that an agent that dies in between finds the record and
+ * removes the container again. */
+static void remove_forgotten(struct kernels *ks)
+{
+        pthread_mutex_lock(&ks->lock);
+        char **ids = ks->forgotten;
+        int n = ks->nforgotten;
+        ks->forgotten = NULL;
+        ks->nforgotten = ks->forgotten_cap = 0;
+        pthread_mutex_unlock(&ks->lock);
+        for (int i = 0; i < n; i++) {
+                _cleanup_free_ char *path = xasprintf("%s/%s.json", ks->dir, ids[i]);
+                kernel_runtime_remove(ks->ctx, ids[i]);
+                unlink(path);
+                free(ids[i]);
+        }
+        free(ids);
 }
 
 /* An event about kernel k into the outbox (durable before this returns,
@@ -411,6 +441,9 @@ void kernels_close(struct kernels *ks)
         }
         free(ks->k);
         json_decref(ks->desired);
+        for (int i = 0; i < ks->nforgotten; i++)
+                free(ks->forgotten[i]); /* (their records are found again at the next start) */
+        free(ks->forgotten);
         free(ks->dir);
         pthread_cond_destroy(&ks->idle);
         pthread_mutex_destroy(&ks->lock);
@@ -469,6 +502,7 @@ void kernels_apply(struct kernels *ks, const json_t *desired)
         ks->reapply = false;
         apply(ks, ks->desired);
         pthread_mutex_unlock(&ks->lock);
+        remove_forgotten(ks);
 }
 
 void kernels_check(struct kernels *ks)
@@ -492,6 +526,7 @@ void kernels_check(struct kernels *ks)
                 save(ks, k);
         }
         pthread_mutex_unlock(&ks->lock);
+        remove_forgotten(ks); /* (what the reapply above forgot) */
 }
 
 /* What kernels_stats() needs of one running kernel, copied under the lock:
