@@ -6,6 +6,7 @@
 
 #include "../lib/test.h"
 #include "agent/container/oci_runtime.h"
+#include "agent/container/proc.h"
 #include "common/fs.h"
 
 static char dir[64];
@@ -54,10 +55,10 @@ static void test_resolve(void)
         put("notexec/crun", "", 0644);
         put("fits/unified/cgroup.controllers", "", 0644);
         put("busy/unified/cgroup.controllers", "hugetlb\n", 0644);
-        CHECK(oci_runtime_in_path("crun", path));
-        CHECK(!oci_runtime_in_path("runc-nowhere", path));
+        CHECK(proc_in_path("crun", path));
+        CHECK(!proc_in_path("runc-nowhere", path));
         _cleanup_free_ char *notexec = xasprintf("%s/notexec", dir);
-        CHECK(!oci_runtime_in_path("crun", notexec));
+        CHECK(!proc_in_path("crun", notexec));
         CHECK_STREQ(oci_runtime_resolve("auto", fits, path), "crun");
         CHECK_STREQ(oci_runtime_resolve("auto", busy, path), "runc");
         CHECK_STREQ(oci_runtime_resolve("auto", fits, nothing), "runc"); /* crun not installed */

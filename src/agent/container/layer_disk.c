@@ -66,18 +66,9 @@ int layer_disk_make(const char *image, const char *mountpoint, int64_t bytes, st
 
 int layer_disk_check(struct tess_error **err)
 {
-        const char *path = getenv("PATH");
-        bool found = false;
-
         if (access("/dev/loop-control", R_OK | W_OK) < 0)
                 return tess_err(err, errno, "/dev/loop-control: %s (no loop devices)", strerror(errno));
-        _cleanup_free_ char *dirs = xstrdup(path && *path ? path : "/usr/sbin:/usr/bin:/sbin:/bin");
-        char *save = NULL;
-        for (char *d = strtok_r(dirs, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
-                _cleanup_free_ char *exe = xasprintf("%s/mkfs.ext4", d);
-                found = access(exe, X_OK) == 0;
-        }
-        if (!found)
+        if (!proc_in_path("mkfs.ext4", getenv("PATH")))
                 return tess_err(err, ENOENT, "no mkfs.ext4 on PATH (Debian package e2fsprogs)");
         return 0;
 }

@@ -15,9 +15,6 @@
  * ROOT a cgroup2 mount, or no controller in ROOT/unified/cgroup.controllers? */
 bool oci_runtime_crun_fits(const char *cgroup_root);
 
-/* Is NAME an executable file in one of PATH's directories? */
-bool oci_runtime_in_path(const char *name, const char *path);
-
 /* The runtime for the option's value: "auto" resolves as above (crun when
  * it is installed and fits, else runc), anything else is kept. */
 const char *oci_runtime_resolve(const char *option, const char *cgroup_root, const char *path);

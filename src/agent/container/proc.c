@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -224,4 +225,19 @@ bool proc_alive(pid_t pid, uint64_t start_time)
         if (proc_start_time(pid, &st) < 0)
                 return false;
         return start_time == 0 || st == start_time;
+}
+
+bool proc_in_path(const char *name, const char *path)
+{
+        _cleanup_free_ char *dirs =
+                xstrdup(path ? path : "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+        char *save = NULL;
+
+        for (char *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+                _cleanup_free_ char *file = xasprintf("%s/%s", d, name);
+                struct stat st;
+                if (stat(file, &st) == 0 && S_ISREG(st.st_mode) && access(file, X_OK) == 0)
+                        return true;
+        }
+        return false;
 }

@@ -51,4 +51,8 @@ int proc_start_time(pid_t pid, uint64_t *ret);
  * counts as gone. */
 bool proc_alive(pid_t pid, uint64_t start_time);
 
+/* Is NAME an executable file in one of PATH's directories (NULL: the
+ * usual ones)? */
+bool proc_in_path(const char *name, const char *path);
+
 #endif
