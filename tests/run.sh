@@ -14,8 +14,9 @@
 # Each child's counts come from the last `N passed, N failed[, N skipped]` line
 # it prints; a child that crashes, hangs (TEST_TIMEOUT, default 600 s) or
 # exits non-zero without reporting a failure counts one failure more.  Logs
-# are kept in $BUILD/test-logs/.  The last line is the total; exit 1 if any
-# test failed.
+# are kept in $TEST_LOGS (default $BUILD/test-logs/, emptied first: give two
+# runs at once different TEST_LOGS).  The last line is the total; exit 1 if
+# any test failed.
 set -u
 
 cd "$(dirname "$0")/.." || exit 1
@@ -27,7 +28,8 @@ export TESSERA=${TESSERA:-$BUILD/tessera}
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 TEST_TIMEOUT=${TEST_TIMEOUT:-600}
-LOGS=$BUILD/test-logs
+export TEST_LOGS=${TEST_LOGS:-$BUILD/test-logs}
+LOGS=$TEST_LOGS
 rm -rf "$LOGS"
 mkdir -p "$LOGS"
 

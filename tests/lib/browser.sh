@@ -4,7 +4,7 @@
 #
 # browser_prereqs: skip the whole test without root and runc (the
 #     sessions), chromium, node or the built UI; sets CHROMIUM and SHOTS
-#     ($BUILD/test-logs/screenshots/<test>-<database>, emptied).
+#     ($TEST_LOGS/screenshots/<test>-<database>, emptied).
 # browser_run SCRIPT [NAME=VALUE...]: a test that runs SCRIPT against the
 #     manager (TESSERA_URL, the admin's TESSERA_EMAIL and TESSERA_PASSWORD,
 #     NODE_MODULES, SCREENSHOTS, RESULTS, CHROMIUM and the NAME=VALUEs in
@@ -20,7 +20,7 @@ browser_prereqs() {
         [ -x "$CHROMIUM" ] || skip_all "needs chromium (scripts/install-deps.sh test)"
         command -v node >/dev/null 2>&1 || skip_all 'needs node (scripts/install-deps.sh build)'
         [ -f "$BUILD/web/index.html" ] || skip_all "needs the built UI in $BUILD/web (make BUILD=... tests)"
-        SHOTS=$BUILD/test-logs/screenshots/$TEST_NAME-$TESSERA_TEST_DB
+        SHOTS=${TEST_LOGS:-$BUILD/test-logs}/screenshots/$TEST_NAME-$TESSERA_TEST_DB
         rm -rf "$SHOTS" && mkdir -p "$SHOTS"
 }
 
