@@ -69,10 +69,14 @@ char *app_web_origin(struct api_ctx *c)
 
 bool app_host_is_sessions(struct api_ctx *c, const char *session)
 {
-        const char *host = request_host(c);
+        const char *host = request_host(c), *star = c->m->conf.app_url ? strstr(c->m->conf.app_url, "://*.") : NULL;
         size_t n = strlen(session);
 
-        if (!c->m->conf.app_url || !strstr(c->m->conf.app_url, "://*."))
+        if (!star)
                 return true;
-        return host && strncasecmp(host, session, n) == 0 && host[n] == '.';
+        /* the session's id, then app_url's domain: ".apps.example.org" */
+        const char *domain = star + 4;
+        size_t domain_len = strcspn(domain, ":/");
+        return host && host_name_len(host) == n + domain_len && strncasecmp(host, session, n) == 0 &&
+               strncasecmp(host + n, domain, domain_len) == 0;
 }
