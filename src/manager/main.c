@@ -25,6 +25,7 @@
 #include "manager/api/audit.h"
 #include "manager/api/auth.h"
 #include "manager/api/ratelimit.h"
+#include "manager/api/held_conn.h"
 #include "manager/api/login_guard.h"
 #include "manager/api/web_session.h"
 #include "manager/core/events.h"
@@ -344,6 +345,7 @@ static int manager_run(struct manager *m, struct tess_error **err)
         m->metrics = metrics_new();
         m->ratelimit = ratelimit_new();
         m->authcache = auth_cache_new();
+        m->held = held_conns_new();
         m->public_hosts = public_hosts_new(m->conf.public_hosts, m->conf.listen);
         m->login_guard = login_guard_new();
         m->audit = audit_new();
@@ -436,6 +438,7 @@ static void manager_release(struct manager *m)
         m->metrics = metrics_free(m->metrics);
         m->ratelimit = ratelimit_free(m->ratelimit);
         m->authcache = auth_cache_free(m->authcache);
+        m->held = held_conns_free(m->held);
         m->public_hosts = public_hosts_free(m->public_hosts);
         m->login_guard = login_guard_free(m->login_guard);
         m->audit = audit_free(m->audit);

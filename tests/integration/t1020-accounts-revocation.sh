@@ -1,5 +1,5 @@
 #!/bin/bash
-test_description='revocation reaches every credential: folder tokens re-checked at each use (keypair, user, share), a deactivated user logged out and its sessions ended, a password change ends the other web logins, need_password_change holds a web login to the password change, one namespace for emails and usernames'
+test_description='revocation reaches every credential: folder tokens re-checked at each use (keypair, user, share), a deactivated user logged out and its sessions ended, open event streams cut, a password change ends the other web logins, need_password_change holds a web login to the password change, one namespace for emails and usernames'
 . "$(dirname "$0")/../lib/test-lib.sh"
 
 command -v jq >/dev/null 2>&1 || skip_all "needs jq"
@@ -60,6 +60,55 @@ authorize() { # BODY: POST /auth/authorize, unsigned
 tus_create() { # TOKEN SIZE: TUS gets the status of the tus creation
         TUS=$(curl -s -o "$TMP/tus.body" -w '%{http_code}' -X POST -H "Tus-Resumable: 1.0.0" \
                 -H "Upload-Length: $2" "$BACKEND_ENDPOINT/folders/_/upload?token=$1") || true
+}
+
+# Event streams (GET /events/session) held open in the background: curl's
+# output in $TMP/NAME.sse, its pid in SSE_PID[NAME].
+declare -A SSE_PID
+
+sse_start() { # NAME CURL_ARGS...: once the stream has opened
+        local name=$1 i
+        shift
+        rm -f "$TMP/$name.sse"
+        curl -s -N -m 60 -o "$TMP/$name.sse" "$@" "$BACKEND_ENDPOINT/events/session" &
+        SSE_PID[$name]=$!
+        for i in $(seq 1 100); do
+                grep -q "^retry:" "$TMP/$name.sse" 2>/dev/null && return 0
+                sleep 0.1
+        done
+        echo "stream $name did not open: $(cat "$TMP/$name.sse" 2>/dev/null)"
+        return 1
+}
+
+sse_as() { # ROLE NAME: a stream signed with ROLE's keypair
+        local h=() l
+        while IFS= read -r l; do h+=(-H "$l"); done < <("$BUILD/test-tool" sign GET /events/session \
+                "${BACKEND_ENDPOINT#http://}" "${AK[$1]}" "${SK[$1]}")
+        sse_start "$2" "${h[@]}"
+}
+
+sse_web() { # JAR NAME: a stream of web login JAR
+        sse_start "$2" -b "$TMP/$1"
+}
+
+sse_ended() { # NAME: the manager ended the stream (within 10 s), cleanly
+        local pid=${SSE_PID[$1]} i
+        for i in $(seq 1 100); do
+                kill -0 "$pid" 2>/dev/null || break
+                sleep 0.1
+        done
+        kill -0 "$pid" 2>/dev/null && { echo "stream $1 still open"; return 1; }
+        wait "$pid" || { echo "stream $1: curl exited $?"; return 1; }
+}
+
+sse_open() { # NAME: the stream is still open
+        kill -0 "${SSE_PID[$1]}" 2>/dev/null || { echo "stream $1 ended"; return 1; }
+}
+
+sse_stop() { # NAME
+        kill "${SSE_PID[$1]}" 2>/dev/null
+        wait "${SSE_PID[$1]}" 2>/dev/null
+        return 0
 }
 
 test_expect_success 'a manager, users a and b, a folder of a with a file' '
@@ -159,6 +208,40 @@ test_expect_success 'need_password_change: the web login may only change the pas
         web jc GET /folders && expect 200 &&
         authorize "{\"type\": \"keypair\", \"domain\": \"default\", \"username\": \"c@revoke.test\", \"password\": \"revoke-password-9\"}" &&
         test "$HTTP_STATUS" = 200
+'
+
+test_expect_success 'open event streams end when their keypair is deactivated; another user'"'"'s stays open' '
+        sse_as a a1 && sse_as b b1 &&
+        api PATCH "/admin/keypairs/${AK[a]}" "{\"is_active\": false}" && expect 200 &&
+        sse_ended a1 && sse_open b1 &&
+        api PATCH "/admin/keypairs/${AK[a]}" "{\"is_active\": true}" && expect 200 &&
+        sse_as a a2 &&
+        api PATCH /admin/users/a@revoke.test "{\"status\": \"inactive\"}" && expect 200 &&
+        sse_ended a2 && sse_open b1 && sse_stop b1 &&
+        api PATCH /admin/users/a@revoke.test "{\"status\": \"active\"}" && expect 200
+'
+
+test_expect_success 'a web login'"'"'s event stream ends at its logout, and when another login changes the password' '
+        login w1 b@revoke.test revoke-password-3 && login w2 b@revoke.test revoke-password-3 &&
+        sse_web w1 w1 && sse_web w2 w2 &&
+        web w1 POST /server/logout && expect 204 &&
+        sse_ended w1 && sse_open w2 &&
+        login w3 b@revoke.test revoke-password-3 && sse_web w3 w3 &&
+        web w2 POST /auth/update-password "{\"old_password\": \"revoke-password-3\", \"new_password\": \"revoke-password-4\", \"new_password2\": \"revoke-password-4\"}" &&
+        expect 200 &&
+        sse_ended w3 && sse_open w2 &&
+        api PATCH /admin/users/b@revoke.test "{\"need_password_change\": true}" && expect 200 &&
+        sse_ended w2 &&
+        api PATCH /admin/users/b@revoke.test "{\"password\": \"revoke-password-3\", \"need_password_change\": false}" &&
+        expect 200
+'
+
+test_expect_success 'an admin'"'"'s event stream ends when the admin is made a user' '
+        api POST /admin/users "{\"email\": \"adm@revoke.test\", \"password\": \"revoke-password-1\", \"role\": \"admin\"}" &&
+        expect 201 && AK[adm]=$(jq -r .keypair.access_key "$TMP/out") && SK[adm]=$(jq -r .keypair.secret_key "$TMP/out") &&
+        sse_as adm m1 && sse_as b b2 &&
+        api PATCH /admin/users/adm@revoke.test "{\"role\": \"user\"}" && expect 200 &&
+        sse_ended m1 && sse_open b2 && sse_stop b2
 '
 
 test_expect_success 'squatting: a domain admin cannot give a username that is another user'"'"'s email' '

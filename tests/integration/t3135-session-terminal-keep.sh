@@ -1,5 +1,5 @@
 #!/bin/bash
-test_description='named terminals (?terminal=ID) outlive their WebSocket: the same shell again with its scrollback, one socket at a time, a new shell once it ended; malformed ids and other users are refused; without an id a shell still ends with its socket'
+test_description='named terminals (?terminal=ID) outlive their WebSocket: the same shell again with its scrollback, one socket at a time, a new shell once it ended; malformed ids and other users are refused; without an id a shell still ends with its socket; a revoked login or keypair closes its terminals'
 . "$(dirname "$0")/../lib/test-lib.sh"
 . "$(dirname "$0")/../lib/registry.sh"
 
@@ -99,6 +99,44 @@ test_expect_success 'another user cannot reach the terminal by its id' '
                 test_must_fail pty "/stream/session/keep/pty?terminal=$ID" "send:id\n" 2>"$TMP/other.err" &&
                 grep -q " 404 " "$TMP/other.err"
         )
+'
+
+# held_pty NAME TARGET HEADER...: a terminal, held open in the background
+# (ws-pty.py's output in $TMP/NAME.out, its pid in HELD), once its shell
+# answered
+held_pty() {
+        local name=$1 target=$2 i
+        shift 2
+        { timeout 60 python3 "$TEST_ROOT/tests/lib/ws-pty.py" "ws://${BACKEND_ENDPOINT#http://}$target" "$@" \
+                "send:echo held-\$((6*7))\n" expect:held-42 sleep:30 >"$TMP/$name.out" 2>&1 & }
+        HELD=$!
+        for i in $(seq 1 100); do grep -q "^held-42" "$TMP/$name.out" && return 0; sleep 0.1; done
+        cat "$TMP/$name.out"
+        return 1
+}
+
+test_expect_success 'a terminal of a web login closes (1008) when that login logs out' '
+        curl -s -c "$TMP/jar" -o "$TMP/login" -H "Content-Type: application/json" \
+                --data "{\"email\": \"$TEST_ADMIN_EMAIL\", \"password\": \"$TEST_ADMIN_PASSWORD\"}" \
+                "$BACKEND_ENDPOINT/server/login" &&
+        TOK=$(awk "\$6 == \"tessera_session\" { print \$7 }" "$TMP/jar") && test -n "$TOK" &&
+        held_pty web /stream/session/keep/pty -H "Cookie: tessera_session=$TOK" &&
+        test "$(curl -s -o /dev/null -w "%{http_code}" -X POST -b "$TMP/jar" "$BACKEND_ENDPOINT/server/logout")" = 204 &&
+        wait $HELD &&
+        grep "^# closed 1008" "$TMP/web.out" || { cat "$TMP/web.out"; false; }
+'
+
+test_expect_success 'a terminal closes (1008) when the keypair that opened it is deactivated; the session runs on' '
+        OUT=$TMP/kp2 api POST /admin/keypairs "{}" && test "$CODE" = 201 &&
+        AK2=$(jq -r .access_key "$TMP/kp2") && SK2=$(jq -r .secret_key "$TMP/kp2") && test "$AK2" != null &&
+        MAIN_AK=$BACKEND_ACCESS_KEY &&
+        h=() && while IFS= read -r l; do h+=(-H "$l"); done < <("$BUILD/test-tool" sign GET \
+                "/stream/session/keep/pty?owner_access_key=$MAIN_AK" "${BACKEND_ENDPOINT#http://}" "$AK2" "$SK2") &&
+        held_pty kp "/stream/session/keep/pty?owner_access_key=$MAIN_AK" "${h[@]}" &&
+        api PATCH "/admin/keypairs/$AK2" "{\"is_active\": false}" && test "$CODE" = 200 &&
+        wait $HELD &&
+        grep "^# closed 1008" "$TMP/kp.out" &&
+        test "$(field keep status)" = RUNNING || { cat "$TMP/kp.out"; false; }
 '
 
 test_expect_success 'deleting the session closes its attached terminal' '

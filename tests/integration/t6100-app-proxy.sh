@@ -237,6 +237,17 @@ test_expect_success 'an app cookie stops working when its keypair or its user is
         $AC "$TMP/jar" login "$BACKEND_ENDPOINT" owner@apps.test apps-password-1 | grep -qx 200
 '
 
+test_expect_success 'an open app WebSocket is cut when the keypair of its cookie is deactivated' '
+        { $AC "$TMP/jar" websocket-held "ws://${APP#http://}api/kernels/$KERNEL/channels" 30 >"$TMP/held" 2>&1 & } &&
+        H=$! &&
+        for _ in $(seq 1 100); do grep -q "^101" "$TMP/held" && break; sleep 0.1; done &&
+        grep -q "^101" "$TMP/held" &&
+        api PATCH "/admin/keypairs/${AK[owner]}" "{\"is_active\": false}" && test "$CODE" = 200 &&
+        { wait $H; held=$?; } &&
+        api PATCH "/admin/keypairs/${AK[owner]}" "{\"is_active\": true}" && test "$CODE" = 200 &&
+        test $held = 0 && grep -qx closed "$TMP/held" || { cat "$TMP/held"; false; }
+'
+
 test_expect_success 'an admin'"'"'s link to the owner'"'"'s app is the admin'"'"'s: the owner'"'"'s login does not open it' '
         api POST /session/$SID/start-service "{\"app\": \"jupyter\"}" && test "$CODE" = 200 &&
         ADMIN_URL=$(jq -r .url "$TMP/out") &&

@@ -29,6 +29,11 @@ updates, as a browser keeps its cookies.
                            what the cell wrote; exit 0 once it went idle
   websocket URL            open a WebSocket; prints the status line of the
                            answer (exit 1 when it is not 101)
+  websocket-held URL SECONDS
+                           open a WebSocket (prints 101 once open) and hold
+                           it, answering pings, until the server ends it
+                           (prints "closed", exit 0) or SECONDS passed
+                           (exit 1)
 """
 import http.cookiejar
 import importlib.util
@@ -128,6 +133,27 @@ def jupyter_cell(jar, prefix, code):
     return 1
 
 
+def websocket_held(jar, url, seconds):
+    ws = ws_pty.WS(url, [f"Cookie: {cookie_header(jar, 'http' + url[2:]) or ''}"])
+    print("101", flush=True)
+    deadline = time.time() + seconds
+    try:
+        while time.time() < deadline:
+            try:
+                op, _ = ws.message(deadline)
+            except TimeoutError:
+                break
+            if op == 8:
+                break
+    except (EOFError, ConnectionError):
+        pass
+    if time.time() >= deadline:
+        print(f"still open after {seconds:g} s")
+        return 1
+    print("closed")
+    return 0
+
+
 def main():
     jar_path, command, args = sys.argv[1], sys.argv[2], sys.argv[3:]
     jar = http.cookiejar.LWPCookieJar(jar_path)
@@ -174,6 +200,8 @@ def main():
         except SystemExit as e:
             print(e)
             rc = 1
+    elif command == "websocket-held":
+        rc = websocket_held(jar, args[0], float(args[1]))
     else:
         raise SystemExit(f"unknown command {command}")
     jar.save(ignore_discard=True, ignore_expires=True)

@@ -12,6 +12,7 @@
 #include "manager/api/api.h"
 #include "manager/api/audit.h"
 #include "manager/api/auth.h"
+#include "manager/api/held_conn.h"
 #include "manager/core/events.h"
 #include "manager/core/manager.h"
 #include "manager/core/metrics.h"
@@ -325,8 +326,11 @@ void api_request_done(struct http_req *req, void *data)
                 audit_record(m, c, status);
         /* a change to users, keypairs, policies or domains may revoke access */
         if (c && c->route && !(c->route->flags & ROUTE_READ) && status < 400 &&
-            (strncmp(c->route->pattern, "/admin/", 7) == 0 || strncmp(c->route->pattern, "/auth/", 6) == 0))
+            (strncmp(c->route->pattern, "/admin/", 7) == 0 || strncmp(c->route->pattern, "/auth/", 6) == 0 ||
+             strncmp(c->route->pattern, "/server/logout", 14) == 0)) {
                 auth_cache_clear(m->authcache);
+                held_conns_check_soon(m);
+        }
         if (!c)
                 return;
         if (c->listener_id)

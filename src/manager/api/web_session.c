@@ -101,7 +101,16 @@ static int session_auth(struct api_ctx *c, char *ret_csrf, struct tess_error **e
                     DB_TEXT(db_getn(rows, 0, "id")));
         if (ret_csrf)
                 snprintf(ret_csrf, 33, "%s", db_getn(rows, 0, "csrf_token"));
+        snprintf(c->web_login, sizeof(c->web_login), "%s", db_getn(rows, 0, "id"));
         return 0;
+}
+
+int web_session_alive(struct manager *m, const char *id, struct tess_error **err)
+{
+        _cleanup_rows_ struct db_rows *rows = NULL;
+        int r = DBQ(m->db, "SELECT 1 FROM web_sessions WHERE id = ? AND created_at > ?", &rows, err, DB_TEXT(id),
+                    DB_INT(now_usec() - WEB_SESSION_MAX));
+        return r < 0 ? r : rows->nrows > 0;
 }
 
 int web_session_auth(struct api_ctx *c, struct tess_error **err)

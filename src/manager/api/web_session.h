@@ -49,6 +49,10 @@ int web_session_auth(struct api_ctx *c, struct tess_error **err);
 #define WEB_SESSION_PASSWORD_ROUTE "/auth/update-password"
 int web_session_password_gate(struct api_ctx *c, struct tess_error **err);
 
+/* Whether web login id (web_sessions.id, api_ctx.web_login) has not
+ * ended: RET 1; 0 ended; -errno. */
+int web_session_alive(struct manager *m, const char *id, struct tess_error **err);
+
 /* End the web logins of user_id (a password change, a deactivation),
  * all but the one of request `keep` when it is not NULL. */
 int web_sessions_end(struct manager *m, const char *user_id, struct api_ctx *keep, struct tess_error **err);

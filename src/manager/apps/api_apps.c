@@ -26,6 +26,7 @@
 #include "common/crypto.h"
 #include "common/timeutil.h"
 #include "manager/api/api.h"
+#include "manager/api/held_conn.h"
 #include "manager/apps/app_access.h"
 #include "manager/apps/app_origin.h"
 #include "manager/apps/app_proxy.h"
@@ -133,7 +134,7 @@ void api_apps_proxy(struct api_ctx *c)
         struct tess_error *err = NULL;
         struct app_grant g;
         struct app_target t;
-        char value[APP_TOKEN_LEN + 8], prefix[160];
+        char value[APP_TOKEN_LEN + 8], prefix[160], cookie_row[65];
 
         if (!uuid_valid(session) || seg_len == 0 || seg_len > APP_SEGMENT_MAX) {
                 app_own_answer_headers(c);
@@ -162,13 +163,19 @@ void api_apps_proxy(struct api_ctx *c)
                 return api_problem(c, 403, "forbidden",
                                    "no valid app cookie: open the app with the link start-service gives");
         }
+        app_token_row(value, cookie_row);
         explicit_bzero(value, sizeof(value));
         if (!app_access(c, &g, &t, true))
                 return;
         session_touch(c->m, g.session, now_usec());
         const char *upgrade = http_header(c->req, "Upgrade");
-        if (upgrade && strcasecmp(upgrade, "websocket") == 0)
-                app_proxy_ws(c, &t);
-        else
+        if (upgrade && strcasecmp(upgrade, "websocket") == 0) {
+                struct held_cred cred;
+                held_cred_of(c, &cred);
+                cred.check = app_cookie_alive;
+                snprintf(cred.check_arg, sizeof(cred.check_arg), "%s", cookie_row);
+                app_proxy_ws(c, &t, &cred);
+        } else {
                 app_proxy_http(c, &t);
+        }
 }

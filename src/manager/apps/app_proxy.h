@@ -40,9 +40,12 @@ struct app_target {
         int port;
 };
 
-/* Forward c's request to t and answer it (routes: api_apps.c). */
+struct held_cred;
+
+/* Forward c's request to t and answer it (routes: api_apps.c); a
+ * WebSocket is cut when cred is revoked (held_conn.h). */
 void app_proxy_http(struct api_ctx *c, const struct app_target *t);
-void app_proxy_ws(struct api_ctx *c, const struct app_target *t);
+void app_proxy_ws(struct api_ctx *c, const struct app_target *t, const struct held_cred *cred);
 
 /* ---- shared by the two (app_proxy.c) ---- */
 

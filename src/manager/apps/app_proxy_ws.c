@@ -9,10 +9,13 @@
  *      upgrade), or the app's refusal as a problem with its status
  *   3. once the 101 is sent, a thread relays; the owner's traffic counts
  *      as activity against the idle timeout
- *   4. the loop closes the client's connection */
+ *   4. the loop closes the client's connection
+ * From 3 on the WebSocket is held (held_conn.h): revoking the app cookie's
+ * credential shuts both sockets down, which ends the relay. */
 #include "common/compat.h"
 
 #include <strings.h>
+#include <sys/socket.h>
 
 #include "common/buf.h"
 #include "common/http_head.h"
@@ -20,6 +23,7 @@
 #include "common/relay.h"
 #include "common/timeutil.h"
 #include "manager/api/api.h"
+#include "manager/api/held_conn.h"
 #include "manager/apps/app_proxy.h"
 #include "manager/core/manager.h"
 #include "manager/http/http.h"
@@ -44,6 +48,8 @@ struct wsx {
         struct buf extra; /* read from the client after its request */
         struct http_upgraded *u;
         int64_t last_touch;
+        struct held_cred cred;
+        uint64_t held;
 };
 
 static struct wsx *wsx_ref(struct wsx *w)
@@ -73,6 +79,7 @@ static void on_relayed(void *data)
 {
         struct wsx *w = data;
 
+        held_conn_drop(w->m, w->held);
         http_upgraded_close(w->u);
         wsx_unref(w);
 }
@@ -115,6 +122,15 @@ static void *relay_thread(void *data)
         return NULL;
 }
 
+/* (on the loop, before on_relayed: both sockets are still open) */
+static void revoke_access(void *data)
+{
+        struct wsx *w = data;
+
+        shutdown(w->client, SHUT_RDWR);
+        shutdown(w->tunnel, SHUT_RDWR);
+}
+
 static void on_upgraded(void *data, int fd, const char *extra, size_t extra_len, struct http_upgraded *u)
 {
         struct wsx *w = data; /* http_upgrade's reference, now the relay's */
@@ -126,7 +142,9 @@ static void on_upgraded(void *data, int fd, const char *extra, size_t extra_len,
                 log_warn("app proxy: session %s: no thread for a WebSocket, closing it", w->t.s.session);
                 http_upgraded_close(u);
                 wsx_unref(w);
+                return;
         }
+        w->held = held_conn_add(w->m, &w->cred, revoke_access, w);
 }
 
 /* ---- 2 ---- */
@@ -220,7 +238,7 @@ static void on_shutdown(struct api_ctx *c)
         http_resume(c->req);
 }
 
-void app_proxy_ws(struct api_ctx *c, const struct app_target *t)
+void app_proxy_ws(struct api_ctx *c, const struct app_target *t, const struct held_cred *cred)
 {
         struct tess_error *err = NULL;
         struct buf req = BUF_INIT;
@@ -240,6 +258,7 @@ void app_proxy_ws(struct api_ctx *c, const struct app_target *t)
         w->m = c->m;
         w->c = c;
         w->t = *t;
+        w->cred = *cred;
         snprintf(w->secret, sizeof(w->secret), "%s", c->m->cluster_secret);
         w->request = buf_detach(&req, NULL);
         w->tunnel = w->client = -1;

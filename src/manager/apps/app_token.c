@@ -110,6 +110,19 @@ int app_token_check(struct manager *m, enum app_token_kind kind, const char *tok
         return 0;
 }
 
+void app_token_row(const char *token, char ret_row[65])
+{
+        row_name(token, NULL, ret_row);
+}
+
+int app_cookie_alive(struct manager *m, const char *row, struct tess_error **err)
+{
+        _cleanup_rows_ struct db_rows *rows = NULL;
+        int r = DBQ(m->db, "SELECT 1 FROM app_tokens WHERE token_hash = ? AND kind = 'cookie' AND expires_at > ?",
+                    &rows, err, DB_TEXT(row), DB_INT(now_usec()));
+        return r < 0 ? r : rows->nrows > 0;
+}
+
 void app_prefix(const char *session, const char *app, char *out, size_t len)
 {
         snprintf(out, len, "/apps/%s/%s/", session, app);

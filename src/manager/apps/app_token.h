@@ -58,6 +58,13 @@ int app_token_issue(struct manager *m, enum app_token_kind kind, const struct ap
 int app_token_check(struct manager *m, enum app_token_kind kind, const char *token, const char *bound_to,
                     struct app_grant *ret, struct tess_error **err);
 
+/* The row name (app_tokens.token_hash) of a token issued without
+ * bound_to, as an app cookie. */
+void app_token_row(const char *token, char ret_row[65]);
+/* Whether the app cookie of that row is still valid (not removed, not
+ * expired): RET 1; 0; -errno. */
+int app_cookie_alive(struct manager *m, const char *row, struct tess_error **err);
+
 /* A new random token (hex) into out, without recording it. */
 int app_token_random(char out[APP_TOKEN_LEN + 1], struct tess_error **err);
 /* Whether token looks like one (APP_TOKEN_LEN lowercase hex). */

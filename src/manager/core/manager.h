@@ -23,6 +23,7 @@ struct cluster_events;
 struct metrics;
 struct ratelimit;
 struct auth_cache;
+struct held_conns;
 struct audit;
 struct scheduler;
 struct blob_store;
@@ -79,6 +80,7 @@ struct manager {
         struct metrics *metrics;
         struct ratelimit *ratelimit;
         struct auth_cache *authcache;
+        struct held_conns *held; /* terminals, app WebSockets, event streams (held_conn.h) */
         struct public_hosts *public_hosts; /* conf.public_hosts, parsed (api/public_hosts.h) */
         struct login_guard *login_guard; /* failed web logins (web_session.h) */
         struct audit *audit;

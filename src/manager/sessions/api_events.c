@@ -21,7 +21,10 @@
  * can tell an event it has already seen.  Nothing is replayed: a new
  * stream starts with the events published after it opened, and
  * Last-Event-ID is ignored; a client that must not miss a change reads the
- * session (GET /session/{name}, /sessions) once its stream is open. */
+ * session (GET /session/{name}, /sessions) once its stream is open.
+ *
+ * A stream is held (held_conn.h): it ends when the credential that opened
+ * it is revoked. */
 #include "common/compat.h"
 
 #include <inttypes.h>
@@ -31,6 +34,7 @@
 #include "common/timeutil.h"
 #include "manager/api/api.h"
 #include "manager/api/authz.h"
+#include "manager/api/held_conn.h"
 #include "manager/core/events.h"
 #include "manager/core/manager.h"
 #include "manager/db/db.h"
@@ -41,6 +45,7 @@
 
 struct sse_sub {
         struct api_ctx *c;
+        uint64_t held;
         char *session_name; /* NULL = any */
         char *session_id;
         char *access_key;   /* NULL = any visible */
@@ -51,6 +56,7 @@ struct sse_sub {
 static void sub_free(void *p)
 {
         struct sse_sub *s = p;
+        held_conn_drop(s->c->m, s->held);
         free(s->session_name);
         free(s->session_id);
         free(s->access_key);
@@ -98,6 +104,12 @@ static void on_keepalive(struct loop *l, void *data)
         s->c->timer_id = loop_add_timer(l, KEEPALIVE_USEC, on_keepalive, s);
 }
 
+static void revoke_access(void *data)
+{
+        struct sse_sub *s = data;
+        http_stream_end(s->c->req);
+}
+
 static char *nonempty_not_star(const char *v)
 {
         return v && *v && !streq(v, "*") ? xstrdup(v) : NULL;
@@ -142,4 +154,7 @@ void api_events_session(struct api_ctx *c)
         http_stream_write(c->req, "retry: 3000\n\n", 13);
         c->listener_id = events_listen(c->m->events, on_event, s);
         c->timer_id = loop_add_timer(c->m->loop, KEEPALIVE_USEC, on_keepalive, s);
+        struct held_cred cred;
+        held_cred_of(c, &cred);
+        s->held = held_conn_add(c->m, &cred, revoke_access, s);
 }

@@ -16,7 +16,9 @@
  * One thread per terminal moves the bytes; the loop only answers the
  * upgrade, records the owner's activity (keystrokes and pings keep the
  * session from the idle timeout) and closes the client's connection when
- * the thread is done, both through one pipe. */
+ * the thread is done, both through one pipe.  A terminal is held
+ * (held_conn.h): when the credential that opened it is revoked, the
+ * client's socket closes with 1008 and the agent's ends. */
 #include "common/compat.h"
 
 #include <fcntl.h>
@@ -34,6 +36,7 @@
 #include "manager/agent_link/agent_call.h"
 #include "manager/agent_link/agent_socket.h"
 #include "manager/api/api.h"
+#include "manager/api/held_conn.h"
 #include "manager/core/manager.h"
 #include "manager/http/http.h"
 #include "manager/sessions/api_session.h"
@@ -53,6 +56,9 @@ struct relay {
         struct buf extra;
         struct http_upgraded *u;
         int64_t last_touch;
+        struct held_cred cred;
+        uint64_t held;
+        int revoked; /* __atomic: set by the loop, read by the thread */
 };
 
 enum relay_note {
@@ -89,6 +95,7 @@ static void on_note(struct loop *l UNUSED, int fd, uint32_t events UNUSED, void 
                 if (n.kind == NOTE_TOUCH) {
                         session_touch(n.r->m, n.r->t.session, now_usec());
                 } else {
+                        held_conn_drop(n.r->m, n.r->held);
                         http_upgraded_close(n.r->u);
                         relay_free(n.r);
                 }
@@ -158,9 +165,9 @@ static void close_as_agent(struct ws *client, struct ws *agent)
                 ws_close(client, 1000, NULL);
 }
 
-/* Pump both WebSockets until one ends, then close the other (for at most
- * CLOSE_GRACE_MS). */
-static void relay_run(struct ws *client, struct ws *agent)
+/* Pump both WebSockets until one ends or access is revoked, then close
+ * the other (for at most CLOSE_GRACE_MS). */
+static void relay_run(struct relay *r, struct ws *client, struct ws *agent)
 {
         int64_t closing_since = 0;
 
@@ -175,6 +182,11 @@ static void relay_run(struct ws *client, struct ws *agent)
                         ws_pump(client, p[0].revents);
                 if (p[1].revents)
                         ws_pump(agent, p[1].revents);
+                if (!closing_since && __atomic_load_n(&r->revoked, __ATOMIC_ACQUIRE)) {
+                        closing_since = monotonic_usec();
+                        ws_close(client, 1008, "access revoked");
+                        ws_close(agent, 1000, NULL);
+                }
                 if (!closing_since && (ws_done(client) || ws_done(agent))) {
                         closing_since = monotonic_usec();
                         if (ws_done(client))
@@ -200,7 +212,7 @@ static void *relay_thread(void *data)
         if (client && agent) {
                 cs.peer = agent;
                 as.peer = client;
-                relay_run(client, agent);
+                relay_run(r, client, agent);
         } else if (client) {
                 send_error(client, err ? err->msg : "cannot reach the session's agent");
                 ws_close(client, 1011, "agent unreachable");
@@ -222,6 +234,12 @@ static void *relay_thread(void *data)
         return NULL;
 }
 
+static void revoke_access(void *data)
+{
+        struct relay *r = data;
+        __atomic_store_n(&r->revoked, 1, __ATOMIC_RELEASE);
+}
+
 static void on_upgraded(void *data, int fd, const char *extra, size_t extra_len, struct http_upgraded *u)
 {
         struct relay *r = data;
@@ -238,6 +256,8 @@ static void on_upgraded(void *data, int fd, const char *extra, size_t extra_len,
                 log_error("terminal of session %s: cannot start a thread", r->t.session);
                 http_upgraded_close(u);
                 relay_free(r);
+        } else {
+                r->held = held_conn_add(r->m, &r->cred, revoke_access, r);
         }
         pthread_attr_destroy(&attr);
 }
@@ -287,6 +307,7 @@ void api_stream_pty(struct api_ctx *c)
         r->rows = dimension(c, "rows", 24);
         r->cols = dimension(c, "cols", 80);
         snprintf(r->secret, sizeof(r->secret), "%s", c->m->cluster_secret);
+        held_cred_of(c, &r->cred);
         if (!api_session_target(c, http_query(c->req, "owner_access_key"), &r->t)) {
                 relay_free(r);
                 return;
