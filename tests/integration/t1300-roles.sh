@@ -56,7 +56,7 @@ test_expect_success 'set up two domains with a superadmin, admins, a monitor and
 # METHOD PATH BODY | expected status for: oadmin user monitor admin superadmin
 # (evaluated in that order on each line; "-" = not tried).  {ROLE} in a
 # body is replaced by the caller's role, {U2AK} by user2's access key,
-# {VICTIM}/{VICTIM2}/{OSESS} by session ids.
+# {SAK} by the superadmin's, {VICTIM}/{VICTIM2}/{OSESS} by session ids.
 cat >"$TMP/matrix" <<'MATRIX'
 GET /                                   -                       | 200 200 200 200 200
 GET /health                             -                       | 200 200 200 200 200
@@ -129,11 +129,14 @@ POST /admin/projects/default/members    {"add":["user1@walk.test"]} | 404 403 40
 GET /admin/users                        -                       | 200 403 200 200 200
 GET /admin/users/user2@walk.test        -                       | 404 403 200 200 200
 GET /admin/users/ouser@walk.test        -                       | 200 403 404 404 200
+GET /admin/users/admin@tessera.local    -                       | 404 403 404 404 200
+PATCH /admin/users/admin@tessera.local  {"full_name":"x"}       | 404 403 403 404 200
 POST /admin/users                       {"email":"walk-{ROLE}@walk.test","password":"walk-password-2"} | 201 403 403 201 201
 PATCH /admin/users/user2@walk.test      {"full_name":"x"}       | 404 403 403 200 200
 DELETE /admin/users/nope@walk.test      -                       | 404 403 403 404 404
 GET /admin/keypairs                     -                       | 200 200 200 200 200
 GET /admin/keypairs/{U2AK}              -                       | 404 404 200 200 200
+GET /admin/keypairs/{SAK}               -                       | 404 404 404 404 200
 POST /admin/keypairs                    {}                      | 201 403 403 201 201
 PATCH /admin/keypairs/{U2AK}            {"is_active":true}      | 404 404 403 200 200
 DELETE /admin/keypairs/AKIANOPENOPENOPENOPE -                   | 404 404 403 404 404
@@ -236,6 +239,7 @@ test_expect_success 'each route answers each role as the matrix says' '
                 body=$(echo "$spec" | awk "{\$1=\"\"; \$2=\"\"; print}" | sed "s/^ *//; s/ *$//")
                 [ "$body" = - ] && body=
                 path=${path//\{U2AK\}/${AK[user2]}}
+                path=${path//\{SAK\}/${AK[superadmin]}}
                 path=${path//\{VICTIM\}/$VICTIM}
                 path=${path//\{VICTIM2\}/$VICTIM2}
                 path=${path//\{OSESS\}/$OSESS}
@@ -258,7 +262,7 @@ test_expect_success 'the matrix covers every route of /openapi.json' '
         curl -sf "$BACKEND_ENDPOINT/openapi.json" >"$TMP/openapi.json" &&
         jq -r ".paths | to_entries[] | .key as \$p | .value | keys[] | \"\(ascii_upcase) \(\$p)\"" \
                 "$TMP/openapi.json" | sort -u >"$TMP/routes" &&
-        awk "{print \$1, \$2}" "$TMP/matrix" | sed -E "s#\{(U2AK|VICTIM|VICTIM2|OSESS|VF)\}#X#g" >"$TMP/tried" &&
+        awk "{print \$1, \$2}" "$TMP/matrix" | sed -E "s#\{(U2AK|SAK|VICTIM|VICTIM2|OSESS|VF)\}#X#g" >"$TMP/tried" &&
         missing=0 &&
         while read -r m p; do
                 re=$(echo "$p" | sed -E "s#\{[^}]*\}#[^/]+#g") &&
@@ -277,11 +281,18 @@ test_expect_success 'lists show a user only its own sessions and keypairs, never
         call superadmin GET /admin/users?limit=1000 && ! grep -qE "scrypt|password\"|password_hash" "$TMP/out"
 '
 
-test_expect_success 'a domain admin sees nothing of another domain in lists' '
+test_expect_success 'a domain admin sees nothing of another domain in lists, nor the superadmins of its own' '
         call oadmin GET /sessions && ! grep -q "\"domainName\":\"default\"" "$TMP/out" && grep -q osess "$TMP/out" &&
         call oadmin GET "/admin/users?limit=1000" && ! grep -q "@walk.test\",\"username\":\"user" "$TMP/out" &&
         ! grep -q user2@walk.test "$TMP/out" &&
         call admin GET /sessions && ! grep -q osess "$TMP/out" &&
+        call admin GET "/admin/users?limit=1000" && grep -q user2@walk.test "$TMP/out" &&
+        ! grep -q "$TEST_ADMIN_EMAIL" "$TMP/out" &&
+        call monitor GET "/admin/keypairs?limit=1000" && grep -q "${AK[user2]}" "$TMP/out" &&
+        ! grep -q "${AK[superadmin]}" "$TMP/out" &&
+        call superadmin GET "/admin/audit-log?limit=1000" && grep -q "\"user_email\":\"$TEST_ADMIN_EMAIL\"" "$TMP/out" &&
+        call admin GET "/admin/audit-log?limit=1000" && grep -q "\"user_email\":\"user2@walk.test\"" "$TMP/out" &&
+        ! grep -q "\"user_email\":\"$TEST_ADMIN_EMAIL\"" "$TMP/out" &&
         call monitor GET /sessions && ! grep -q osess "$TMP/out" && grep -q victim "$TMP/out"
 '
 

@@ -241,5 +241,5 @@ const struct entity admin_audit = {
         .order = "a.ts DESC, a.id DESC",
         .fields = audit_fields,
         .filters = audit_filters,
-        .domain_scope = "u.domain_name = ?",
+        .domain_scope = "u.domain_name = ? AND u.role <> 'superadmin'",
 };

@@ -207,7 +207,7 @@ const struct entity admin_keypairs = {
         .fields = keypair_fields,
         .filters = keypair_filters,
         .in_use = keypair_in_use,
-        .domain_scope = "u.domain_name = ?",
+        .domain_scope = "u.domain_name = ? AND u.role <> 'superadmin'",
         .user_scope = "k.user_id = ?",
         .create_roles = ROLES_ADMINS | ROLE_BIT(ROLE_USER),
         .update_roles = ROLES_ADMINS,

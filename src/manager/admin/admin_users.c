@@ -174,7 +174,7 @@ const struct entity admin_users = {
         .fields = user_fields,
         .filters = user_filters,
         .in_use = user_in_use,
-        .domain_scope = "u.domain_name = ?",
+        .domain_scope = "u.domain_name = ? AND u.role <> 'superadmin'",
         .create_roles = ROLES_ADMINS,
         .update_roles = ROLES_ADMINS,
         .delete_roles = ROLES_ADMINS,
