@@ -1,5 +1,5 @@
 #!/bin/bash
-test_description='password routes: one guessing limit per user found (email and username together), shared by /auth/authorize, /server/login and /auth/update-password, 429 with Retry-After; scrypt off the event loop: signed requests are answered while anonymous clients hammer logins'
+test_description='password routes: one guessing limit per user found (email and username together), shared by /auth/authorize, /server/login and /auth/update-password, 429 with Retry-After; scrypt off the event loop: signed requests are answered while anonymous clients hammer logins, and an admin'"'"'s new passwords are hashed on workers too'
 . "$(dirname "$0")/../lib/test-lib.sh"
 
 # pw PATH BODY [curl args]: an unsigned JSON POST; CODE, answer in $TMP/pw
@@ -100,6 +100,28 @@ test_expect_success 'signed requests are answered while 6 anonymous clients hamm
                 sleep 0.1
         done &&
         test "$(ls "$TMP"/hammer-*.done | wc -l)" = 6
+'
+
+test_expect_success 'an admin creating users and setting passwords in parallel: hashed off the loop, each logs in with its password' '
+        for i in 1 2 3 4 5 6 7 8; do
+                (
+                        OUT=$TMP/made-$i api POST /admin/users "{\"email\": \"made$i@test.local\", \"password\": \"made-password-$i\", \"role\": \"user\", \"projects\": [\"default\"]}" &&
+                        echo "$CODE" >"$TMP/made-$i.code" &&
+                        OUT=$TMP/set-$i api PATCH "/admin/users/made$i@test.local" "{\"password\": \"reset-password-$i\"}" &&
+                        echo "$CODE" >"$TMP/set-$i.code"
+                ) &
+        done &&
+        t0=$(date +%s%N) && api GET /sessions && t1=$(date +%s%N) &&
+        echo "GET /sessions: $CODE in $(((t1 - t0) / 1000000)) ms while passwords are hashed" &&
+        wait &&
+        for i in 1 2 3 4 5 6 7 8; do
+                test "$(cat "$TMP/made-$i.code")" = 201 && test "$(cat "$TMP/set-$i.code")" = 200 &&
+                ! grep -q "reset-password\|made-password\|scrypt" "$TMP/made-$i" "$TMP/set-$i" &&
+                authorize "made$i@test.local" "reset-password-$i" -H "X-Forwarded-For: 10.4.0.$i" &&
+                test "$CODE" = 200 &&
+                authorize "made$i@test.local" "made-password-$i" -H "X-Forwarded-For: 10.4.1.$i" &&
+                test "$CODE" = 401 || return 1
+        done
 '
 
 test_done

@@ -69,7 +69,7 @@ int model_create_user(struct manager *m, const struct new_user *u, char ret_id[3
                 return tess_err(err, EINVAL, "'status' must be active or inactive");
         if ((r = model_check_login_names(m, u->email, u->username, NULL, err)) < 0)
                 return r;
-        _cleanup_free_ char *hash = password_hash(u->password);
+        _cleanup_free_ char *hash = u->password_hash ? xstrdup(u->password_hash) : password_hash(u->password);
         uuid_generate_str(ret_id);
         r = DBQ(m->db,
                 "INSERT INTO users(id, email, username, password_hash, need_password_change, full_name, status,"

@@ -16,6 +16,7 @@ struct new_user {
         const char *email;
         const char *username;   /* defaults to the email */
         const char *password;
+        const char *password_hash; /* password's, made already (off the loop), or NULL */
         const char *domain;
         const char *role;       /* "user" when NULL */
         const char *full_name;

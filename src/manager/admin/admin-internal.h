@@ -104,6 +104,8 @@ struct admin_values {
         const json_t *json[ADMIN_MAX_FIELDS]; /* NULL when given as null */
         int n;                                /* number of fields given */
         const char *domain;                   /* FF_DOMAIN value (given or the caller's) */
+        const char *encoded; /* the encode()d value of the field that has one (a password's hash), made
+                              * off the loop before the write (admin.c), or NULL */
 };
 
 struct entity {

@@ -8,6 +8,7 @@
 #include "common/timeutil.h"
 #include "manager/admin/admin-internal.h"
 #include "manager/admin/admin.h"
+#include "manager/api/password_check.h"
 #include "manager/core/manager.h"
 
 static void admin_list(struct api_ctx *c);
@@ -254,6 +255,38 @@ static int write_tx(struct api_ctx *c, const struct entity *e, const struct admi
         return r;
 }
 
+/* The value of e's field with an encode() (a password), when v gives it. */
+static const char *to_encode(const struct entity *e, const struct admin_values *v)
+{
+        for (int i = 0; e->fields[i].name; i++)
+                if (e->fields[i].encode && v->given[i] && json_is_string(v->json[i]))
+                        return json_string_value(v->json[i]);
+        return NULL;
+}
+
+static void encoded(struct api_ctx *c, bool ok UNUSED, char *hash, void *data UNUSED)
+{
+        c->password_hash = hash;
+        c->route->fn(c); /* again, with the hash */
+}
+
+/* A password to store is hashed (scrypt) on a worker thread, never on the
+ * loop: the request is suspended and its handler runs again with the hash
+ * (RET true: wait for it). */
+static bool encode_off_loop(struct api_ctx *c, const struct entity *e, struct admin_values *v)
+{
+        const char *plain = to_encode(e, v);
+
+        if (!plain)
+                return false;
+        if (c->password_hash) {
+                v->encoded = c->password_hash;
+                return false;
+        }
+        password_hash_off_loop(c, plain, encoded, NULL, NULL);
+        return true;
+}
+
 static void admin_create(struct api_ctx *c)
 {
         const struct entity *e = entity_of(c);
@@ -266,6 +299,8 @@ static void admin_create(struct api_ctx *c)
         if (admin_parse(c, e, c->body, true, &v, &err) < 0 ||
             (e->check_write && e->check_write(c, NULL, 0, &v, &err) < 0))
                 return api_fail(c, err);
+        if (encode_off_loop(c, e, &v))
+                return;
         if (admin_value_text(&v, e->label))
                 admin_audit_target(c, e, admin_value_text(&v, e->label));
         json_t *extra = json_object();
@@ -295,6 +330,8 @@ static void admin_update(struct api_ctx *c)
                 return api_problem(c, 400, "invalid-api-params", "give at least one field to change");
         if (e->check_write && e->check_write(c, rows, 0, &v, &err) < 0)
                 return api_fail(c, err);
+        if (encode_off_loop(c, e, &v))
+                return;
         snprintf(pk, sizeof(pk), "%s", admin_row_get(e, rows, 0, "_pk"));
         if (write_tx(c, e, &v, false, pk, sizeof(pk), NULL, &err) < 0)
                 return api_fail(c, err);

@@ -244,6 +244,8 @@ struct db_arg admin_value_arg(const struct admin_values *v, int i, char **ret_ow
         case FT_TEXT:
                 if (!f->encode)
                         return DB_TEXT(json_string_value(j));
+                if (v->encoded)
+                        return DB_TEXT(v->encoded);
                 *ret_owned = f->encode(json_string_value(j));
                 return DB_TEXT(*ret_owned);
         case FT_INT: return DB_INT(json_integer_value(j));

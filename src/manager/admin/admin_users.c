@@ -109,6 +109,7 @@ static int user_create(struct api_ctx *c, const struct admin_values *v, char *re
                 .email = admin_value_text(v, "email"),
                 .username = admin_value_text(v, "username"),
                 .password = admin_value_text(v, "password"),
+                .password_hash = v->encoded,
                 .domain = admin_value_text(v, "domain"),
                 .role = admin_value_text(v, "role"),
                 .full_name = admin_value_text(v, "full_name"),

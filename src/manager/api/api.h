@@ -64,6 +64,7 @@ struct api_ctx {
         struct principal who;
         bool authenticated;
         char web_login[65]; /* the web login (web_sessions.id) that authenticated it, or "" */
+        char *password_hash; /* a password of the body hashed off the loop (admin.c), or NULL */
         char *param[API_MAX_PARAMS]; /* percent-decoded path parameters */
         json_t *body;                /* parsed JSON body, or NULL if none */
         char audit_target[256];      /* set by handlers that change things */

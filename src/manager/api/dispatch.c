@@ -342,5 +342,6 @@ void api_request_done(struct http_req *req, void *data)
         for (int i = 0; i < API_MAX_PARAMS; i++)
                 free(c->param[i]);
         json_decref(c->body);
+        free(c->password_hash);
         free(c);
 }

@@ -65,7 +65,7 @@ static void work(struct worker *w UNUSED, void *data)
 {
         struct check *k = data;
 
-        k->ok = password_verify(k->password, k->stored);
+        k->ok = !k->stored || password_verify(k->password, k->stored);
         if (k->ok && k->new_password)
                 k->new_hash = password_hash(k->new_password);
 }
@@ -125,13 +125,14 @@ void password_check(struct api_ctx *c, const char *password, const char *stored,
                 if (data_free)
                         data_free(data);
                 http_add_header(c->req, "Retry-After", "1");
-                return api_problem(c, 503, "service-unavailable", "too many logins in progress: try again shortly");
+                return api_problem(c, 503, "service-unavailable",
+                                   "too many passwords being checked: try again shortly");
         }
         struct check *k = xcalloc(1, sizeof(*k));
         k->m = c->m;
         k->c = c;
-        k->password = xstrdup(password);
-        k->stored = xstrdup(stored);
+        k->password = password ? xstrdup(password) : NULL;
+        k->stored = stored ? xstrdup(stored) : NULL;
         k->new_password = new_password ? xstrdup(new_password) : NULL;
         k->done = done;
         k->data = data;
@@ -145,4 +146,10 @@ void password_check(struct api_ctx *c, const char *password, const char *stored,
         queue_tail = &k->next;
         waiting++;
         start_next(c->m);
+}
+
+void password_hash_off_loop(struct api_ctx *c, const char *password, password_done_fn done, void *data,
+                            void (*data_free)(void *data))
+{
+        password_check(c, NULL, NULL, password, done, data, data_free);
 }

@@ -32,4 +32,9 @@ typedef void (*password_done_fn)(struct api_ctx *c, bool ok, char *new_hash, voi
 void password_check(struct api_ctx *c, const char *password, const char *stored, const char *new_password,
                     password_done_fn done, void *data, void (*data_free)(void *data));
 
+/* The same queue for a password to hash only (an admin setting one):
+ * done(c, true, its hash, data). */
+void password_hash_off_loop(struct api_ctx *c, const char *password, password_done_fn done, void *data,
+                            void (*data_free)(void *data));
+
 #endif
