@@ -74,6 +74,10 @@ const struct conf_opt manager_conf_opts[] = {
                  "request body bytes the manager holds at once, all clients together (then 503)"),
         CONF_OPT("max_inflight_per_client", CONF_T_SIZE, MC, max_inflight_per_client, "160m", 1 << 20, 1ULL << 40,
                  false, "request body bytes held at once for one client address (then 429)"),
+        CONF_OPT("max_spool", CONF_T_SIZE, MC, max_spool, "4g", 1 << 20, 1ULL << 50, false,
+                 "upload body bytes kept on disk (state_dir/spool) at once, all clients together (then 503)"),
+        CONF_OPT("max_spool_per_client", CONF_T_SIZE, MC, max_spool_per_client, "1g", 1 << 20, 1ULL << 50, false,
+                 "upload body bytes kept on disk at once for one client address (then 429)"),
         CONF_OPT("max_json_depth", CONF_T_U64, MC, max_json_depth, "32", 2, 1000, true, "deepest JSON nesting"),
         CONF_OPT("max_string_len", CONF_T_U64, MC, max_string_len, "65536", 64, 1 << 24, true,
                  "longest JSON string"),
@@ -310,6 +314,15 @@ static int manager_run(struct manager *m, struct tess_error **err)
         r = fs_mkdir_p(m->conf.state_dir, 0700, err);
         if (r < 0)
                 return r;
+        /* upload bodies on their way in (http_spool.h): unlinked files, but
+         * a named one may be left by a crash on a filesystem without
+         * O_TMPFILE */
+        _cleanup_free_ char *spool_dir = xasprintf("%s/spool", m->conf.state_dir);
+        r = fs_remove_tree(spool_dir, err);
+        if (r >= 0)
+                r = fs_mkdir_p(spool_dir, 0700, err);
+        if (r < 0)
+                return r;
         _cleanup_free_ char *images_dir = xasprintf("%s/images", m->conf.state_dir);
         r = blob_store_open(images_dir, &m->blobs, err);
         if (r < 0)
@@ -375,6 +388,9 @@ static int manager_run(struct manager *m, struct tess_error **err)
                 .admit = api_admit,
                 .max_inflight = m->conf.max_inflight,
                 .max_inflight_client = m->conf.max_inflight_per_client,
+                .spool_dir = spool_dir,
+                .max_spool = m->conf.max_spool,
+                .max_spool_client = m->conf.max_spool_per_client,
                 .trusted_proxies = m->conf.trusted_proxies,
         };
         r = http_server_start(m->loop, &ho, api_dispatch, api_request_done, m, &m->http, err);

@@ -1,5 +1,5 @@
 #!/bin/bash
-test_description='request bodies: refused on their headers when not authenticated (no byte read), bounded per client address and in total (429/503), so that half-sent unauthenticated uploads do not pin the manager'"'"'s memory; real uploads still work'
+test_description='request bodies: refused on their headers when not authenticated (no byte read), bounded per client address and in total (429/503), so that half-sent unauthenticated uploads do not pin the manager'"'"'s memory; large upload bodies go to disk (507 when it is full); real uploads still work'
 . "$(dirname "$0")/../lib/test-lib.sh"
 
 command -v python3 >/dev/null || skip_all 'python3 is needed'
@@ -63,6 +63,8 @@ test_expect_success 'start a manager with a folder' '
         cat >"$TMP/manager.conf" <<-EOC &&
 	max_inflight_per_client = 40m
 	max_inflight = 100m
+	max_spool_per_client = 40m
+	max_spool = 100m
 	EOC
         start_manager --config "$TMP/manager.conf" &&
         api POST /folders "{\"name\": \"box\"}" && test "$CODE" = 201 &&
@@ -97,7 +99,23 @@ signed_headers() { # METHOD PATH
                 application/octet-stream
 }
 
-test_expect_success 'an authenticated client past max_inflight_per_client: 429 with Retry-After' '
+# spooled: the manager's open files in its spool folder (unlinked)
+spooled() { ls -l "/proc/$MANAGER_PID/fd" | grep -c "$MANAGER_STATE/spool/.*(deleted)"; }
+
+test_expect_success 'three half-sent authenticated uploads of 12 MiB: their bodies go to disk, not memory' '
+        mapfile -t H < <(signed_headers PATCH "/admin/image-blobs/sha256:$(printf %064d 0)") &&
+        half_send 3 PATCH "/admin/image-blobs/sha256:$(printf %064d 0)" $((12 << 20)) $((11 << 20)) "${H[@]}" \
+                "Content-Type: application/octet-stream" &&
+        test "$(grep -c none "$TMP/answers")" = 3 &&
+        now=$(rss_kib) && echo "VmRSS $now KiB (base $BASE), $(spooled) bodies on disk" &&
+        test $((now - BASE)) -lt $((16 << 10)) &&
+        test "$(spooled)" = 3 &&
+        release &&
+        for _ in $(seq 1 50); do test "$(spooled)" = 0 && break; sleep 0.1; done &&
+        test "$(spooled)" = 0
+'
+
+test_expect_success 'an authenticated client past max_spool_per_client: 429 with Retry-After' '
         mapfile -t H < <(signed_headers PATCH "/admin/image-blobs/sha256:$(printf %064d 0)") &&
         half_send 1 PATCH "/admin/image-blobs/sha256:$(printf %064d 0)" $((48 << 20)) 0 "${H[@]}" \
                 "Content-Type: application/octet-stream" &&
@@ -143,6 +161,23 @@ test_expect_success 'the bytes held were let go: the same body is admitted again
         half_send 1 PATCH "/admin/image-blobs/sha256:$(printf %064d 0)" $((30 << 20)) 0 "${H[@]}" \
                 "Content-Type: application/octet-stream" &&
         test "$(cat "$TMP/answers")" = none && release
+'
+
+test_expect_success 'no room left for a body on disk: 507, and the next one fits again' '
+        test "$(id -u)" = 0 || { echo "# (needs root to mount a small tmpfs)"; return 0; }
+        mount -t tmpfs -o size=2m tmpfs "$MANAGER_STATE/spool" &&
+        test_at_exit "umount $MANAGER_STATE/spool 2>/dev/null" &&
+        mapfile -t H < <(signed_headers PATCH "/admin/image-blobs/sha256:$(printf %064d 0)") &&
+        head -c $((4 << 20)) /dev/zero >"$TMP/4m" &&
+        code=$(curl -s -o "$TMP/b" -w "%{http_code}" -X PATCH --data-binary @"$TMP/4m" "${H[@]/#/-H}" \
+                -H "Content-Type: application/octet-stream" \
+                "$BACKEND_ENDPOINT/admin/image-blobs/sha256:$(printf %064d 0)") ;
+        echo "full disk: $code $(cat "$TMP/b")" && test "$code" = 507 && grep -q "no room on disk" "$TMP/b" &&
+        umount "$MANAGER_STATE/spool" &&
+        code=$(curl -s -o "$TMP/b" -w "%{http_code}" -X PATCH --data-binary @"$TMP/4m" "${H[@]/#/-H}" \
+                -H "Content-Type: application/octet-stream" \
+                "$BACKEND_ENDPOINT/admin/image-blobs/sha256:$(printf %064d 0)") ;
+        echo "then: $code" && test "$code" != 507 && test "$code" != 503
 '
 
 test_done

@@ -45,6 +45,8 @@ struct manager_conf {
         uint64_t max_upload;
         uint64_t max_inflight;            /* body bytes held at once (http.h) */
         uint64_t max_inflight_per_client; /* the same for one client address */
+        uint64_t max_spool;               /* upload bodies on disk (http.h spool_dir) */
+        uint64_t max_spool_per_client;
         uint64_t max_json_depth;
         uint64_t max_string_len;
         uint64_t max_page_size;

@@ -12,6 +12,7 @@
 #include "common/netaddr.h"
 #include "common/timeutil.h"
 #include "manager/http/http.h"
+#include "manager/http/http_spool.h"
 
 /* Memory MHD gives each connection: its read and write buffers come out of
  * it, so large bodies and answers move in pieces of up to about half. */
@@ -27,7 +28,8 @@ struct http_upgrade {
 /* The body bytes held for one client address (its live requests'). */
 struct http_client {
         char addr[64];
-        size_t bytes;
+        size_t bytes;   /* in memory */
+        size_t spooled; /* on disk */
         unsigned refs;
         struct http_client *next;
 };
@@ -45,7 +47,10 @@ struct http_req {
         bool started, body_too_large, dispatched, suspended, answered;
         size_t max_body;
         struct http_client *client; /* whose body budget this request draws on */
-        size_t held;                /* body bytes counted against it */
+        size_t held;                /* body bytes counted against it, in memory */
+        size_t held_spooled;        /* and on disk */
+        struct http_spool spool;    /* the body, when it goes to disk */
+        bool spoolable;             /* it may (an upload route's, with a spool folder) */
         unsigned status;
         char *content_type;
         struct buf resp;
@@ -86,7 +91,10 @@ struct http_server {
         bool (*stream_body)(const char *method, const char *path, void *data);
         http_dispatch_fn admit;
         size_t max_inflight, max_inflight_client;
-        size_t inflight;                /* body bytes held, all clients */
+        size_t inflight;                /* body bytes held in memory, all clients */
+        char *spool_dir;
+        size_t max_spool, max_spool_client;
+        size_t spooled;                 /* body bytes held on disk, all clients */
         struct http_client *clients;    /* those with live requests */
         http_dispatch_fn dispatch;
         http_done_fn done;
@@ -134,6 +142,7 @@ static void *uri_log_cb(void *cls, const char *uri, struct MHD_Connection *c)
         r->body = (struct buf)BUF_INIT;
         r->resp = (struct buf)BUF_INIT;
         r->resp_fd = -1;
+        r->spool = (struct http_spool)HTTP_SPOOL_INIT;
         r->pending = (struct buf)BUF_INIT;
         r->t_start = monotonic_usec();
         r->next = r->srv->reqs;
@@ -183,32 +192,89 @@ static void client_unref(struct http_server *s, struct http_client *c)
         free(c);
 }
 
-/* Count n more body bytes of r: 0, or the status that refuses them (429:
- * its client holds too much already, 503: all clients together do). */
-static unsigned body_reserve(struct http_req *r, size_t n)
+/* Count n more body bytes of r, in memory or on disk: 0, or the status
+ * that refuses them (429: its client holds too much already, 503: all
+ * clients together do). */
+static unsigned body_reserve(struct http_req *r, size_t n, bool on_disk)
 {
         struct http_server *s = r->srv;
+        size_t max = on_disk ? s->max_spool : s->max_inflight, *all = on_disk ? &s->spooled : &s->inflight;
+        size_t max_client = on_disk ? s->max_spool_client : s->max_inflight_client;
+        size_t *client = on_disk ? &r->client->spooled : &r->client->bytes;
 
-        if (s->max_inflight && (n > s->max_inflight || s->inflight > s->max_inflight - n))
+        if (max && (n > max || *all > max - n))
                 return 503;
-        if (s->max_inflight_client &&
-            (n > s->max_inflight_client || r->client->bytes > s->max_inflight_client - n))
+        if (max_client && (n > max_client || *client > max_client - n))
                 return 429;
-        s->inflight += n;
-        r->client->bytes += n;
-        r->held += n;
+        *all += n;
+        *client += n;
+        *(on_disk ? &r->held_spooled : &r->held) += n;
         return 0;
+}
+
+/* Let go of r's bytes in memory (they went to disk, or away). */
+static void body_release_memory(struct http_req *r)
+{
+        r->srv->inflight -= r->held;
+        r->client->bytes -= r->held;
+        r->held = 0;
 }
 
 static void body_release(struct http_req *r)
 {
         if (!r->client)
                 return;
-        r->srv->inflight -= r->held;
-        r->client->bytes -= r->held;
-        r->held = 0;
+        body_release_memory(r);
+        r->srv->spooled -= r->held_spooled;
+        r->client->spooled -= r->held_spooled;
+        r->held_spooled = 0;
         client_unref(r->srv, r->client);
         r->client = NULL;
+}
+
+/* r's body goes to disk from now on (with what came so far): 0, or the
+ * status that refuses it. */
+static unsigned spool_start(struct http_req *r, size_t expected)
+{
+        struct tess_error *err = NULL;
+        unsigned refused = body_reserve(r, expected > r->body.len ? expected : r->body.len, true);
+
+        if (refused)
+                return refused;
+        if (http_spool_open(&r->spool, r->srv->spool_dir, &err) < 0) {
+                fprintf(stderr, "http: %s\n", err->msg);
+                tess_error_free(err);
+                return 507;
+        }
+        if (r->body.len > 0 && http_spool_write(&r->spool, r->body.data, r->body.len) < 0)
+                return 507;
+        buf_release(&r->body);
+        body_release_memory(r);
+        return 0;
+}
+
+/* Take n more bytes of r's body: 0, or the status that refuses them. */
+static unsigned body_take(struct http_req *r, const char *p, size_t n)
+{
+        size_t len = (r->spool.fd >= 0 ? r->spool.len : r->body.len) + n;
+
+        if (r->spool.fd < 0 && r->spoolable && len > HTTP_SPOOL_FROM) {
+                unsigned refused = spool_start(r, len);
+                if (refused)
+                        return refused;
+        }
+        if (r->spool.fd >= 0) {
+                unsigned refused = len > r->held_spooled ? body_reserve(r, len - r->held_spooled, true) : 0;
+                if (refused)
+                        return refused;
+                return http_spool_write(&r->spool, p, n) < 0 ? 507 : 0;
+        }
+        /* beyond what Content-Length reserved (chunked) */
+        unsigned refused = len > r->held ? body_reserve(r, len - r->held, false) : 0;
+        if (refused)
+                return refused;
+        buf_append(&r->body, p, n);
+        return 0;
 }
 
 static void req_free(struct http_req *r)
@@ -230,6 +296,9 @@ static void req_free(struct http_req *r)
                         r->upgrade->data_free(r->upgrade->data);
                 free(r->upgrade);
         }
+        if (r->spool.map)
+                r->body = (struct buf)BUF_INIT; /* the mapping's, not ours */
+        http_spool_close(&r->spool);
         buf_release(&r->body);
         buf_release(&r->resp);
         if (r->resp_fd >= 0)
@@ -439,10 +508,16 @@ static enum MHD_Result refuse_body(struct http_req *r, unsigned status)
                                    "\"status\":429}";
         static const char full[] = "{\"type\":\"https://api.backend.ai/probs/service-unavailable\",\"title\":\"the "
                                    "manager holds too many request bodies now: try again shortly\",\"status\":503}";
+        static const char no_disk[] = "{\"type\":\"https://api.backend.ai/probs/insufficient-storage\",\"title\":"
+                                      "\"the manager has no room on disk for the body now: try again later\","
+                                      "\"status\":507}";
 
         buf_release(&r->body);
+        http_spool_close(&r->spool);
         if (status == 429)
                 http_reply(r, 429, "application/problem+json", busy, sizeof(busy) - 1);
+        else if (status == 507)
+                http_reply(r, 507, "application/problem+json", no_disk, sizeof(no_disk) - 1);
         else
                 http_reply(r, 503, "application/problem+json", full, sizeof(full) - 1);
         http_add_header(r, "Retry-After", "5");
@@ -490,11 +565,14 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *c UNUSED, con
                                 return queue_answer(r);
                         }
                 }
+                r->spoolable = s->spool_dir && r->max_body > s->max_body;
                 if (len > 0 && !r->body_too_large) {
-                        unsigned refused = body_reserve(r, (size_t)len);
+                        bool to_disk = r->spoolable && len > HTTP_SPOOL_FROM;
+                        unsigned refused = to_disk ? spool_start(r, (size_t)len) : body_reserve(r, (size_t)len, false);
                         if (refused)
                                 return refuse_body(r, refused);
-                        buf_grow(&r->body, (size_t)len + 1); /* one allocation, no copies while it comes */
+                        if (!to_disk)
+                                buf_grow(&r->body, (size_t)len + 1); /* one allocation, no copies while it comes */
                 }
                 return MHD_YES;
         }
@@ -516,29 +594,29 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *c UNUSED, con
                 return MHD_YES;
         }
         if (*upload_data_size > 0) {
-                if (!r->body_too_large) {
-                        size_t n = *upload_data_size;
-                        if (r->body.len + n > r->max_body) {
-                                r->body_too_large = true;
-                        } else {
-                                /* beyond what Content-Length reserved (chunked) */
-                                size_t more = r->body.len + n > r->held ? r->body.len + n - r->held : 0;
-                                unsigned refused = more ? body_reserve(r, more) : 0;
-                                if (refused) {
-                                        *upload_data_size = 0;
-                                        return refuse_body(r, refused);
-                                }
-                                buf_append(&r->body, upload_data, n);
-                        }
-                }
+                size_t n = *upload_data_size, had = r->spool.fd >= 0 ? r->spool.len : r->body.len;
                 *upload_data_size = 0;
-                return MHD_YES;
+                if (r->body_too_large)
+                        return MHD_YES;
+                if (had + n > r->max_body) {
+                        r->body_too_large = true;
+                        buf_release(&r->body);
+                        http_spool_close(&r->spool);
+                        return MHD_YES;
+                }
+                unsigned refused = body_take(r, upload_data, n);
+                return refused ? refuse_body(r, refused) : MHD_YES;
         }
         if (r->answered)
                 return MHD_YES;
         if (r->streamed && r->sink && !r->sink_ended) {
                 r->sink_ended = true;
                 r->sink(r->sink_data, NULL, 0);
+        }
+        if (!r->dispatched && r->spool.fd >= 0 && !r->body_too_large) {
+                int e = http_spool_map(&r->spool, &r->body);
+                if (e < 0)
+                        return refuse_body(r, e == -ENOSPC || e == -EDQUOT ? 507 : 503);
         }
         if (!r->dispatched) {
                 r->dispatched = true;
@@ -601,6 +679,9 @@ int http_server_start(struct loop *l, const struct http_server_opts *o, http_dis
         s->admit = o->admit;
         s->max_inflight = o->max_inflight;
         s->max_inflight_client = o->max_inflight_client;
+        s->spool_dir = o->spool_dir ? xstrdup(o->spool_dir) : NULL;
+        s->max_spool = o->max_spool;
+        s->max_spool_client = o->max_spool_client;
         s->dispatch = dispatch;
         s->done = done;
         s->abort = o->abort;
@@ -628,6 +709,7 @@ int http_server_start(struct loop *l, const struct http_server_opts *o, http_dis
                                 MHD_OPTION_CONNECTION_TIMEOUT, o->conn_timeout_s ? o->conn_timeout_s : 120,
                                 MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, MHD_OPTION_END);
         if (!s->d) {
+                free(s->spool_dir);
                 free(s);
                 return tess_err(err, EADDRINUSE, "cannot listen on '%s'", o->listen);
         }
@@ -643,6 +725,7 @@ int http_server_start(struct loop *l, const struct http_server_opts *o, http_dis
         }
         if (r < 0) {
                 MHD_stop_daemon(s->d);
+                free(s->spool_dir);
                 free(s);
                 return r;
         }
@@ -685,6 +768,7 @@ struct http_server *http_server_stop(struct http_server *s)
         loop_del_prepare(s->loop, on_prepare, s);
         MHD_stop_daemon(s->d);
         free(s->trusted_proxies);
+        free(s->spool_dir);
         free(s);
         return NULL;
 }

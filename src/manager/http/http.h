@@ -1,8 +1,8 @@
 /* http.h - the manager's HTTP server: libmicrohttpd driven by our own event
  * loop (external epoll mode, single thread).
  *
- * A request is read whole (headers and body, bounded by max_body), then
- * handed to the dispatcher.  Before its body is read, opts.admit may
+ * A request is read whole (headers and body, bounded by max_body; a large
+ * upload's body on disk, see spool_dir), then handed to the dispatcher.  Before its body is read, opts.admit may
  * answer it on its headers alone (no such route, not authenticated, too
  * large): the answer goes out at once, the body is never read and the
  * connection closes.  The body bytes held are budgeted per client address
@@ -34,6 +34,8 @@ struct loop;
 struct http_server;
 struct http_req;
 
+#define HTTP_SPOOL_FROM ((size_t)1 << 20) /* an upload's body goes to disk past this */
+
 typedef void (*http_dispatch_fn)(struct http_req *req, void *data);
 /* Called when a request ends (answered, stream closed or client gone). */
 typedef void (*http_done_fn)(struct http_req *req, void *data);
@@ -52,9 +54,17 @@ struct http_server_opts {
         /* optional: look at a request when its headers are in; answering
          * it (http_reply) refuses the body (see above) */
         http_dispatch_fn admit;
-        /* body bytes held at once, in total and per client address
-         * (http_remote_addr); 0 for no limit */
+        /* body bytes held at once in memory, in total and per client
+         * address (http_remote_addr); 0 for no limit */
         size_t max_inflight, max_inflight_client;
+        /* optional: a folder for the bodies of requests whose limit
+         * (body_limit) is above max_body (uploads): past HTTP_SPOOL_FROM
+         * bytes such a body goes to an unlinked file there, not memory
+         * (http_spool.h), bounded by max_spool in total and
+         * max_spool_client per client address (0: no limit); a full disk
+         * refuses it with 507 */
+        const char *spool_dir;
+        size_t max_spool, max_spool_client;
         unsigned max_conns;
         unsigned conn_timeout_s;
         http_abort_fn abort; /* optional */
