@@ -194,7 +194,7 @@ test_expect_success 'an admin setting a password ends every web login of the use
         web j1 GET /folders && expect 401
 '
 
-test_expect_success 'need_password_change: the web login may only change the password; /auth/authorize gives no key' '
+test_expect_success 'need_password_change: the web login may only change the password, to another one; /auth/authorize gives no key' '
         make_user c c@revoke.test "\"need_password_change\": true" &&
         login jc c@revoke.test revoke-password-1 && jq -e ".need_password_change == true" "$TMP/out" &&
         web jc GET /folders && expect 403 &&
@@ -203,6 +203,9 @@ test_expect_success 'need_password_change: the web login may only change the pas
         web jc GET /server/session && expect 200 &&
         authorize "{\"type\": \"keypair\", \"domain\": \"default\", \"username\": \"c@revoke.test\", \"password\": \"revoke-password-1\"}" &&
         test "$HTTP_STATUS" = 403 && ! grep -q secret_key "$HTTP_BODY" &&
+        web jc POST /auth/update-password "{\"old_password\": \"revoke-password-1\", \"new_password\": \"revoke-password-1\"}" &&
+        expect 400 && grep -q "must differ" "$TMP/out" &&
+        web jc GET /folders && expect 403 &&
         web jc POST /auth/update-password "{\"old_password\": \"revoke-password-1\", \"new_password\": \"revoke-password-9\"}" &&
         expect 200 &&
         web jc GET /folders && expect 200 &&

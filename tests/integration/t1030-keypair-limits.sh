@@ -130,6 +130,14 @@ test_expect_success 'priority: a user asks up to its policy'"'"'s max_session_pr
         api PATCH /admin/keypair-policies/one "{\"max_session_priority\": 101}" && expect 400
 '
 
+test_expect_success 'a user created with a limit of its own (total_resource_slots) is held to it' '
+        api POST /admin/users "{\"email\": \"own@limits.test\", \"password\": \"limits-password-1\", \"projects\": [\"default\"], \"total_resource_slots\": {\"cpu\": 1}}" &&
+        expect 201 && AK[own]=$(jq -r .keypair.access_key "$TMP/out") && SK[own]=$(jq -r .keypair.secret_key "$TMP/out") &&
+        api GET /admin/users/own@limits.test && expect 200 && jq -e ".total_resource_slots.cpu == \"1\"" "$TMP/out" &&
+        create own own1 && expect 201 && wait_status own1 SCHEDULED &&
+        create own own2 && expect 201 && pending_for own own2 user_resource_limit
+'
+
 test_expect_success 'the CLI sets and shows the new policy fields' '
         "$TESSERA" admin keypair-policy update one --max-keypairs-per-user 7 --allow-user-keypairs true \
                 --max-session-priority 20 >"$TMP/cli" 2>&1 &&

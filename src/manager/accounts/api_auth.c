@@ -137,6 +137,8 @@ void api_auth_update_password(struct api_ctx *c)
                 return api_problem(c, 400, "invalid-api-params", "the new passwords do not match");
         if (strlen(new1) < 8)
                 return api_problem(c, 400, "invalid-api-params", "the new password must be at least 8 characters");
+        if (streq(new1, old))
+                return api_problem(c, 400, "invalid-api-params", "the new password must differ from the old one");
         struct login_try *s = xcalloc(1, sizeof(*s));
         r = DBQ(c->m->db, "SELECT id, password_hash FROM users WHERE id = ?", &s->rows, &err, DB_TEXT(c->who.user_id));
         if (r < 0) {

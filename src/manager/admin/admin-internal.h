@@ -177,6 +177,8 @@ const char *admin_value_text(const struct admin_values *v, const char *name);
 bool admin_value_given(const struct admin_values *v, const char *name);
 /* Database argument of field i (stored form); *ret_owned gets what to free. */
 struct db_arg admin_value_arg(const struct admin_values *v, int i, char **ret_owned);
+/* The same for the field called name (which v must give). */
+struct db_arg admin_value_arg_of(const struct admin_values *v, const char *name, char **ret_owned);
 
 /* "SELECT alias.pk, <readable fields> FROM ..." */
 void admin_select_sql(const struct entity *e, struct buf *b);

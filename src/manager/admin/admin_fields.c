@@ -3,6 +3,8 @@
  * admin-internal.h). */
 #include "common/compat.h"
 
+#include <assert.h>
+
 #include "common/slots.h"
 #include "common/timeutil.h"
 #include "manager/admin/admin-internal.h"
@@ -368,4 +370,11 @@ int admin_exists(struct api_ctx *c, const char *sql, const char *value, struct t
         if (r < 0)
                 return r;
         return rows->nrows > 0;
+}
+
+struct db_arg admin_value_arg_of(const struct admin_values *v, const char *name, char **ret_owned)
+{
+        int i = field_index(v->e, name);
+        assert(i >= 0);
+        return admin_value_arg(v, i, ret_owned);
 }

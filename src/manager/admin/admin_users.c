@@ -104,7 +104,9 @@ static int join_projects(struct api_ctx *c, const char *user_id, const char *dom
 static int user_create(struct api_ctx *c, const struct admin_values *v, char *ret_pk, size_t pk_len, json_t *extra,
                        struct tess_error **err)
 {
-        const char *policy = admin_value_text(v, "resource_policy"), *description;
+        /* what model_create_user does not take (columns named as the fields) */
+        static const char *const written_after[] = { "description", "total_resource_slots" };
+        const char *policy = admin_value_text(v, "resource_policy");
         struct new_user u = {
                 .email = admin_value_text(v, "email"),
                 .username = admin_value_text(v, "username"),
@@ -120,9 +122,13 @@ static int user_create(struct api_ctx *c, const struct admin_values *v, char *re
         int r;
 
         r = model_create_user(c->m, &u, id, err);
-        if (r >= 0 && (description = admin_value_text(v, "description")))
-                r = DBQ(c->m->db, "UPDATE users SET description = ? WHERE id = ?", NULL, err, DB_TEXT(description),
-                        DB_TEXT(id));
+        for (size_t i = 0; r >= 0 && i < ARRAY_SIZE(written_after); i++) {
+                if (!admin_value_given(v, written_after[i]))
+                        continue;
+                _cleanup_free_ char *owned = NULL;
+                _cleanup_free_ char *sql = xasprintf("UPDATE users SET %s = ? WHERE id = ?", written_after[i]);
+                r = DBQ(c->m->db, sql, NULL, err, admin_value_arg_of(v, written_after[i], &owned), DB_TEXT(id));
+        }
         if (r >= 0)
                 r = join_projects(c, id, u.domain, admin_value(v, "projects"), err);
         if (r >= 0)
