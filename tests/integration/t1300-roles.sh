@@ -3,29 +3,8 @@ test_description='every route with every role: users never see what is not their
 . "$(dirname "$0")/../lib/test-lib.sh"
 
 TT=$BUILD/test-tool
-declare -A AK SK
-
-# call ROLE METHOD PATH [BODY]: a request signed with ROLE's keypair; sets
-# CODE and leaves the answer in $TMP/out.
-call() {
-        local role=$1 method=$2 path=$3 body=${4:-} ct=text/plain h=() extra=()
-        [ -n "$body" ] && ct=application/json
-        while IFS= read -r l; do h+=(-H "$l"); done < <("$TT" sign "$method" "$path" "${BACKEND_ENDPOINT#http://}" \
-                "${AK[$role]}" "${SK[$role]}" "$ct")
-        [ "$path" = "/events/session" ] && extra=(-m 1)
-        CODE=$(curl -s ${extra[@]+"${extra[@]}"} -X "$method" -o "$TMP/out" -w '%{http_code}' "${h[@]}" \
-                ${body:+--data "$body"} "$BACKEND_ENDPOINT$path") || true
-}
-
-# Create a user as the superadmin; remember its keypair under ROLE.
-make_user() { # ROLE EMAIL DOMAIN USERROLE [PROJECT]
-        local body="{\"email\": \"$2\", \"password\": \"walk-password-1\", \"domain\": \"$3\", \"role\": \"$4\"${5:+, \"projects\": [\"$5\"]}}"
-        call superadmin POST /admin/users "$body"
-        [ "$CODE" = 201 ] || { cat "$TMP/out"; return 1; }
-        AK[$1]=$(sed -n 's/.*"access_key": *"\([A-Z0-9]*\)".*/\1/p' "$TMP/out")
-        SK[$1]=$(sed -n 's/.*"secret_key": *"\([A-Za-z0-9+\/]*\)".*/\1/p' "$TMP/out")
-        [ ${#SK[$1]} = 40 ] || { echo "no secret key in: $(cat "$TMP/out")"; return 1; }
-}
+ROLES_PASSWORD=walk-password-1
+. "$(dirname "$0")/../lib/roles.sh"
 
 test_expect_success 'set up two domains with a superadmin, admins, a monitor and users' '
         start_manager &&

@@ -11,34 +11,12 @@ test_description='the authorization matrix, generated: every route of docs/opena
 
 TT=$BUILD/test-tool
 OPENAPI=$TEST_ROOT/docs/openapi.json
-declare -A AK SK ROLE DOM UID_ SESS NAME TASK
+. "$(dirname "$0")/../lib/roles.sh"
+declare -A SESS NAME TASK
 
 CALLERS=(superadmin admin monitor user oadmin)
 OWNERS=(user user2 admin superadmin ouser)
 NAMINGS=(id name name+ak id+ak)
-
-# call ROLE METHOD PATH [BODY [HEADER...]]: signed as ROLE; CODE, $TMP/out
-call() {
-        local role=$1 method=$2 path=$3 body=${4:-} ct=text/plain h=()
-        shift 4 2>/dev/null || shift $#
-        [ -n "$body" ] && ct=application/json
-        while IFS= read -r l; do h+=(-H "$l"); done < <("$TT" sign "$method" "$path" "${BACKEND_ENDPOINT#http://}" \
-                "${AK[$role]}" "${SK[$role]}" "$ct")
-        for l in "$@"; do h+=(-H "$l"); done
-        CODE=$(curl -s -m 10 -X "$method" -o "$TMP/out" -w '%{http_code}' "${h[@]}" ${body:+--data "$body"} \
-                "$BACKEND_ENDPOINT$path") || true
-}
-
-make_user() { # KEY EMAIL DOMAIN ROLE [PROJECT]
-        local body="{\"email\": \"$2\", \"password\": \"authz-password-1\", \"domain\": \"$3\", \"role\": \"$4\"${5:+, \"projects\": [\"$5\"]}}"
-        call superadmin POST /admin/users "$body"
-        [ "$CODE" = 201 ] || { cat "$TMP/out"; return 1; }
-        AK[$1]=$(sed -n 's/.*"access_key": *"\([A-Z0-9]*\)".*/\1/p' "$TMP/out")
-        SK[$1]=$(sed -n 's/.*"secret_key": *"\([A-Za-z0-9+\/]*\)".*/\1/p' "$TMP/out")
-        [ ${#SK[$1]} = 40 ] || { echo "no secret key in: $(cat "$TMP/out")"; return 1; }
-        ROLE[$1]=$4 DOM[$1]=$3
-        UID_[$1]=$(db_sql "SELECT id FROM users WHERE email = '$2'")
-}
 
 # new_session OWNER NAME: a PENDING session of OWNER (made by the
 # superadmin for its keypair); its id in SID
