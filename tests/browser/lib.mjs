@@ -120,7 +120,7 @@ export async function logIn(page, email, password) {
 }
 
 export async function logOut(page, email) {
-  await page.getByRole('button', { name: email }).click();
+  await page.getByRole('button', { name: email, exact: true }).click();
   await page.getByRole('button', { name: 'Log out' }).click();
   loggedIn = false;
   await page.getByLabel('Email', { exact: true }).waitFor({ timeout: UI_TIMEOUT_MS });

@@ -22,10 +22,16 @@
  * a page, the finished list of everyone pages past the first ten (the
  * plain user's dozen cancelled sessions, t6030 makes them) to userrun;
  * the users list; the create form from the keyboard; a keypair policy
- * with slot rows; a user (its keypair's secret shown once); a project
+ * with slot rows and its keypair, priority and disk limits (read back
+ * from the manager); a user (its keypair's secret shown once); a project
  * with the user as member; a keypair of the user (its secret once, never
- * listed); edits; a policy in use refused deletion with the manager's
- * reason; deletes; a domain created and edited, its storage host
+ * listed); edits (the policy's disk limit back to 0); the user made to
+ * change the password: logged in, only the form that changes it (no page,
+ * Escape and a reload keep it, the manager refuses the rest, a wrong
+ * current password said), then the UI; made to again during that login
+ * (by the superadmin's API), the next call brings the form back; the old
+ * passwords no longer log in, the last one does; a policy in use refused
+ * deletion with the manager's reason; deletes; a domain created and edited, its storage host
  * permissions read back; a resource group's access list and its scheduler
  * options (malformed JSON refused before sending); a resource preset
  * offered by the launcher; the audit log filtered to what was just done;
@@ -55,6 +61,7 @@ import {
 } from './lib.mjs';
 
 const USER = 'webuser@t.test';
+const USER_PASSWORDS = ['web-user-password', 'web-user-second-password', 'web-user-third-password'];
 const DOMAIN = 'webdom';
 const today = () => new Date().toISOString().slice(0, 10);
 
@@ -125,6 +132,74 @@ async function secretShownOnce(page, noun) {
 /* What the manager says, read from the page with its cookie. */
 function get(page, path) {
   return page.evaluate(async (p) => (await fetch(p)).json(), path);
+}
+
+/* The status and problem type of a GET with the page's cookie. */
+function status(page, path) {
+  return page.evaluate(async (p) => {
+    const r = await fetch(p);
+    return `${r.status} ${r.ok ? '' : ((await r.json()).type ?? '').split('/').pop()}`.trim();
+  }, path);
+}
+
+/* A call of the superadmin's from outside the browser (a login of its
+ * own, not the page's cookie), for a change made while someone else is
+ * logged in there. */
+async function asSuperadmin(method, path, body) {
+  const url = env('TESSERA_URL');
+  const login = await fetch(`${url}/server/login`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ email: env('TESSERA_EMAIL'), password: env('TESSERA_PASSWORD') }),
+  });
+  if (!login.ok) throw new Error(`the superadmin's login: ${login.status}`);
+  const cookie = /tessera_session=[^;]+/.exec(login.headers.get('set-cookie') ?? '')?.[0];
+  const headers = { Cookie: cookie, 'X-Tessera-CSRF': (await login.json()).csrf_token };
+  const answer = await fetch(`${url}${path}`, {
+    method,
+    headers: { ...headers, 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  await fetch(`${url}/server/logout`, { method: 'POST', headers });
+  if (!answer.ok) throw new Error(`${method} ${path}: ${answer.status} ${await answer.text()}`);
+  return answer.json();
+}
+
+/* The form that a user who must change the password gets, and nothing else. */
+async function onlyPasswordForm(page) {
+  const dialog = page.getByRole('dialog', { name: 'Choose a new password' });
+  await dialog.waitFor({ timeout: UI_TIMEOUT_MS });
+  if (await page.getByRole('navigation', { name: 'Main' }).count()) throw new Error('the navigation is offered');
+  if (await page.getByRole('heading', { level: 1 }).count())
+    throw new Error(`a page is shown: ${await page.getByRole('heading', { level: 1 }).allTextContents()}`);
+  return dialog;
+}
+
+/* Fill and send the password form. */
+async function changePassword(dialog, current, next) {
+  await dialog.getByLabel('Current password', { exact: true }).fill(current);
+  await dialog.getByLabel('New password', { exact: true }).fill(next);
+  await dialog.getByLabel('New password again', { exact: true }).fill(next);
+  await dialog.getByRole('button', { name: 'Change password' }).click();
+}
+
+/* The login page refuses a password (the manager's 401), with its message. */
+async function loginRefused(page, email, password) {
+  await expectConsoleErrors(/status of 401/, async () => {
+    const [answer] = await Promise.all([
+      page.waitForResponse((r) => new URL(r.url()).pathname === '/server/login', { timeout: UI_TIMEOUT_MS }),
+      logIn(page, email, password),
+    ]);
+    if (answer.status() !== 401) throw new Error(`the login with ${password}: ${answer.status()}`);
+    await page.getByRole('alert').filter({ hasText: 'Wrong email or password.' }).waitFor({ timeout: UI_TIMEOUT_MS });
+  });
+}
+
+/* A keypair policy as the manager has it: the fields that are not as `want` says. */
+async function policyDiffers(page, name, want) {
+  const got = await get(page, `/admin/keypair-policies/${name}`);
+  const wrong = Object.entries(want).filter(([k, v]) => got[k] !== v);
+  if (wrong.length) throw new Error(`${name}: ${wrong.map(([k, v]) => `${k} is ${JSON.stringify(got[k])}, not ${JSON.stringify(v)}`).join('; ')}`);
 }
 
 /* The numbers of today's row of a metric's table. */
@@ -306,12 +381,34 @@ const steps = [
     },
   ],
   [
-    'a keypair resource policy with slot limits as rows',
+    'a keypair resource policy with slot limits as rows, and its keypair, priority and disk limits',
     async (page) => {
-      await create(page, 'Resource policies', 'keypair resource policy', { Name: 'webpolicy', 'Sessions at once': '3' },
-        (dialog) => fillPairs(dialog, 'Resources in use at once', 'slot', [['cpu', '4'], ['mem', '8g']]));
+      const fields = {
+        Name: 'webpolicy',
+        'Sessions at once': '3',
+        'Keypairs per user': '2',
+        'Highest session priority': '20',
+        'Container disk': '20g',
+      };
+      await create(page, 'Resource policies', 'keypair resource policy', fields, async (dialog) => {
+        const own = dialog.getByLabel('Users may make their own keypairs', { exact: true });
+        if (!(await own.isChecked())) throw new Error("'Users may make their own keypairs' is not on by default");
+        await own.uncheck();
+        await dialog.getByText('0 = no limit: the agent').waitFor({ timeout: 1000 });
+        await fillPairs(dialog, 'Resources in use at once', 'slot', [['cpu', '4'], ['mem', '8g']]);
+      });
       await done(page, 'Keypair resource policy webpolicy was created.');
       await row(page, 'webpolicy').filter({ hasText: '4 cores · 8 GiB' }).waitFor({ timeout: UI_TIMEOUT_MS });
+      await cellShows(page, 'webpolicy', 'Keypairs per user', '2');
+      await cellShows(page, 'webpolicy', 'Highest priority', '20');
+      await cellShows(page, 'webpolicy', 'Container disk', '20 GiB');
+      await policyDiffers(page, 'webpolicy', {
+        max_concurrent_sessions: 3,
+        max_keypairs_per_user: 2,
+        allow_user_keypairs: false,
+        max_session_priority: 20,
+        max_container_disk: String(20 * 1024 ** 3),
+      });
       await screenshots(page, 'admin-policies');
     },
   ],
@@ -368,9 +465,101 @@ const steps = [
       await page.getByRole('button', { name: 'Edit keypair resource policy webpolicy' }).click();
       const policy = page.getByRole('dialog', { name: 'Edit keypair resource policy webpolicy' });
       await policy.getByLabel('Sessions at once', { exact: true }).fill('5');
+      await policy.getByLabel('Highest session priority', { exact: true }).fill('0');
+      await policy.getByLabel('Container disk', { exact: true }).fill('0');
+      await policy.getByLabel('Users may make their own keypairs', { exact: true }).check();
+      await screenshots(page, 'admin-policy-form');
       await policy.getByRole('button', { name: 'Save' }).click();
       await done(page, 'webpolicy was changed');
       await cellShows(page, 'webpolicy', 'Sessions at once', '5');
+      await cellShows(page, 'webpolicy', 'Container disk', "agent's");
+      await policyDiffers(page, 'webpolicy', {
+        max_concurrent_sessions: 5,
+        max_keypairs_per_user: 2,
+        allow_user_keypairs: true,
+        max_session_priority: 0,
+        max_container_disk: '0',
+      });
+    },
+  ],
+  [
+    'an admin makes the user change the password at the next login',
+    async (page) => {
+      await tab(page, 'Users');
+      await page.getByRole('button', { name: `Edit user ${USER}` }).click();
+      const dialog = page.getByRole('dialog', { name: `Edit user ${USER}` });
+      await dialog.getByLabel('Must change the password at the next login', { exact: true }).check();
+      await dialog.getByRole('button', { name: 'Save' }).click();
+      await done(page, `User ${USER} was changed.`);
+      if ((await get(page, `/admin/users/${USER}`)).need_password_change !== true)
+        throw new Error('the manager does not have need_password_change');
+    },
+  ],
+  [
+    'the user logs in to nothing but the password form: no page, not after Escape nor a reload; a wrong current password is said; changed, the UI goes on',
+    async (page) => {
+      await logOut(page, env('TESSERA_EMAIL'));
+      await logIn(page, USER, USER_PASSWORDS[0]);
+      let dialog = await onlyPasswordForm(page);
+      await dialog.getByText(`the password of ${USER}`).waitFor({ timeout: 1000 });
+      if (await dialog.getByRole('button', { name: 'Cancel' }).count()) throw new Error('the form can be cancelled');
+      for (let i = 0; i < 3; i++) await page.keyboard.press('Escape');
+      await page.waitForTimeout(300);
+      dialog = await onlyPasswordForm(page);
+      await page.goto(`${env('TESSERA_URL')}/#/sessions`);
+      await page.waitForTimeout(300);
+      dialog = await onlyPasswordForm(page);
+      await page.reload();
+      dialog = await onlyPasswordForm(page);
+      await expectConsoleErrors(/status of 403/, async () => {
+        const refused = await status(page, '/sessions');
+        if (refused !== '403 password-change-required') throw new Error(`GET /sessions: ${refused}`);
+      });
+      await screenshots(page, 'password-required');
+      await changePassword(dialog, USER_PASSWORDS[0], 'short');
+      await dialog.getByRole('alert').filter({ hasText: 'at least 8 characters' }).waitFor({ timeout: UI_TIMEOUT_MS });
+      await changePassword(dialog, USER_PASSWORDS[0], USER_PASSWORDS[0]);
+      await dialog.getByRole('alert').filter({ hasText: 'must differ from the current one' }).waitFor({ timeout: UI_TIMEOUT_MS });
+      await expectConsoleErrors(/status of 401/, async () => {
+        await changePassword(dialog, 'not-the-password', USER_PASSWORDS[1]);
+        await dialog.getByRole('alert').filter({ hasText: 'The current password is wrong.' }).waitFor({ timeout: UI_TIMEOUT_MS });
+      });
+      dialog = await onlyPasswordForm(page); /* still logged in, still held */
+      await changePassword(dialog, USER_PASSWORDS[0], USER_PASSWORDS[1]);
+      await page.getByRole('heading', { level: 1, name: 'Sessions' }).waitFor({ timeout: UI_TIMEOUT_MS });
+      await dialog.waitFor({ state: 'detached', timeout: UI_TIMEOUT_MS });
+      const now = await status(page, '/sessions');
+      if (now !== '200') throw new Error(`GET /sessions after the change: ${now}`);
+      await navigate(page, 'Storage', 'Storage');
+      await page.locator('storage-page table, storage-page p.muted').first().waitFor({ timeout: UI_TIMEOUT_MS });
+    },
+  ],
+  [
+    "asked again during the user's login, the next call brings the form back; changed again, the UI goes on",
+    async (page) => {
+      await asSuperadmin('PATCH', `/admin/users/${encodeURIComponent(USER)}`, { need_password_change: true });
+      await expectConsoleErrors(/status of 403/, async () => {
+        /* the summary's first call is refused: the page goes, the form comes */
+        await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Summary' }).click();
+        const dialog = await onlyPasswordForm(page);
+        await changePassword(dialog, USER_PASSWORDS[1], USER_PASSWORDS[2]);
+        await page.getByRole('heading', { level: 1, name: 'Summary' }).waitFor({ timeout: UI_TIMEOUT_MS });
+      });
+      await page.locator('summary-page usage-bars').first().waitFor({ timeout: UI_TIMEOUT_MS }); /* its calls answered */
+    },
+  ],
+  [
+    'the old passwords no longer log in; the new one does, to the UI',
+    async (page) => {
+      await logOut(page, USER);
+      for (const old of USER_PASSWORDS.slice(0, 2)) await loginRefused(page, USER, old);
+      await logIn(page, USER, USER_PASSWORDS[2]);
+      await page.getByRole('heading', { level: 1, name: 'Summary' }).waitFor({ timeout: UI_TIMEOUT_MS });
+      if (await page.getByRole('dialog', { name: 'Choose a new password' }).count()) throw new Error('the form is back');
+      await logOut(page, USER);
+      await logIn(page, env('TESSERA_EMAIL'), env('TESSERA_PASSWORD'));
+      await navigate(page, 'Admin', 'Administration');
+      await tab(page, 'Resource policies');
     },
   ],
   [

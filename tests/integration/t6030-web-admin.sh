@@ -1,5 +1,5 @@
 #!/bin/bash
-test_description='the web UI'"'"'s admin and statistics pages in a real browser (tests/browser/web-admin.mjs): as the superadmin, everyone'"'"'s sessions (a plain user'"'"'s running one: its owner, logs, terminal and delete; the finished ones ten a page, past the first page), users, keypair policies, projects with members, keypairs (the secret once), edits and deletes, a domain with its storage host permissions, resource group access and scheduler options, a resource preset, the audit log, the agent of --mock-gpus 1 --fgpu-per-gpu 2 with its slots and GPU, busybox hidden and shown, an image alias, a registry rescan followed live; a domain admin refused with the manager'"'"'s reason; statistics charts after short sessions (one busy: its measured CPU time), per user for the admin, their own for a plain user who has no admin pages; no console errors; screenshots at 1280x800 and 390x844'
+test_description='the web UI'"'"'s admin and statistics pages in a real browser (tests/browser/web-admin.mjs): as the superadmin, everyone'"'"'s sessions (a plain user'"'"'s running one: its owner, logs, terminal and delete; the finished ones ten a page, past the first page), users, keypair policies (their keypair, priority and disk limits read back), a user made to change the password (only that form until it is changed, the next call of a login refused brings it back, the old passwords refused), projects with members, keypairs (the secret once), edits and deletes, a domain with its storage host permissions, resource group access and scheduler options, a resource preset, the audit log, the agent of --mock-gpus 1 --fgpu-per-gpu 2 with its slots and GPU, busybox hidden and shown, an image alias, a registry rescan followed live; a domain admin refused with the manager'"'"'s reason; statistics charts after short sessions (one busy: its measured CPU time), per user for the admin, their own for a plain user who has no admin pages; no console errors; screenshots at 1280x800 and 390x844'
 . "$(dirname "$0")/../lib/test-lib.sh"
 . "$(dirname "$0")/../lib/registry.sh"
 . "$(dirname "$0")/../lib/browser.sh"
@@ -71,6 +71,8 @@ test_expect_success 'what the browser did is what the manager has' '
         api GET "/admin/images?name=busybox" && jq -e ".items[0].hidden == false" "$TMP/out" &&
         api GET /admin/agents && jq -e ".items[0].schedulable == true" "$TMP/out" &&
         api GET /admin/audit-log && jq -e "[.items[].target] | index(\"user:webuser@t.test\")" "$TMP/out" &&
+        api GET "/admin/audit-log?action=POST%20/auth/update-password&limit=100" &&
+        jq -e "[.items[] | select(.target == \"user:webuser@t.test\" and .status == 200)] | length == 2" "$TMP/out" &&
         api GET /admin/domains/webdom &&
         jq -e ".description == \"changed in the browser\" and
                 .allowed_vfolder_hosts == {\"local\": [\"create-vfolder\", \"mount-in-session\"]}" "$TMP/out" &&
@@ -78,7 +80,8 @@ test_expect_success 'what the browser did is what the manager has' '
         as_user api GET /sessions && jq -e ".items[] | select(.sessionName == \"userlive\") | .status == \"TERMINATED\"" "$TMP/out"
 '
 
-browser_screenshots sessions-everyone terminal-of-another sessions-page-two admin-users admin-user-form admin-policies admin-projects admin-keypairs \
+browser_screenshots sessions-everyone terminal-of-another sessions-page-two admin-users admin-user-form admin-policies \
+        admin-policy-form password-required admin-projects admin-keypairs \
         admin-domains admin-domain-form admin-resource-groups admin-presets admin-audit-log admin-agents admin-images \
         admin-image-aliases admin-registries statistics statistics-users statistics-user
 

@@ -19,6 +19,7 @@ test('a create sends what was filled in, slots as an object', () => {
     name: 'gpu-heavy',
     total_resource_slots: { cpu: '4', mem: '8g' },
     max_concurrent_sessions: 3,
+    allow_user_keypairs: true,
   });
 });
 
@@ -64,6 +65,10 @@ const ROW = {
   max_quota_scope_size: '0',
   max_customized_image_count: 0,
   allowed_vfolder_hosts: {},
+  max_keypairs_per_user: 10,
+  allow_user_keypairs: true,
+  max_session_priority: 10,
+  max_container_disk: '0',
 };
 
 test('a change sends only what differs; the same amount in other units is no change', () => {
@@ -89,6 +94,34 @@ test('a change leaves create-only fields and an empty password out; nullable fie
   const pv = formValues(POLICY, { ...ROW, max_pending_session_count: 4 });
   pv.max_pending_session_count = '';
   assert.deepEqual(formBody(POLICY, pv, { ...ROW, max_pending_session_count: 4 }), { max_pending_session_count: null });
+});
+
+test("a policy's keypair, priority and disk limits: sent on create as filled in, changed alone", () => {
+  const v = formValues(POLICY, null);
+  assert.equal(v.allow_user_keypairs, true); /* the manager's default */
+  Object.assign(v, { name: 'p', max_keypairs_per_user: '2', allow_user_keypairs: false, max_session_priority: '0',
+                     max_container_disk: '20g' });
+  assert.deepEqual(formBody(POLICY, v), {
+    name: 'p', max_keypairs_per_user: 2, allow_user_keypairs: false, max_session_priority: 0, max_container_disk: '20g',
+  });
+  const c = formValues(POLICY, ROW);
+  assert.equal(c.max_container_disk, '0');
+  c.max_container_disk = '1g';
+  c.allow_user_keypairs = false;
+  assert.deepEqual(formBody(POLICY, c, ROW), { allow_user_keypairs: false, max_container_disk: '1g' });
+  c.max_session_priority = '';
+  assert.throws(() => formBody(POLICY, c, ROW), /Highest session priority cannot be left empty/);
+});
+
+test("a user's own resource limit is offered on create and on a change", () => {
+  assert.ok(formFields(USER, true).some((f) => f.name === 'total_resource_slots'));
+  assert.ok(formFields(USER, false).some((f) => f.name === 'total_resource_slots'));
+  const user = { email: 'a@b.test', role: 'user', status: 'active', domain: 'default', projects: ['default'],
+                 full_name: 'A', need_password_change: false, username: 'a', description: '', total_resource_slots: {} };
+  const v = formValues(USER, user);
+  v.total_resource_slots = [['cpu', '2']];
+  v.need_password_change = true;
+  assert.deepEqual(formBody(USER, v, user), { need_password_change: true, total_resource_slots: { cpu: '2' } });
 });
 
 const DOMAIN = entityOf('domains').fields;

@@ -49,6 +49,7 @@ function hostPerms(object) {
 export function cell(col, row, { toggle, busy, name }) {
   const v = row[col.name];
   const empty = v === null || v === undefined || v === '' || (Array.isArray(v) && !v.length);
+  if (col.zero && !empty && Number(v) === 0) return html`<span class="muted">${col.zero}</span>`;
   switch (col.kind) {
     case 'toggle':
       return html`<label class="switch">

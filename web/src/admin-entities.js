@@ -10,7 +10,8 @@
  *   filters?, create?, update?, remove? (false: not offered; default
  *   true), removeVerb?, once?(answer) -> [[label, value]] shown once after
  *   a create (secret keys), lists?, task?}.
- * A column: {name, label, kind?, empty?}: kinds text (default), mono,
+ * A column: {name, label, kind?, empty?, zero? (what a 0 means: shown
+ *   for it)}: kinds text (default), mono,
  *   bool, toggle (a switch that PATCHes the field), list, slots, bytes,
  *   time, labels, host-perms (allowed_vfolder_hosts), status (with
  *   classes: value -> status-<class>, an object or a function), slot-bars (used: name, limit: the
@@ -74,8 +75,11 @@ export const ENTITIES = [
         hint: 'Names, separated by commas; default: the project "default".' },
       { name: 'resource_policy', label: 'Resource policy of the main keypair', kind: 'text', create: true,
         writeOnly: true, hint: 'Default: "default".' },
-      { name: 'need_password_change', label: 'Must change the password at the next login', kind: 'bool' },
+      { name: 'need_password_change', label: 'Must change the password at the next login', kind: 'bool',
+        hint: 'Until then the web UI offers the user nothing but the password change.' },
       { name: 'description', label: 'Description', kind: 'text' },
+      { name: 'total_resource_slots', label: 'Resources in use at once, on all keypairs', kind: 'slots',
+        hint: `A limit of this user's own, on top of the keypair resource policy's; none = no limit of its own. ${SLOTS_HINT}` },
     ],
     filters: [
       { param: 'role', label: 'Role', choices: ROLES },
@@ -100,6 +104,10 @@ export const ENTITIES = [
     ],
     fields: [
       { name: 'user', label: 'User (email)', kind: 'email', create: true, writeOnly: true, hint: 'Default: you.' },
+      { name: 'access_key', label: 'Access key', kind: 'text', create: true,
+        hint: '20 characters, to bring a keypair from elsewhere; default: a new one.' },
+      { name: 'secret_key', label: 'Secret key', kind: 'password', create: true, writeOnly: true,
+        hint: '40 characters, with the access key; default: a new one, shown once.' },
       { name: 'resource_policy', label: 'Resource policy', kind: 'text', hint: 'Default: "default".' },
       { ...active },
       { name: 'is_main', label: 'Main keypair of the user', kind: 'bool' },
@@ -117,10 +125,13 @@ export const ENTITIES = [
     columns: [
       { name: 'name', label: 'Name' },
       { name: 'total_resource_slots', label: 'Resources', kind: 'slots', empty: 'unlimited' },
-      { name: 'max_concurrent_sessions', label: 'Sessions at once' },
+      { name: 'max_concurrent_sessions', label: 'Sessions at once', zero: 'unlimited' },
       { name: 'max_pending_session_count', label: 'Pending sessions', empty: 'unlimited' },
-      { name: 'max_session_lifetime', label: 'Lifetime (s)' },
-      { name: 'idle_timeout', label: 'Idle timeout (s)' },
+      { name: 'max_session_lifetime', label: 'Lifetime (s)', zero: 'none' },
+      { name: 'idle_timeout', label: 'Idle timeout (s)', zero: 'none' },
+      { name: 'max_keypairs_per_user', label: 'Keypairs per user', zero: 'unlimited' },
+      { name: 'max_session_priority', label: 'Highest priority' },
+      { name: 'max_container_disk', label: 'Container disk', kind: 'bytes', zero: "agent's" },
     ],
     fields: [
       { name: 'name', label: 'Name', kind: 'text', required: true, create: true },
@@ -137,6 +148,17 @@ export const ENTITIES = [
       { name: 'max_quota_scope_size', label: 'Folder quota', kind: 'size', hint: 'A size like 10g.' },
       { name: 'max_customized_image_count', label: 'Committed images', kind: 'int',
         hint: 'Images saved from sessions; 0 = no limit.' },
+      { name: 'max_keypairs_per_user', label: 'Keypairs per user', kind: 'int',
+        hint: 'The most keypairs a user of this policy holds, checked when one is made; 0 = no limit; default 10.' },
+      { name: 'allow_user_keypairs', label: 'Users may make their own keypairs', kind: 'bool', default: true,
+        hint: 'Off: only admins issue keypairs to users of this policy.' },
+      { name: 'max_session_priority', label: 'Highest session priority', kind: 'int',
+        hint: 'From 0 to 100: the most a user who is not an admin may give a session; sessions get 10 unless ' +
+          'they ask, so below 10 users must ask for less; 0 = only priority 0; default 10.' },
+      { name: 'max_container_disk', label: 'Container disk', kind: 'size',
+        hint: 'A size like 20g (at least 8m): what each container of a session may write outside its folders, ' +
+          'and what a session gets that asks for nothing; 0 = no limit: the agent\'s container_disk (16 GiB by ' +
+          'default).' },
       hostPerms,
     ],
   },
@@ -299,6 +321,7 @@ export const ENTITIES = [
       { name: 'hidden', label: 'Hidden', kind: 'toggle' },
       { name: 'min_resources', label: 'Minimum', kind: 'slots', empty: '—' },
       { name: 'max_resources', label: 'Maximum', kind: 'slots', empty: 'no limit' },
+      { name: 'size_bytes', label: 'Size', kind: 'bytes', zero: 'unknown' },
       { name: 'labels', label: 'Labels', kind: 'labels' },
       { name: 'owner', label: 'Owner', empty: 'public' },
     ],
@@ -309,6 +332,7 @@ export const ENTITIES = [
       { name: 'architecture', label: 'Architecture', kind: 'text', create: true, hint: 'Default: x86_64.' },
       { name: 'registry', label: 'Registry', kind: 'text' },
       { name: 'digest', label: 'Digest', kind: 'text' },
+      { name: 'size_bytes', label: 'Size in bytes', kind: 'int', hint: 'What the image takes; 0 = not known (the first agent that pulls it tells).' },
       { name: 'hidden', label: 'Hidden (not offered to users)', kind: 'bool' },
       { name: 'min_resources', label: 'Minimum resources', kind: 'slots', hint: SLOTS_HINT },
       { name: 'max_resources', label: 'Maximum resources', kind: 'slots', hint: SLOTS_HINT },

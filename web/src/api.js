@@ -5,14 +5,23 @@
  * GET/HEAD carries the CSRF token of that login in X-Tessera-CSRF.  An answer
  * that is not 2xx becomes an ApiError whose message is the problem+json
  * `title` (the manager's sentence for people), or else a sentence made from
- * the status.  A 401 on an API route (not a login) means the session ended:
- * listeners registered with onSessionEnded() hear of it once.
+ * the status.  A 401 on an API route (not a login, nor the password change,
+ * where it means the current password is wrong) means the session ended:
+ * listeners registered with onSessionEnded() hear of it once.  A 403 of
+ * type password-change-required means the user must change the password
+ * before anything else (an administrator asked for it): listeners
+ * registered with onPasswordChangeRequired() hear of each.
  * openEventStream() opens a server-sent events stream with the cookie.
  * errorFrom() makes the same ApiError of an answer fetched otherwise (the
  * uploads' XMLHttpRequests: tus-upload.js). */
 
 let csrfToken = null;
 const sessionEndedListeners = new Set();
+const passwordChangeListeners = new Set();
+
+/* The manager's password change (the one route open to a user who must
+ * change the password): its 401 is a wrong current password. */
+export const PASSWORD_ROUTE = '/auth/update-password';
 
 export class ApiError extends Error {
   /* status: the HTTP status (0: the manager could not be reached);
@@ -35,6 +44,12 @@ export function setCsrfToken(token) {
 export function onSessionEnded(fn) {
   sessionEndedListeners.add(fn);
   return () => sessionEndedListeners.delete(fn);
+}
+
+/* fn() is called when an API call answers 403 password-change-required. */
+export function onPasswordChangeRequired(fn) {
+  passwordChangeListeners.add(fn);
+  return () => passwordChangeListeners.delete(fn);
 }
 
 const STATUS_SENTENCES = {
@@ -82,10 +97,12 @@ export async function api(method, path, body) {
   }
   if (!response.ok) {
     const error = await errorFrom(response);
-    if (response.status === 401 && csrfToken && !path.startsWith('/server/')) {
+    if (response.status === 401 && csrfToken && !path.startsWith('/server/') && path !== PASSWORD_ROUTE) {
       setCsrfToken(null);
       for (const fn of sessionEndedListeners) fn(error);
     }
+    if (response.status === 403 && error.type === 'password-change-required')
+      for (const fn of passwordChangeListeners) fn(error);
     throw error;
   }
   if (response.status === 204) return null;

@@ -1,7 +1,9 @@
 /* tessera-app.js - <tessera-app>, the root element: finds the login a page
- * reload left behind (GET /server/session), then shows the login page or
- * the app shell, and starts or stops the live session list with the
- * login. */
+ * reload left behind (GET /server/session), then shows the login page, the
+ * app shell, or, while the user must change a password an administrator
+ * set (auth.user.needPasswordChange), only the form that changes it
+ * (<password-dialog forced>: no page, since the manager refuses them all
+ * until then); and starts or stops the live session list with the login. */
 import { html } from 'lit';
 import { auth } from './auth.js';
 import { TesseraElement } from './element.js';
@@ -10,6 +12,7 @@ import { sessionStore } from './session-store.js';
 import { StoreController } from './store-controller.js';
 import './app-shell.js';
 import './login-page.js';
+import './password-dialog.js';
 
 class TesseraApp extends TesseraElement {
   static properties = {
@@ -41,7 +44,7 @@ class TesseraApp extends TesseraElement {
   }
 
   #followLogin() {
-    if (auth.user) sessionStore.start(auth.user.accessKey);
+    if (auth.user && !auth.user.needPasswordChange) sessionStore.start(auth.user.accessKey);
     else sessionStore.stop();
   }
 
@@ -55,7 +58,10 @@ class TesseraApp extends TesseraElement {
           <button class="primary" type="button" @click=${() => this.#restore()}>Try again</button>
         </div>
       </main>`;
-    return auth.user ? html`<app-shell></app-shell>` : html`<login-page></login-page>`;
+    if (!auth.user) return html`<login-page></login-page>`;
+    if (auth.user.needPasswordChange)
+      return html`<main class="center-card"><password-dialog forced></password-dialog></main>`;
+    return html`<app-shell></app-shell>`;
   }
 }
 
