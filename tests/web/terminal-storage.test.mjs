@@ -2,6 +2,7 @@
  * backoff.js and the path and name rules of folders.js: the terminal's
  * messages, IDs and route, the retry delays, paths inside a folder. */
 import assert from 'node:assert/strict';
+import { webcrypto } from 'node:crypto';
 import { test } from 'node:test';
 import { RETRY_MAX_MS, retryDelay } from '../../web/src/backoff.js';
 import {
@@ -29,6 +30,10 @@ import {
   terminalIdFor,
 } from '../../web/src/pty-protocol.js';
 import { parseTerminalArg, terminalArg } from '../../web/src/terminal-route.js';
+
+/* The Web Crypto global browsers have; node has it from 19 on, Debian 12's
+ * node is 18. */
+globalThis.crypto ??= webcrypto;
 
 test("the terminal's URL is on the page's origin, ws or wss, with its size", () => {
   assert.equal(
