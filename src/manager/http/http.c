@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <sys/socket.h>
 
+#include "common/log.h"
 #include "common/loop.h"
 #include "common/netaddr.h"
 #include "common/timeutil.h"
@@ -242,7 +243,7 @@ static unsigned spool_start(struct http_req *r, size_t expected)
         if (refused)
                 return refused;
         if (http_spool_open(&r->spool, r->srv->spool_dir, &err) < 0) {
-                fprintf(stderr, "http: %s\n", err->msg);
+                log_warn("http: %s", err->msg);
                 tess_error_free(err);
                 return 507;
         }
