@@ -49,6 +49,21 @@ test_expect_success 'a request signed independently with openssl is accepted (wh
         signed_get /session/mine "$(now_iso)" && test "$CODE" = 200 && grep -q "\"sessionName\":\"mine\"" "$TMP/out"
 '
 
+# without_type TYPE: GET /sessions signed with content type TYPE, sent
+# with no Content-Type header; CODE
+without_type() {
+        local h=() l
+        while IFS= read -r l; do case $l in Content-Type:*) ;; *) h+=(-H "$l") ;; esac; done < <("$TT" sign GET \
+                /sessions "${BACKEND_ENDPOINT#http://}" "$BACKEND_ACCESS_KEY" "$BACKEND_SECRET_KEY" "$1")
+        CODE=$(curl -s -o "$TMP/out" -w "%{http_code}" "${h[@]}" "$BACKEND_ENDPOINT/sessions") || true
+}
+
+test_expect_success 'no Content-Type sent: signed with none, or as application/octet-stream (what aiohttp reports), but no other type' '
+        without_type "" && test "$CODE" = 200 &&
+        without_type application/octet-stream && test "$CODE" = 200 &&
+        without_type application/json && test "$CODE" = 401 && grep -q "signature mismatch" "$TMP/out"
+'
+
 test_expect_success 'X-BackendAI-Date, HMAC-SHA1 and HMAC-SHA512, versions v4.20181215 and v9.20250722' '
         signed_get /session/mine "$(now_iso)" sha256 v6.20220315 X-BackendAI-Date && test "$CODE" = 200 &&
         signed_get /session/mine "$(now_iso)" sha1 && test "$CODE" = 200 &&

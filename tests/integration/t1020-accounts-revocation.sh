@@ -73,7 +73,7 @@ sse_start() { # NAME CURL_ARGS...: once the stream has opened
         curl -s -N -m 60 -o "$TMP/$name.sse" "$@" "$BACKEND_ENDPOINT/events/session" &
         SSE_PID[$name]=$!
         for i in $(seq 1 100); do
-                grep -q "^retry:" "$TMP/$name.sse" 2>/dev/null && return 0
+                grep -q "^: open" "$TMP/$name.sse" 2>/dev/null && return 0
                 sleep 0.1
         done
         echo "stream $name did not open: $(cat "$TMP/$name.sse" 2>/dev/null)"

@@ -165,9 +165,9 @@ test_expect_success 'events stream session_enqueued and session_cancelled with r
         h=(); while IFS= read -r l; do h+=(-H "$l"); done < <("$TT" sign GET "/events/session?sessionName=evt1" "${BACKEND_ENDPOINT#http://}" "$BACKEND_ACCESS_KEY" "$BACKEND_SECRET_KEY" text/plain)
         curl -sN -m 5 -D "$TMP/ev-headers" "${h[@]}" "$BACKEND_ENDPOINT/events/session?sessionName=evt1" >"$TMP/events" &
         p=$!
-        # the stream opens with "retry:": subscribed from then on
-        for i in $(seq 1 50); do grep -q "^retry:" "$TMP/events" && break; sleep 0.1; done
-        grep -q "^retry:" "$TMP/events" &&
+        # the stream opens with ": open": subscribed from then on
+        for i in $(seq 1 50); do grep -q "^: open" "$TMP/events" && break; sleep 0.1; done
+        grep -q "^: open" "$TMP/events" &&
         api POST /session "{\"name\": \"evt1\", \"image\": \"python:3.11\", \"enqueueOnly\": true}" &&
         api POST /session "{\"name\": \"evt2\", \"image\": \"python:3.11\", \"enqueueOnly\": true}" &&
         api DELETE /session/evt1
@@ -177,11 +177,42 @@ test_expect_success 'events stream session_enqueued and session_cancelled with r
         grep -q "\"reason\":\"user-requested\"" "$TMP/events" && ! grep -q evt2 "$TMP/events"
 '
 
+test_expect_success 'an event stream as Backend.AI'"'"'s SDK (aiohttp) opens it: signed as application/octet-stream, no Content-Type sent; each message it parses has JSON data' '
+        h=(); while IFS= read -r l; do case $l in Content-Type:*) ;; *) h+=(-H "$l") ;; esac; done < <("$TT" sign GET "/events/session?sessionName=evt4" "${BACKEND_ENDPOINT#http://}" "$BACKEND_ACCESS_KEY" "$BACKEND_SECRET_KEY" application/octet-stream)
+        curl -sN -m 5 "${h[@]}" "$BACKEND_ENDPOINT/events/session?sessionName=evt4" >"$TMP/events4" &
+        p=$!
+        for i in $(seq 1 50); do grep -q "^: open" "$TMP/events4" && break; sleep 0.1; done
+        api POST /session "{\"name\": \"evt4\", \"image\": \"python:3.11\", \"enqueueOnly\": true}" &&
+        api DELETE /session/evt4
+        wait $p
+        grep -q "^event: session_cancelled" "$TMP/events4" &&
+        python3 - "$TMP/events4" <<-\PY
+	# the SDK'"'"'s parser: comment lines skipped, a blank line ends a message,
+	# each message'"'"'s data fed to json.loads; no retry: (it reads seconds)
+	import json, sys
+	msgs, lines = [], []
+	for line in open(sys.argv[1]).read().split("\n"):
+	    if line.startswith(":"):
+	        continue
+	    if line == "":
+	        if lines:
+	            msgs.append(lines)
+	        lines = []
+	        continue
+	    lines.append(line)
+	assert msgs, "no message"
+	for m in msgs:
+	    fields = dict(l.split(":", 1) for l in m)
+	    assert "retry" not in fields, m
+	    json.loads(fields["data"])
+	PY
+'
+
 test_expect_success 'why a PENDING session waits comes as a session_waiting event when the scheduler finds it' '
         h=(); while IFS= read -r l; do h+=(-H "$l"); done < <("$TT" sign GET "/events/session?sessionName=evt3&waiting=1" "${BACKEND_ENDPOINT#http://}" "$BACKEND_ACCESS_KEY" "$BACKEND_SECRET_KEY" text/plain)
         curl -sN -m 8 "${h[@]}" "$BACKEND_ENDPOINT/events/session?sessionName=evt3&waiting=1" >"$TMP/events3" &
         p=$!
-        for i in $(seq 1 50); do grep -q "^retry:" "$TMP/events3" && break; sleep 0.1; done
+        for i in $(seq 1 50); do grep -q "^: open" "$TMP/events3" && break; sleep 0.1; done
         api POST /session "{\"name\": \"evt3\", \"image\": \"python:3.11\", \"enqueueOnly\": true}" &&
         for i in $(seq 1 70); do grep -q "^event: session_waiting" "$TMP/events3" && break; sleep 0.1; done
         kill $p 2>/dev/null; wait $p

@@ -282,9 +282,9 @@ test_expect_success 'events reach only those who may see the session' '
         h2=(); while IFS= read -r l; do h2+=(-H "$l"); done < <("$TT" sign GET "/events/session" "${BACKEND_ENDPOINT#http://}" "${AK[admin]}" "${SK[admin]}" text/plain)
         curl -sN -m 5 "${h2[@]}" "$BACKEND_ENDPOINT/events/session" >"$TMP/admin-events" &
         p2=$!
-        # both streams open with "retry:": subscribed from then on
-        for i in $(seq 1 50); do grep -q "^retry:" "$TMP/user-events" && grep -q "^retry:" "$TMP/admin-events" && break; sleep 0.1; done
-        grep -q "^retry:" "$TMP/admin-events" &&
+        # both streams open with ": open": subscribed from then on
+        for i in $(seq 1 50); do grep -q "^: open" "$TMP/user-events" && grep -q "^: open" "$TMP/admin-events" && break; sleep 0.1; done
+        grep -q "^: open" "$TMP/admin-events" &&
         call user2 POST /session "{\"name\": \"secret-one\", \"image\": \"walk/img:1\", \"enqueueOnly\": true}" &&
         call user POST /session "{\"name\": \"mine-one\", \"image\": \"walk/img:1\", \"enqueueOnly\": true}" &&
         wait $p1 $p2

@@ -248,7 +248,7 @@ test_expect_success 'events: ownerAccessKey answers by the rule, streams carry o
         done
         for _ in $(seq 1 100); do
                 ok=1
-                for f in "$TMP"/ev-*; do grep -q "^retry:" "$f" || ok=; done
+                for f in "$TMP"/ev-*; do grep -q "^: open" "$f" || ok=; done
                 [ -n "$ok" ] && [ $(ls "$TMP"/ev-* | wc -l) = 10 ] && break
                 sleep 0.1
         done

@@ -36,7 +36,7 @@ sse_open() {
         SSE_PID[$1]=$!
         test_at_exit "kill ${SSE_PID[$1]}"
         for _ in $(seq 1 300); do
-                grep -q "^retry:" "$TMP/$1.sse" && return 0
+                grep -q "^: open" "$TMP/$1.sse" && return 0
                 sleep 0.1
         done
         echo "sse_open $1: no stream: $(cat "$TMP/$1.sse")"

@@ -23,6 +23,9 @@ Steps, in order:
 The server's close code and reason are printed as "# closed CODE REASON";
 a refused handshake prints its status line and body.
 
+The 101 must carry exactly `Upgrade: websocket` and `Connection: upgrade`
+(case aside), as aiohttp, Backend.AI's SDK's client, wants.
+
 Prints the terminal output seen; exit 0 if every step passed, else 1.
 """
 import base64
@@ -63,6 +66,15 @@ class WS:
             except OSError:
                 pass
             raise SystemExit(f"handshake: {status} {self.buf[:300].decode(errors='replace')}")
+        # as strict as aiohttp (Backend.AI's SDK): Upgrade: websocket and
+        # Connection: upgrade, exactly one token each
+        fields = {}
+        for line in head.split(b"\r\n")[1:]:
+            name, _, value = line.decode(errors="replace").partition(":")
+            fields.setdefault(name.strip().lower(), []).append(value.strip())
+        for name, want in (("upgrade", "websocket"), ("connection", "upgrade")):
+            if [v.lower() for v in fields.get(name, [])] != [want]:
+                raise SystemExit(f"handshake: {name}: {fields.get(name)}, not {want!r}")
         self.closed = False
         self.close_code = None
 

@@ -120,7 +120,7 @@ export function query(params) {
 
 /* openEventStream(path, eventNames, onEvent(name, data)) -> EventSource.
  * Each named event's data is parsed as JSON; the browser reconnects by
- * itself after a dropped connection (the manager sends `retry:`).  The
+ * itself after a dropped connection (after about 3 s).  The
  * caller closes it with .close(). */
 export function openEventStream(path, eventNames, onEvent) {
   const source = new EventSource(path, { withCredentials: true });

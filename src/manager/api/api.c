@@ -48,6 +48,14 @@ void api_json(struct api_ctx *c, unsigned status, json_t *body)
         reply_json_text(c, status, "application/json", body);
 }
 
+void api_event_stream_start(struct api_ctx *c)
+{
+        http_add_header(c->req, "Cache-Control", "no-cache");
+        http_add_header(c->req, "X-Accel-Buffering", "no");
+        http_stream_start(c->req, 200, "text/event-stream");
+        http_stream_write(c->req, API_EVENT_STREAM_OPENED, strlen(API_EVENT_STREAM_OPENED));
+}
+
 static json_t *problem_json(unsigned status, const char *kind, const char *title)
 {
         return json_pack("{s:s+, s:s, s:i}", "type", "https://api.backend.ai/probs/", kind, "title", title, "status",

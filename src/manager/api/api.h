@@ -134,6 +134,13 @@ void api_problem(struct api_ctx *c, unsigned status, const char *kind, const cha
  * Retry-After (unavailable now, e.g. the database: try again), ENOSPC 507
  * (the database's disk is full), else 500.  Frees err. */
 void api_fail(struct api_ctx *c, struct tess_error *err);
+/* Answer with a stream of server-sent events (then http_stream_write):
+ * uncached, unbuffered by proxies, opened by a comment (`: open`) so that
+ * the client sees its headers at once.  No `retry:` field: browsers wait
+ * about 3 s by default, and Backend.AI's SDK reads it as seconds. */
+void api_event_stream_start(struct api_ctx *c);
+#define API_EVENT_STREAM_OPENED ": open\n\n"
+
 /* Problem body as text (used for streaming / late answers). */
 char *api_problem_text(unsigned status, const char *kind, const char *title);
 

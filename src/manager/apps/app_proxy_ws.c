@@ -173,7 +173,6 @@ static void answer(struct wsx *w)
         const struct str *up = http_head_get(&h, "Upgrade");
         _cleanup_free_ char *up_value = up ? xstrndup(up->p, up->len) : xstrdup("websocket");
         http_add_header(c->req, "Upgrade", up_value);
-        http_add_header(c->req, "Connection", "Upgrade");
         for (int i = 0; i < h.nfields; i++) {
                 const struct http_head_field *f = &h.fields[i];
                 if (!app_proxy_answer_header(f->name.p, f->name.len, f->value.p, f->value.len))

@@ -5,8 +5,9 @@
  * Whatever the filters, a stream carries only the events of sessions the
  * caller may see (authz.h: a domain admin's never a superadmin's).
  * Each event is `event: <name>` and `data: {sessionId, sessionName,
- * ownerAccessKey, status, reason, exitCode}`; a comment line every 15 s
- * keeps proxies from closing the stream.  Names are Backend.AI's
+ * ownerAccessKey, status, reason, exitCode}`; the stream opens with a
+ * comment (`: open`, api_event_stream_start) and a comment every 15 s
+ * keeps proxies from closing it.  Names are Backend.AI's
  * (session_enqueued, _scheduled, _preparing, _pulling, _creating,
  * _started, _terminating, _terminated, _cancelled, ...), and, for streams
  * that ask with ?waiting=1, one of Tessera's: session_waiting, when the
@@ -148,10 +149,7 @@ void api_events_session(struct api_ctx *c)
                         return api_problem(c, 404, "object-not-found", "project '%s' not found", group);
                 s->project_id = xstrdup(db_get(rows, 0, 0));
         }
-        http_add_header(c->req, "Cache-Control", "no-cache");
-        http_add_header(c->req, "X-Accel-Buffering", "no");
-        http_stream_start(c->req, 200, "text/event-stream");
-        http_stream_write(c->req, "retry: 3000\n\n", 13);
+        api_event_stream_start(c);
         c->listener_id = events_listen(c->m->events, on_event, s);
         c->timer_id = loop_add_timer(c->m->loop, KEEPALIVE_USEC, on_keepalive, s);
         struct held_cred cred;

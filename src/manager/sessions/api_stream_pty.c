@@ -318,7 +318,6 @@ void api_stream_pty(struct api_ctx *c)
         }
         ws_accept_key(key, accept);
         http_add_header(c->req, "Upgrade", "websocket");
-        http_add_header(c->req, "Connection", "Upgrade");
         http_add_header(c->req, "Sec-WebSocket-Accept", accept);
         http_upgrade(c->req, on_upgraded, r, relay_free);
 }

@@ -157,10 +157,7 @@ void api_events_bgtask(struct api_ctx *c)
         s->modified_at = -1;
         c->state = s;
         c->state_free = sub_free;
-        http_add_header(c->req, "Cache-Control", "no-cache");
-        http_add_header(c->req, "X-Accel-Buffering", "no");
-        http_stream_start(c->req, 200, "text/event-stream");
-        http_stream_write(c->req, "retry: 3000\n\n", 13);
+        api_event_stream_start(c);
         send_row(s, rows);
         if (s->ended)
                 return;
