@@ -445,7 +445,7 @@ db_sql() {
         if [ "$TESSERA_TEST_DB" = postgresql ]; then
                 psql -X -q -A -t "$TEST_DB_URL" -c "$1"
         else
-                sqlite3 "$MANAGER_STATE/tessera.db" "$1"
+                sqlite3 -cmd ".timeout 10000" "$MANAGER_STATE/tessera.db" "$1"
         fi
 }
 
