@@ -121,6 +121,36 @@ static int need_file(const char *path, const char *what, struct tess_error **err
         return 0;
 }
 
+static char *mock_cuda(const struct agent_conf *conf)
+{
+        return conf->mock_cuda_library ? xstrdup(conf->mock_cuda_library) : beside_exe("libtessera-fake-cuda.so");
+}
+
+static char *fgpu_library(const struct agent_conf *conf)
+{
+        return conf->fgpu_library ? xstrdup(conf->fgpu_library) : beside_exe("libtessera-fgpu.so");
+}
+
+int gpu_wiring_check(const struct agent_conf *conf, const struct agent_devices *d, struct tess_error **err)
+{
+        int r = 0;
+
+        if (d->ngpu == 0)
+                return 0;
+        if (streq(d->gpu_plugin, "mock")) {
+                _cleanup_free_ char *cuda = mock_cuda(conf);
+                _cleanup_free_ char *nvml = gpu_wiring_mock_nvml(conf);
+                r = need_file(cuda, "the mock GPUs' driver", err);
+                if (r >= 0)
+                        r = need_file(nvml, "the mock GPUs' NVML", err);
+        }
+        if (r >= 0 && streq(d->gpu_slot, "cuda.shares")) {
+                _cleanup_free_ char *lib = fgpu_library(conf);
+                r = need_file(lib, "the fGPU library", err);
+        }
+        return r;
+}
+
 static int wire_cuda(const struct agent_ctx *ctx, const struct kernel_alloc *a, struct gpu_wiring *w,
                      struct tess_error **err)
 {
@@ -149,8 +179,7 @@ static int wire_mock(const struct agent_ctx *ctx, const struct kernel_alloc *a, 
                      struct tess_error **err)
 {
         const struct gpu_info *g = &ctx->devices->gpu[a->gpus[0].index];
-        char *cuda = ctx->conf->mock_cuda_library ? xstrdup(ctx->conf->mock_cuda_library)
-                                                  : beside_exe("libtessera-fake-cuda.so");
+        char *cuda = mock_cuda(ctx->conf);
         char *nvml = gpu_wiring_mock_nvml(ctx->conf);
 
         if (need_file(cuda, "the mock GPUs' driver", err) < 0 || need_file(nvml, "the mock GPUs' NVML", err) < 0) {
@@ -185,7 +214,7 @@ static int wire_fgpu(const struct agent_ctx *ctx, const char *id, const struct k
                      struct tess_error **err)
 {
         const struct agent_devices *dev = ctx->devices;
-        char *lib = ctx->conf->fgpu_library ? xstrdup(ctx->conf->fgpu_library) : beside_exe("libtessera-fgpu.so");
+        char *lib = fgpu_library(ctx->conf);
         _cleanup_free_ char *dir = gpu_wiring_fgpu_dir(ctx, id);
         _cleanup_free_ char *run = xasprintf("%s/run", dir);
         _cleanup_free_ char *conf = xasprintf("%s/fgpu.conf", dir);

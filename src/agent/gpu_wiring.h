@@ -54,6 +54,11 @@ bool gpu_wiring_usage(const struct agent_ctx *ctx, const char *id, uint64_t *use
 /* The mock GPUs' fake NVML: mock_nvml_library, else
  * libtessera-fake-nvml.so beside tessera (caller frees). */
 char *gpu_wiring_mock_nvml(const struct agent_conf *conf);
+/* At the agent's start: the files its GPUs' kernels will need are there
+ * (mock GPUs: the fake driver and NVML; fractional GPUs: the fGPU
+ * library), so that a node does not offer GPUs whose every kernel would
+ * fail.  -ENOENT naming the missing file. */
+int gpu_wiring_check(const struct agent_conf *conf, const struct agent_devices *d, struct tess_error **err);
 /* Remove state_dir/fgpu/<id>/ and state_dir/gpu/<id>/. */
 void gpu_wiring_remove(const struct agent_ctx *ctx, const char *id);
 
