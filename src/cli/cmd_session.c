@@ -48,7 +48,7 @@ static const struct cli_opt create_opts[] = {
         { "architecture", 0, OPT_STR, DEST_BODY, "architecture", 0, 0, "ARCH", "image architecture (x86_64)" },
         { "enqueue-only", 0, OPT_FLAG, DEST_BODY, "enqueueOnly", 0, 0, NULL, "answer as soon as it is queued" },
         { "max-wait", 0, OPT_INT, DEST_BODY, "maxWaitSeconds", 0, 0, "SECONDS",
-          "wait at most this long for RUNNING" },
+          "wait at most this long for RUNNING (0: until it starts)" },
         { "no-reuse", 0, OPT_UNSET, DEST_BODY, "reuseIfExists", 0, 0, NULL,
           "fail instead of returning an existing session of that name" },
         {},

@@ -150,6 +150,23 @@ test_expect_success 'a waiting create answers as soon as the session is cancelle
         test $elapsed -lt 20000
 '
 
+test_expect_success 'maxWaitSeconds 0 (what Backend.AI'"'"'s SDK sends by default) waits without a limit: here until the session is cancelled 3 s later' '
+        (
+                OUT=$TMP/canceller0.out
+                for i in $(seq 1 100); do
+                        api GET /session/waiter0 && [ "$CODE" = 200 ] && break
+                        sleep 0.1
+                done
+                sleep 3
+                api DELETE /session/waiter0
+        ) >"$TMP/canceller0.log" 2>&1 &
+        canceller=$! &&
+        api POST /session "{\"name\": \"waiter0\", \"image\": \"python:3.11\", \"maxWaitSeconds\": 0}" &&
+        cp "$TMP/out" "$TMP/waiter0" &&
+        wait $canceller &&
+        test "$CODE" = 201 && grep -q "\"status\":\"CANCELLED\"" "$TMP/waiter0"
+'
+
 test_expect_success 'listing filters by status, owner, group and pages' '
         api GET "/sessions?status=PENDING&limit=2" && test "$CODE" = 200 &&
         grep -q "\"limit\":2" "$TMP/out" && test $(grep -o "\"sessionId\"" "$TMP/out" | wc -l) = 2 &&

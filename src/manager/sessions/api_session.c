@@ -6,7 +6,9 @@
  * known at enqueue time (pending count and slots: 412), then inserts the
  * session with its kernels and dependencies in one transaction as PENDING
  * and publishes session_enqueued.  Unless enqueueOnly, the answer waits up
- * to maxWaitSeconds for the session to start or end. */
+ * to maxWaitSeconds for the session to start or end; maxWaitSeconds 0 (what
+ * Backend.AI's SDK sends by default) waits without a limit, as Backend.AI
+ * does; without maxWaitSeconds, session_wait_default. */
 #include "common/compat.h"
 
 #include <ctype.h>
@@ -274,10 +276,11 @@ static void on_wait_timeout(struct loop *l UNUSED, void *data)
 static void answer_or_wait(struct api_ctx *c, const struct session_request *q, const char *id, const char *name,
                            const char *status, bool created)
 {
+        bool no_limit = q->has_max_wait && q->max_wait == 0;
         int64_t wait = q->has_max_wait ? q->max_wait * USEC_PER_SEC : c->m->conf.session_wait_default;
         enum session_status st = session_status_from_string(status);
 
-        if (q->enqueue_only || wait <= 0 || st == SESSION_RUNNING || session_status_is_terminal(st)) {
+        if (q->enqueue_only || (wait <= 0 && !no_limit) || st == SESSION_RUNNING || session_status_is_terminal(st)) {
                 api_json(c, created ? 201 : 200, create_answer(c->m, id, name, status, created));
                 return;
         }
@@ -289,7 +292,8 @@ static void answer_or_wait(struct api_ctx *c, const struct session_request *q, c
         c->state_free = free;
         c->on_shutdown = on_wait_shutdown;
         c->listener_id = events_listen(c->m->events, on_wait_event, w);
-        c->timer_id = loop_add_timer(c->m->loop, wait, on_wait_timeout, w);
+        if (!no_limit)
+                c->timer_id = loop_add_timer(c->m->loop, wait, on_wait_timeout, w);
         http_suspend(c->req);
 }
 
