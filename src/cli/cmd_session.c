@@ -127,9 +127,11 @@ static char *session_path(const char *name, const char *suffix, const json_t *qu
 
 static void print_created(const json_t *answer, const void *arg UNUSED)
 {
-        printf("session '%s' (%s): %s%s\n", json_string_value(json_object_get(answer, "sessionName")),
-               json_string_value(json_object_get(answer, "sessionId")),
-               json_string_value(json_object_get(answer, "status")),
+        const char *status = json_string_value(json_object_get(answer, "status"));
+
+        printf("session '%s' (%s): %s%s%s\n", json_string_value(json_object_get(answer, "sessionName")),
+               json_string_value(json_object_get(answer, "sessionId")), status,
+               streq_ptr(status, "TIMEOUT") ? " (not started within the wait: it stays queued)" : "",
                json_is_false(json_object_get(answer, "created")) ? " (an existing session of that name)" : "");
 }
 

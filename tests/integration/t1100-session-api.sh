@@ -122,12 +122,13 @@ test_expect_success 'logs answer result.logs, also for a session that ended' '
         api GET "/session/no-such-one/logs" && test "$CODE" = 404
 '
 
-test_expect_success 'without enqueueOnly the answer waits up to maxWaitSeconds' '
+test_expect_success 'without enqueueOnly the answer waits up to maxWaitSeconds, then says TIMEOUT; the session stays queued' '
         start=$(date +%s%N) &&
         api POST /session "{\"name\": \"waiter\", \"image\": \"python:3.11\", \"maxWaitSeconds\": 1}" &&
         elapsed=$((($(date +%s%N) - start) / 1000000)) &&
-        test "$CODE" = 201 && grep -q "\"status\":\"PENDING\"" "$TMP/out" &&
-        test $elapsed -ge 900
+        test "$CODE" = 201 && grep -q "\"status\":\"TIMEOUT\"" "$TMP/out" &&
+        test $elapsed -ge 900 &&
+        test "$(field waiter status)" = PENDING
 '
 
 test_expect_success 'a waiting create answers as soon as the session is cancelled' '

@@ -68,6 +68,13 @@ test_expect_success 'session create, info, ls with filters, logs, rm' '
         $T session ls --all-status | grep cli-one | grep -q CANCELLED
 '
 
+test_expect_success 'session create --max-wait: a wait that runs out says the session stays queued' '
+        $T session create -n cli-wait -i python:3.11 -r cpu=1 -r mem=1g --max-wait 1 >"$TMP/out" &&
+        grep -q "TIMEOUT (not started within the wait: it stays queued)" "$TMP/out" &&
+        $T session ls --status PENDING | grep -q cli-wait &&
+        $T session rm cli-wait >/dev/null
+'
+
 test_expect_success 'session events prints enqueue and cancel as they happen' '
         ( timeout 30 $T --json session events cli-two --count 2 >"$TMP/events" ) &
         p=$! &&

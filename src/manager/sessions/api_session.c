@@ -8,7 +8,8 @@
  * and publishes session_enqueued.  Unless enqueueOnly, the answer waits up
  * to maxWaitSeconds for the session to start or end; maxWaitSeconds 0 (what
  * Backend.AI's SDK sends by default) waits without a limit, as Backend.AI
- * does; without maxWaitSeconds, session_wait_default. */
+ * does; without maxWaitSeconds, session_wait_default.  A wait that runs
+ * out answers the status TIMEOUT (the session stays queued). */
 #include "common/compat.h"
 
 #include <ctype.h>
@@ -217,6 +218,7 @@ struct create_wait {
         struct api_ctx *c;
         char session_id[UUID_STR_LEN];
         bool created;
+        bool timed_out;
 };
 
 /* servicePorts: the image's apps once the session runs (as Backend.AI). */
@@ -245,8 +247,14 @@ static void finish_wait(struct create_wait *w)
             rows->nrows == 0) {
                 api_fail(c, err ? err : NULL);
         } else {
+                /* a wait that ran out answers TIMEOUT (Backend.AI's SDK
+                 * tells its user the session is still queued) */
+                const char *status = db_get(rows, 0, 1);
+                enum session_status st = session_status_from_string(status);
+                if (w->timed_out && st != SESSION_RUNNING && !session_status_is_terminal(st))
+                        status = "TIMEOUT";
                 api_json(c, w->created ? 201 : 200,
-                         create_answer(c->m, w->session_id, db_get(rows, 0, 0), db_get(rows, 0, 1), w->created));
+                         create_answer(c->m, w->session_id, db_get(rows, 0, 0), status, w->created));
         }
         http_resume(c->req);
 }
@@ -270,6 +278,7 @@ static void on_wait_timeout(struct loop *l UNUSED, void *data)
 {
         struct create_wait *w = data;
         w->c->timer_id = 0;
+        w->timed_out = true;
         finish_wait(w);
 }
 
