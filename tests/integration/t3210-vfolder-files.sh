@@ -126,6 +126,21 @@ test_expect_success 'a tus upload in chunks: OPTIONS, create, HEAD, PATCH, 409 o
         test -z "$(find "$MANAGER_STATE"/vfolders/*/.uploads -type f)"
 '
 
+test_expect_success 'tus without the creation step (Backend.AI'"'"'s aiotusclient): HEAD says offset 0, a PATCH at 0 makes the upload' '
+        head -c 1500000 /dev/urandom >"$TMP/nocreate" &&
+        token u1 mine upload "{\"path\": \"nocreate.bin\", \"size\": 1500000}" &&
+        tus HEAD && test "$TUS" = 200 && test "$OFFSET" = 0 &&
+        grep -qi "^Upload-Length: 1500000" "$TMP/tus.h" &&
+        patch "$TMP/nocreate" 500000 500000 && test "$TUS" = 404 &&
+        patch "$TMP/nocreate" 0 1000000 && test "$TUS" = 204 && test "$OFFSET" = 1000000 &&
+        tus HEAD && test "$OFFSET" = 1000000 &&
+        patch "$TMP/nocreate" 1000000 500000 && test "$TUS" = 204 &&
+        test "$(sha256sum <"$D/nocreate.bin")" = "$(sha256sum <"$TMP/nocreate")" &&
+        token u1 mine upload "{\"path\": \"empty.txt\", \"size\": 0}" &&
+        tus PATCH -H "Content-Type: application/offset+octet-stream" -H "Upload-Offset: 0" --data-binary "" &&
+        test "$TUS" = 204 && test -f "$D/empty.txt" && test ! -s "$D/empty.txt"
+'
+
 test_expect_success 'an interrupted upload resumes with a new token, identical at the end' '
         head -c 2500000 /dev/urandom >"$TMP/res" &&
         token u1 mine upload "{\"path\": \"res.bin\", \"size\": 2500000}" &&
@@ -220,7 +235,7 @@ test_expect_success 'a partial upload left alone past vfolder_upload_keep is rem
         test "$(find "$MANAGER_STATE"/vfolders/*/.uploads -type f | wc -l)" = 1 &&
         tus HEAD && test "$TUS" = 200 && test "$OFFSET" = 700000 &&
         grep -q "removed a partial upload of 100000 bytes" "$MANAGER_LOG" &&
-        TOKEN=$LEFT && tus HEAD && test "$TUS" = 404 &&
+        TOKEN=$LEFT && tus HEAD && test "$TUS" = 200 && test "$OFFSET" = 0 &&
         tus POST -H "Upload-Length: 1000000" && test "$TUS" = 201 && test "$OFFSET" = 0
 '
 

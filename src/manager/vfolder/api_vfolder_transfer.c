@@ -17,7 +17,12 @@
  * several started at once cannot together pass the limit.  The file
  * appears in the folder, renamed into place after an fdatasync, only when
  * complete; one left alone for vfolder_upload_keep is removed
- * (vfolder_upload_sweep.c). */
+ * (vfolder_upload_sweep.c).
+ *
+ * The creation step is optional, as in Backend.AI, whose token is the
+ * upload (its SDK's aiotusclient never POSTs): HEAD of an upload not made
+ * yet answers Upload-Offset 0, and a PATCH at offset 0 makes it as the
+ * POST would. */
 #include "common/compat.h"
 
 #include <fcntl.h>
@@ -338,8 +343,12 @@ void api_vfolder_tus_head(struct api_ctx *c)
         struct stat st;
         int r = upload_open(c, &u, &err);
 
-        if (r >= 0 && fstatat(u.updir, u.id, &st, AT_SYMLINK_NOFOLLOW) < 0)
-                r = tess_err(&err, ENOENT, "no such upload: create it (POST) first, or it is complete");
+        if (r >= 0 && fstatat(u.updir, u.id, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+                if (errno == ENOENT)
+                        st.st_size = 0; /* not made yet: the first PATCH makes it */
+                else
+                        r = tess_err(&err, EIO, "upload: %s", strerror(errno));
+        }
         upload_close(&u);
         if (r < 0) {
                 tus_fail(c, err);
@@ -393,8 +402,14 @@ void api_vfolder_tus_patch(struct api_ctx *c)
         }
         if (r >= 0 && http_parse_u64(http_header(c->req, "Upload-Offset"), &off) < 0)
                 r = tess_err(&err, EINVAL, "Upload-Offset: an offset in bytes is required");
-        if (r >= 0 && (fd = openat(u.updir, u.id, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-                r = tess_err(&err, ENOENT, "no such upload: create it (POST) first, or it is complete");
+        if (r >= 0 && (fd = openat(u.updir, u.id, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+                if (errno != ENOENT)
+                        r = tess_err(&err, EIO, "upload: %s", strerror(errno));
+                else if (off != 0)
+                        r = tess_err(&err, ENOENT, "no such upload: it starts at offset 0, or it is complete");
+                else if ((r = upload_begin(c, &u, &fd, &err)) >= 0)
+                        vf_give_to_work_user(fd, "");
+        }
         if (r >= 0 && fstat(fd, &st) < 0)
                 r = tess_err(&err, EIO, "upload: %s", strerror(errno));
         if (r >= 0 && (uint64_t)st.st_size != off) {
