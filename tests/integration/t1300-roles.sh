@@ -166,6 +166,8 @@ DELETE /admin/agents/nope               -                       | 403 403 403 40
 GET /folders/_/hosts                    -                       | 200 200 200 200 200
 GET /folders/_/all-hosts                -                       | 403 403 403 403 200
 GET /folders/_/allowed-types            -                       | 200 200 200 200 200
+GET /folders/_/all_hosts                -                       | 403 403 403 403 200
+GET /folders/_/allowed_types            -                       | 200 200 200 200 200
 GET /folders/_/usage?folder_name=walkf  -                       | 404 404 404 404 404
 GET /folders/_/quota                    -                       | 200 200 200 200 200
 GET /folders                            -                       | 200 200 200 200 200

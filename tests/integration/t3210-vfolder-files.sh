@@ -66,6 +66,16 @@ test_expect_success 'a manager, a folder of user1, a read-only and a read-write 
         test "$CODE" = 201 && PRW=$(jq -r .id "$TMP/out")
 '
 
+test_expect_success 'hosts and types under Backend.AI'"'"'s SDK spellings too (_/all_hosts, _/allowed_types): the same answers' '
+        OUT=$TMP/h1 as admin GET /folders/_/all-hosts && test "$CODE" = 200 &&
+        OUT=$TMP/h2 as admin GET /folders/_/all_hosts && test "$CODE" = 200 &&
+        test "$(jq -S "del(.volume_info[].usage)" "$TMP/h1")" = "$(jq -S "del(.volume_info[].usage)" "$TMP/h2")" &&
+        OUT=$TMP/t1 as u1 GET /folders/_/allowed-types && test "$CODE" = 200 &&
+        OUT=$TMP/t2 as u1 GET /folders/_/allowed_types && test "$CODE" = 200 && cmp "$TMP/t1" "$TMP/t2" &&
+        jq -e "index(\"user\")" "$TMP/t2" >/dev/null &&
+        as u1 GET /folders/_/all_hosts && test "$CODE" = 403
+'
+
 test_expect_success 'mkdir, list, rename, move, delete in the own folder' '
         as u1 POST /folders/mine/mkdir "{\"path\": \"a/b/c\", \"parents\": true}" && test "$CODE" = 201 &&
         as u1 POST /folders/mine/mkdir "{\"path\": \"a/b\"}" && test "$CODE" = 409 &&

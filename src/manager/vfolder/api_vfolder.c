@@ -9,7 +9,8 @@
  *   POST /folders/{name}/purge              gone for good, files too (owner)
  *   POST /folders/restore-from-trash-bin, POST /folders/purge,
  *   DELETE /folders/delete-from-trash-bin   the same by {vfolder_id}
- *   GET /folders/_/hosts, _/all-hosts, _/allowed-types
+ *   GET /folders/_/hosts, _/all-hosts, _/allowed-types (also _/all_hosts,
+ *       _/allowed_types: Backend.AI's SDK spells them so)
  *
  * A user folder belongs to its creator; a project folder (`group` names a
  * project) to the project, and only admins of its domain create one.  A
@@ -35,6 +36,9 @@ const struct route vfolder_routes[] = {
         { "GET", "/folders/_/hosts", api_vfolder_hosts, ROUTE_READ, "Storage hosts the caller may use, with its permissions", "vfolder" },
         { "GET", "/folders/_/all-hosts", api_vfolder_all_hosts, ROUTE_SUPERADMIN | ROUTE_READ, "Every configured storage host", "vfolder" },
         { "GET", "/folders/_/allowed-types", api_vfolder_allowed_types, ROUTE_READ, "Folder ownership types", "vfolder" },
+        /* the spellings of Backend.AI's SDK 22.03 (func/vfolder.py) */
+        { "GET", "/folders/_/all_hosts", api_vfolder_all_hosts, ROUTE_SUPERADMIN | ROUTE_READ, "Every configured storage host (Backend.AI's spelling)", "vfolder" },
+        { "GET", "/folders/_/allowed_types", api_vfolder_allowed_types, ROUTE_READ, "Folder ownership types (Backend.AI's spelling)", "vfolder" },
         { "GET", "/folders/_/usage", api_vfolder_usage, ROUTE_READ, "Bytes and files of a folder (?folder_name=) or quota scope", "vfolder" },
         { "GET", "/folders/_/quota", api_vfolder_quota, ROUTE_READ, "A quota scope's limit and use (?folder_name= or ?group_id=)", "vfolder" },
         { "OPTIONS", "/folders/_/upload", api_vfolder_tus_options, ROUTE_PUBLIC | ROUTE_READ, "tus 1.0: what the upload endpoint supports", "vfolder" },
