@@ -16,20 +16,7 @@ test_image jupyter >"$TMP/image.out" 2>"$TMP/image.log" ||
         skip_all "the jupyter test image cannot be built (is the Debian archive reachable?): $(tail -n 2 "$TMP/image.log" | tr '\n' ' ')"
 
 AC="python3 $TEST_ROOT/tests/lib/app-client.py"
-declare -A AK SK
-
-as() { # WHO CMD...: CMD signed as WHO
-        local who=$1
-        shift
-        BACKEND_ACCESS_KEY=${AK[$who]} BACKEND_SECRET_KEY=${SK[$who]} "$@"
-}
-
-make_user() { # WHO
-        api POST /admin/users "{\"email\": \"$1@apps.test\", \"password\": \"apps-password-1\", \"role\": \"user\", \"projects\": [\"default\"]}"
-        [ "$CODE" = 201 ] || { cat "$TMP/out"; return 1; }
-        AK[$1]=$(jq -r "[.. | objects | .access_key? // empty][0]" "$TMP/out")
-        SK[$1]=$(jq -r "[.. | objects | .secret_key? // empty][0]" "$TMP/out")
-}
+. "$(dirname "$0")/../lib/app-users.sh"
 
 # start_service [WHO]: WHO's (default owner) start-service jupyter; TOKEN,
 # URL, APP (the app's prefix as a URL, at wsproxy_addr)

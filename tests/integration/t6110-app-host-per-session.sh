@@ -23,20 +23,8 @@ app_url = "http://*.apps.test:$APP_PORT"
 EOF
 MANAGER_ARGS="--config $TMP/manager.conf --app-listen 127.0.0.1:$APP_PORT"
 
-declare -A AK SK SID HOST APPS SECRET LINK
-
-as() { # WHO CMD...: CMD signed as WHO
-        local who=$1
-        shift
-        BACKEND_ACCESS_KEY=${AK[$who]} BACKEND_SECRET_KEY=${SK[$who]} "$@"
-}
-
-make_user() { # WHO
-        api POST /admin/users "{\"email\": \"$1@apps.test\", \"password\": \"apps-password-1\", \"role\": \"user\", \"projects\": [\"default\"]}"
-        [ "$CODE" = 201 ] || { echo "user $1: $CODE $(cat "$TMP/out")"; return 1; }
-        AK[$1]=$(jq -r "[.. | objects | .access_key? // empty][0]" "$TMP/out")
-        SK[$1]=$(jq -r "[.. | objects | .secret_key? // empty][0]" "$TMP/out")
-}
+. "$(dirname "$0")/../lib/app-users.sh"
+declare -A SID HOST APPS SECRET LINK
 
 # web_login JAR EMAIL PASSWORD: a fresh browser (cookie jar JAR) logs in
 # to the web UI
