@@ -60,9 +60,8 @@ obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 TESSERA     := $(BUILD)/tessera
 RUNNER      := $(if $(RUNNER_SRC),$(BUILD)/tessera-runner)
 MONITOR     := $(BUILD)/tessera-monitor
-CUDA_INC    ?= /usr/local/cuda/include
-FGPU_LIB    := $(if $(wildcard $(CUDA_INC)/cuda.h),$(BUILD)/libtessera-fgpu.so)
-FAKE_LIBS   := $(if $(wildcard $(CUDA_INC)/cuda.h),$(BUILD)/libtessera-fake-cuda.so) $(BUILD)/libtessera-fake-nvml.so
+FGPU_LIB    := $(BUILD)/libtessera-fgpu.so
+FAKE_LIBS   := $(BUILD)/libtessera-fake-cuda.so $(BUILD)/libtessera-fake-nvml.so
 UNIT_BINS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 FUZZ_BINS   := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz-replay/%,$(FUZZ_SRC))
 LIB_OBJS    := $(call obj,$(LIB_SRC))
@@ -112,10 +111,11 @@ $(BUILD)/tessera-runner: $(RUNNER_SRC) $(RUNNER_COMMON) $(wildcard src/runner/*.
 # The fGPU hook (src/fgpu, docs/fgpu.md) is preloaded into other people's
 # programs: position independent, only its wrappers exported, libc only,
 # and never built with sanitizers (their runtimes refuse to be preloaded
-# behind the program).  Needs CUDA's cuda.h for the driver's types.
-FGPU_CFLAGS := -std=gnu17 -Isrc $(WARN) -O2 -g -fPIC -fvisibility=hidden -I$(CUDA_INC)
+# behind the program).  The driver's types are our own
+# (src/common/cuda_abi.h): no CUDA toolkit is needed to build.
+FGPU_CFLAGS := -std=gnu17 -Isrc $(WARN) -O2 -g -fPIC -fvisibility=hidden
 $(BUILD)/libtessera-fgpu.so: $(FGPU_SRC) $(wildcard src/fgpu/*.h) src/fgpu/libtessera-fgpu.map src/common/compat.h \
-		src/common/nvml_abi.h
+		src/common/nvml_abi.h src/common/cuda_abi.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(FGPU_CFLAGS) -shared -Wl,--version-script=src/fgpu/libtessera-fgpu.map -Wl,-z,now -o $@ \
@@ -126,9 +126,10 @@ $(BUILD)/libtessera-fgpu.so: $(FGPU_SRC) $(wildcard src/fgpu/*.h) src/fgpu/libte
 # sit beside tessera), and the hook's tests put them behind the hook.  Like
 # the hook: libc only, no sanitizers; -Bsymbolic so that the addresses
 # cuGetProcAddress hands out are the fake's own, as a real driver's are.
-FAKE_CFLAGS := -std=gnu17 -Isrc $(WARN) -O2 -g -fPIC -fvisibility=hidden -I$(CUDA_INC)
+FAKE_CFLAGS := -std=gnu17 -Isrc $(WARN) -O2 -g -fPIC -fvisibility=hidden
 FAKE_COMMON := src/fakecuda/fake_common.c src/fakecuda/fake_activity.c
-$(BUILD)/libtessera-fake-%.so: src/fakecuda/fake_%.c $(FAKE_COMMON) src/fakecuda/fake.h src/common/nvml_abi.h
+$(BUILD)/libtessera-fake-%.so: src/fakecuda/fake_%.c $(FAKE_COMMON) src/fakecuda/fake.h src/common/nvml_abi.h \
+		src/common/cuda_abi.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(FAKE_CFLAGS) -shared -Wl,-Bsymbolic -Wl,-soname,$(notdir $@) -o $@ $< $(FAKE_COMMON) \

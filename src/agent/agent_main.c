@@ -406,8 +406,8 @@ static int agent_start(struct agent *a, struct tess_error **err)
         if (r >= 0)
                 r = agent_devices_probe(&a->conf, &a->devices, err);
         if (r >= 0 && (r = gpu_wiring_check(&a->conf, &a->devices, err)) < 0)
-                return tess_err_wrap(err, "no kernel could use this node's %zu %s GPU(s): `make` builds Tessera's "
-                                          "GPU libraries where CUDA's cuda.h is installed",
+                return tess_err_wrap(err, "no kernel could use this node's %zu %s GPU(s): install Tessera's "
+                                          "GPU libraries beside tessera (`make` builds them)",
                                      a->devices.ngpu, a->devices.gpu_plugin);
         if (r >= 0)
                 r = fs_mkdir_p(a->conf.state_dir, 0700, err);

@@ -16,17 +16,14 @@
  * function, tessera_fake_cuda_used(d) and tessera_fake_cuda_device_used(d)
  * say what this process, and the device, hold. */
 #define _GNU_SOURCE
-#include <cuda.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
+#include "common/cuda_abi.h"
 #include "fakecuda/fake.h"
-
-#undef cuGetProcAddress
-#undef cuDeviceGetUuid
 
 #define FAKE_DRIVER_VERSION 12080
 #define VMM_GRANULARITY     (2u << 20)
@@ -34,6 +31,7 @@
 #define CTX_MAGIC           0x43545821u
 #define MAX_CTX_DEPTH       32
 #define API                 FAKE_EXPORT CUresult
+#define ATTRIBUTE_END       148 /* one past the last device attribute CUDA 13.0 defines */
 
 static int initialized; /* cuInit called */
 
@@ -455,7 +453,7 @@ static int attribute(CUdevice_attribute a)
 API cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
 {
         NEED_INIT();
-        if (!pi || (int)attrib <= 0 || attrib >= CU_DEVICE_ATTRIBUTE_MAX)
+        if (!pi || (int)attrib <= 0 || attrib >= ATTRIBUTE_END)
                 return CUDA_ERROR_INVALID_VALUE;
         if (!valid_device(dev))
                 return CUDA_ERROR_INVALID_DEVICE;

@@ -3,7 +3,7 @@
 #ifndef TESS_FGPU_HOOK_H
 #define TESS_FGPU_HOOK_H
 
-#include <cuda.h>
+#include "common/cuda_abi.h" /* the CUDA driver's ABI (cuda.h is not needed to build) */
 
 #include "common/nvml_abi.h" /* NVML with NVIDIA's ABI (nvml.h is not needed to build) */
 #include "fgpu/fgpu.h"

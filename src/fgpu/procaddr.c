@@ -8,8 +8,6 @@
 
 #include "fgpu/hook.h"
 
-#undef cuGetProcAddress /* cuda.h maps it to _v2; the 4-argument one is a symbol of its own */
-
 CUresult (*real_cuGetProcAddress)(const char *, void **, int, cuuint64_t);
 CUresult (*real_cuGetProcAddress_v2)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
 

@@ -28,7 +28,6 @@
  *                            (the most the region and the device held after any step) over= (steps past LIMIT)
  *   threads:N:ITER           N threads allocating and freeing every family at once */
 #define _GNU_SOURCE
-#include <cuda.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
@@ -37,22 +36,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/cuda_abi.h"
 #include "common/nvml_abi.h"
 #include "fgpu/region.h"
 
-#undef cuGetProcAddress
-
-/* What cuda.h declares only for per-thread-stream builds, and the 4-argument cuGetProcAddress. */
-CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int version, cuuint64_t flags);
-CUresult CUDAAPI cuMemAllocAsync_ptsz(CUdeviceptr *, size_t, CUstream);
-CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *, size_t, CUmemoryPool, CUstream);
-CUresult CUDAAPI cuMemFreeAsync_ptsz(CUdeviceptr, CUstream);
-CUresult CUDAAPI cuLaunchKernel_ptsz(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                                     CUstream, void **, void **);
-CUresult CUDAAPI cuLaunchKernelEx_ptsz(const CUlaunchConfig *, CUfunction, void **, void **);
-CUresult CUDAAPI cuLaunchCooperativeKernel_ptsz(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                                                unsigned, CUstream, void **);
-CUresult CUDAAPI cuGraphLaunch_ptsz(CUgraphExec, CUstream);
 
 /* The fake's counters and memory (fake_cuda.c, fake_nvml.c). */
 unsigned long tessera_fake_cuda_calls(const char *name);

@@ -4,6 +4,7 @@
  * what the container's shared region says it uses, what the driver really
  * holds, and which of the driver's functions ran.
  *
+ *   abi          our declarations of the driver are NVIDIA's (where cuda.h is)
  *   routing      every wrapped symbol, by direct link, dlopen+dlsym and
  *                cuGetProcAddress(_v2) at the versions CUDA 11.3-13 ask for:
  *                the hook's wrapper runs (a charge, a refund, the limit
@@ -344,6 +345,40 @@ static void test_routing_cuGetProcAddress(void)
 static void test_routing_cuGetProcAddress_v2(void)
 {
         route_by_procaddr("procaddr_v2");
+}
+
+/* ---- the driver's ABI ---- */
+
+/* Our own declarations of the driver (src/common/cuda_abi.h) are NVIDIA's:
+ * the same prototypes (cuda_abi_nvidia compiles only if they are), and the
+ * same constants and struct layouts (the two builds print the same). */
+static void test_abi_matches_nvidia_cuda_h(void)
+{
+        static char ours[16384], theirs[16384];
+        char path[PATH_MAX + 64];
+        snprintf(path, sizeof(path), "%s/tests/cuda_abi_nvidia", build);
+        if (access(path, X_OK) < 0)
+                SKIP("no CUDA toolkit's cuda.h here (CUDA_INC): cuda_abi_nvidia not built");
+        const char *progs[] = { "cuda_abi_ours", "cuda_abi_nvidia" };
+        char *outs[] = { ours, theirs };
+        for (int i = 0; i < 2; i++) {
+                snprintf(path, sizeof(path), "%s/tests/%s", build, progs[i]);
+                FILE *f = popen(path, "r");
+                CHECK(f != NULL);
+                size_t n = f ? fread(outs[i], 1, sizeof(ours) - 1, f) : 0;
+                outs[i][n] = '\0';
+                CHECK(f && pclose(f) == 0);
+        }
+        CHECK(strlen(ours) > 1000); /* every value and layout printed */
+        if (strcmp(ours, theirs) != 0) {
+                const char *a = ours, *b = theirs;
+                while (*a && *a == *b)
+                        a++, b++;
+                while (a > ours && a[-1] != '\n')
+                        a--, b--;
+                test_fail(__FILE__, __LINE__, "cuda_abi.h differs from cuda.h at:\n  ours:   %.*s\n  NVIDIA: %.*s",
+                          (int)strcspn(a, "\n"), a, (int)strcspn(b, "\n"), b);
+        }
 }
 
 /* ---- limits ---- */
@@ -1050,6 +1085,7 @@ static void cleanup(void)
 int main(void)
 {
         static const struct test tests[] = {
+                TEST(test_abi_matches_nvidia_cuda_h),
                 TEST(test_exports_only_the_wrappers),
                 TEST(test_routing_direct_link),
                 TEST(test_routing_dlopen_dlsym),
