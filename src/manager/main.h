@@ -61,6 +61,11 @@ void api_openapi(struct api_ctx *c);
 /* The OpenAPI document of the routes of `tables` (also written to
  * docs/openapi.json). */
 json_t *api_openapi_document(const struct route *const *tables);
+/* api_manager_state.c: the announcement, the service's status (freeze) */
+void api_manager_announcement_get(struct api_ctx *c);
+void api_manager_announcement_set(struct api_ctx *c);
+void api_manager_status_get(struct api_ctx *c);
+void api_manager_status_set(struct api_ctx *c);
 void api_web_static(struct api_ctx *c);   /* web_static.c */
 bool web_static_index(struct api_ctx *c); /* answered GET / with index.html */
 

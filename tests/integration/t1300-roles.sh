@@ -49,6 +49,10 @@ GET /openapi.json                       -                       | 200 200 200 20
 POST /auth/authorize                    {"username":"user1@walk.test","password":"walk-password-1"} | 200 200 200 200 200
 GET /auth/role                          -                       | 200 200 200 200 200
 POST /auth/update-password              {"old_password":"wrong-password","new_password":"whatever-123"} | 401 401 401 401 401
+GET /manager/announcement               -                       | 200 200 200 200 200
+POST /manager/announcement              {"enabled":true,"message":"walk"} | 403 403 403 403 204
+GET /manager/status                     -                       | 403 403 403 403 200
+PUT /manager/status                     {"status":"running"}    | 403 403 403 403 204
 POST /session                           {"name":"walk-{ROLE}","image":"walk/img:1","enqueueOnly":true} | 400 201 403 201 201
 POST /session/_/create                  {"name":"walk-{ROLE}","image":"walk/img:1","enqueueOnly":true} | 400 200 403 200 200
 GET /sessions                           -                       | 200 200 200 200 200

@@ -93,6 +93,8 @@ enum route_flags {
         ROUTE_STREAM = 1 << 10,   /* dispatched when the headers are in; the handler takes the body as
                                      it comes (http_body_sink) */
         ROUTE_APP = 1 << 11,      /* the app proxy's: with conf.app_listen, served there and only there */
+        ROUTE_CREATES = 1 << 12,  /* makes a session or a folder: refused while the service is frozen
+                                     (server_state.h) */
 };
 
 struct route {

@@ -13,6 +13,7 @@
 #include "manager/api/audit.h"
 #include "manager/api/auth.h"
 #include "manager/api/held_conn.h"
+#include "manager/api/server_state.h"
 #include "manager/core/events.h"
 #include "manager/core/manager.h"
 #include "manager/core/metrics.h"
@@ -246,6 +247,13 @@ static void dispatch_headers(struct http_req *req, struct manager *m, bool app_l
         c->authenticated = true;
         if (!authorized_for_route(c)) {
                 api_problem(c, 403, "forbidden", "your role (%s) may not use this route", role_to_string(c->who.role));
+                return;
+        }
+        if ((c->route->flags & ROUTE_CREATES) && server_frozen(m)) {
+                http_add_header(req, "Retry-After", "60");
+                api_problem(c, 503, "server-frozen",
+                            "the service is frozen for maintenance: nothing new can be created until an "
+                            "administrator unfreezes it; please try again later");
                 return;
         }
 }

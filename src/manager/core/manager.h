@@ -93,6 +93,10 @@ struct manager {
         unsigned char master_key[MASTER_KEY_LEN];
         char cluster_secret[2 * MASTER_KEY_LEN + 1]; /* hex: the HMAC key agents share */
         int64_t started_at;
+        struct { /* the frozen state, as last read (api/server_state.h) */
+                bool frozen;
+                int64_t checked_at; /* monotonic; 0: never */
+        } server_state;
         bool dev;
         struct {                /* tessera dev's agent (dev_agent.c) */
                 bool enabled;

@@ -242,6 +242,11 @@ static const struct migration migrations[] = {
         /* what a session's containers may write outside their folders
          * (their writable layers, layer_disk.h); 0: the node's limit */
         { 13, "ALTER TABLE keypair_resource_policies ADD COLUMN max_container_disk BIGINT NOT NULL DEFAULT 0;" },
+        /* what a superadmin sets for the whole service: the announcement,
+         * the frozen state (api/server_state.h) */
+        { 14,
+          "CREATE TABLE manager_settings ("
+          " key TEXT PRIMARY KEY, value TEXT NOT NULL, updated_at BIGINT NOT NULL);" },
 };
 
 int db_schema_version(struct db *db, struct tess_error **err)

@@ -55,7 +55,7 @@ const struct route vfolder_routes[] = {
         { "POST", "/folders/purge", api_vfolder_purge, 0, "Purge a trashed folder {vfolder_id}", "vfolder" },
         { "DELETE", "/folders/delete-from-trash-bin", api_vfolder_purge, 0, "Purge a trashed folder {vfolder_id}", "vfolder" },
         { "POST", "/folders/restore-from-trash-bin", api_vfolder_restore, 0, "Restore a trashed folder {vfolder_id}", "vfolder" },
-        { "POST", "/folders", api_vfolder_create, 0, "Create a folder", "vfolder" },
+        { "POST", "/folders", api_vfolder_create, ROUTE_CREATES, "Create a folder", "vfolder" },
         { "GET", "/folders", api_vfolder_list, ROUTE_READ, "Folders the caller may use", "vfolder" },
         { "GET", "/folders/{name}", api_vfolder_info, ROUTE_READ, "A folder", "vfolder" },
         { "DELETE", "/folders/{name}", api_vfolder_delete, 0, "Move a folder to the trash", "vfolder" },
