@@ -48,7 +48,13 @@ case $ROOT in / | "") echo "$0: refusing ROOT=$ROOT" >&2; exit 2 ;; esac
 
 cleanup() {
         trap - EXIT INT TERM
-        [ -n "${PID:-}" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null
+        # unshare ignores SIGTERM while its child runs, and the namespace's
+        # first process ignores what it has no handler for; SIGKILL from
+        # here ends it, and with it every process of the namespace
+        if [ -n "${PID:-}" ]; then
+                pkill -KILL -P "$PID" 2>/dev/null
+                wait "$PID" 2>/dev/null
+        fi
         # the mounts were the private mount namespace's, gone with it
         if findmnt -rn -o TARGET | grep -qE "^$ROOT(/|$)"; then
                 echo "$0: mounts left under $ROOT, not removing it:" >&2

@@ -18,6 +18,18 @@ LOG=${WALK_LOG:-$PWD/readme-walkthrough.log}
 URL=http://127.0.0.1:8090
 [ -e tessera-data ] && { echo "$0: ./tessera-data exists: run it on a fresh checkout" >&2; exit 2; }
 
+# http_get PATH [ACCEPT]: the manager's answer (status line, headers, body)
+# through bash's /dev/tcp: a fresh machine after `make run` has no curl
+http_get() {
+        local answer
+        exec 3<>/dev/tcp/127.0.0.1/8090 || return 1
+        printf 'GET %s HTTP/1.0\r\nHost: 127.0.0.1:8090\r\nAccept: %s\r\n\r\n' "$1" "${2:-*/*}" >&3
+        answer=$(timeout 10 cat <&3)
+        exec 3<&-
+        printf '%s\n' "$answer"
+        [[ $answer == "HTTP/1."[01]" 200 "* ]]
+}
+
 make run >"$LOG" 2>&1 &
 RUN=$!
 stop() {
@@ -30,7 +42,7 @@ trap stop EXIT
 echo "# make run (log: $LOG)"
 for ((i = 0; i < 1800; i++)); do
         kill -0 "$RUN" 2>/dev/null || { echo "make run ended early:"; tail -n 30 "$LOG"; exit 1; }
-        [ -s tessera-data/admin-credentials ] && curl -fsS -o /dev/null "$URL/health" 2>/dev/null && break
+        [ -s tessera-data/admin-credentials ] && http_get /health >/dev/null 2>&1 && break
         sleep 1
 done
 [ -s tessera-data/admin-credentials ] || { echo "make run did not come up in 30 minutes"; tail -n 30 "$LOG"; exit 1; }
@@ -50,7 +62,7 @@ printf '%s\n' "$OUT" | sed 's/^/> /'
 grep -qx hello <<<"$OUT" || { echo "no 'hello' from the batch session"; exit 1; }
 grep -qx inside <<<"$OUT" || { echo "no 'inside' from the interactive session"; exit 1; }
 
-page=$(curl -fsS -H "Accept: text/html" "$URL/") || { echo "the web UI's page did not load"; exit 1; }
+page=$(http_get / text/html) || { echo "the web UI's page did not load: ${page:0:300}"; exit 1; }
 grep -qi "<html" <<<"$page" || { echo "$URL/ is not the web UI"; exit 1; }
 echo "# the web UI answers at $URL/"
 echo "# walkthrough passed"
