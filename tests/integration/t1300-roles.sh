@@ -72,6 +72,7 @@ GET /events/background-task?taskId=nope -                      | 404 404 404 404
 GET /events/background-task            -                       | 400 400 400 400 400
 GET /background-tasks/nope             -                       | 404 404 404 404 404
 GET /stream/session/{VICTIM}/pty        -                       | 400 400 403 400 400
+GET /stream/session/{VICTIM}/execute    -                       | 400 400 403 400 400
 POST /session/{VICTIM}/start-service    {"app":"jupyter"}       | 404 404 403 409 409
 POST /session/{VICTIM}/shutdown-service {"service_name":"jupyter"} | 404 404 403 409 409
 GET /apps/_/open?token=x                -                       | 421 421 421 421 421

@@ -97,6 +97,7 @@ POST /session/{name}/commit           | {"tag":"authz"}        | 409
 POST /session/{name}/start-service    | {"app":"jupyter"}      | 409
 POST /session/{name}/shutdown-service | {"service_name":"jupyter"} | 409
 GET /stream/session/{name}/pty        | websocket              | 409
+GET /stream/session/{name}/execute    | websocket              | 409
 DELETE /session/{name}                | -                      | 200
 EOF
 

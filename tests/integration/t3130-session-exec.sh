@@ -217,6 +217,49 @@ test_expect_success 'the logs of a running session are read live from its agent'
         api DELETE /session/talker && test "$CODE" = 200
 '
 
+# stream_exec STEP...: ws-exec.py on pysess's streamed execution; frames in $TMP/sx
+stream_exec() {
+        ws_exec /stream/session/pysess/execute "$@" >"$TMP/sx" || { cat "$TMP/sx"; return 1; }
+}
+
+test_expect_success 'streamed execution (backend.ai run): query mode, one finished frame, closed 1000' '
+        stream_exec "send:{\"code\": \"print(x * 2)\", \"mode\": \"query\", \"options\": {}}" until:finished \
+                until-close:1000 &&
+        grep -qx "stdout \"84\\\\n\"" "$TMP/sx" &&
+        grep "^frame " "$TMP/sx" | tail -n 1 | sed "s/^frame //" |
+                jq -e ".status == \"finished\" and has(\"console\") and has(\"exitCode\") and has(\"options\") and has(\"files\")"
+'
+
+test_expect_success 'streamed execution: a batch command streams continued frames, then its exit code' '
+        stream_exec "send:{\"code\": \"for i in 1 2 3; do echo tick \$i; sleep 1; done; exit 4\", \"mode\": \"batch\", \"options\": {\"exec\": null}}" \
+                until:finished until-close:1000 &&
+        grep -c "\"status\": \"continued\"" "$TMP/sx" | grep -qv "^0$" &&
+        grep -qx "stdout \"tick 1\\\\ntick 2\\\\ntick 3\\\\n\"" "$TMP/sx" &&
+        grep "\"status\": \"finished\"" "$TMP/sx" | sed "s/^frame //" | jq -e ".exitCode == 4"
+'
+
+test_expect_success 'streamed execution: input() asks with waiting-input, a text frame answers it' '
+        stream_exec "send:{\"code\": \"who = input(\\\"who? \\\"); print(\\\"hello \\\" + who)\", \"mode\": \"query\"}" \
+                until:waiting-input "send:world" until:finished until-close:1000 &&
+        grep "\"status\": \"waiting-input\"" "$TMP/sx" | sed "s/^frame //" | jq -e ".options.is_password == false" &&
+        grep -q "stdout \"who? hello world\\\\n\"" "$TMP/sx"
+'
+
+test_expect_success 'streamed execution: bad requests get {"status": "error"} and 1008; others and plain GETs are refused' '
+        ws_exec /stream/session/pysess/execute "send:not json" until-close:1008 >"$TMP/sx" &&
+        grep "^frame " "$TMP/sx" | sed "s/^frame //" | jq -e ".status == \"error\" and (.msg | test(\"JSON object\"))" &&
+        ws_exec /stream/session/pysess/execute "send:{\"code\": \"1\", \"mode\": \"shell\"}" until-close:1008 >"$TMP/sx" &&
+        grep -q "mode: must be query or batch" "$TMP/sx" &&
+        ws_exec /stream/session/pysess/execute "binary:{}" until-close:1008 >"$TMP/sx" &&
+        grep -q "text frames only" "$TMP/sx" &&
+        api GET /stream/session/pysess/execute && test "$CODE" = 400 &&
+        (
+                other_user &&
+                test_must_fail ws_exec /stream/session/pysess/execute "send:{\"code\": \"1\"}" until:finished 2>"$TMP/sx.err" >&2 &&
+                grep -q 404 "$TMP/sx.err"
+        )
+'
+
 test_expect_success 'a session that is not running answers 409' '
         api DELETE /session/pysess && test "$CODE" = 200 &&
         wait_status pysess TERMINATED &&

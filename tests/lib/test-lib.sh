@@ -527,12 +527,16 @@ gpus() {
 
 # pty TARGET STEP...: a terminal WebSocket (tests/lib/ws-pty.py) through the
 # manager, signed as the caller (BACKEND_*)
-pty() {
-        local target=$1 h=() l
-        shift
+pty() { ws_client ws-pty.py "$@"; }
+# ws_exec TARGET STEP...: tests/lib/ws-exec.py (Backend.AI's streamed
+# execution) against TARGET, signed as the current BACKEND_* keypair
+ws_exec() { ws_client ws-exec.py "$@"; }
+ws_client() {
+        local client=$1 target=$2 h=() l
+        shift 2
         while IFS= read -r l; do h+=(-H "$l"); done < <("$BUILD/test-tool" sign GET "$target" \
                 "${BACKEND_ENDPOINT#http://}" "$BACKEND_ACCESS_KEY" "$BACKEND_SECRET_KEY")
-        timeout 60 python3 "$TEST_ROOT/tests/lib/ws-pty.py" "ws://${BACKEND_ENDPOINT#http://}$target" "${h[@]}" "$@"
+        timeout 60 python3 "$TEST_ROOT/tests/lib/$client" "ws://${BACKEND_ENDPOINT#http://}$target" "${h[@]}" "$@"
 }
 
 # ---- real agents and their containers (crun or runc) ----

@@ -5,6 +5,8 @@
  *   api_session.c         create, info, destroy, logs, list
  *   api_session_exec.c    execute, interrupt, upload, download, files
  *   api_stream_pty.c      a terminal (WebSocket)
+ *   api_stream_execute.c  streamed execution (WebSocket)
+ *   stream_ws.c           the thread behind each of those WebSockets
  *   api_events.c          session events (server-sent events)
  *   api_session_commit.c  commits (session_commit.h) */
 #ifndef TESS_API_SESSION_H
@@ -40,6 +42,7 @@ void api_session_upload(struct api_ctx *c);
 void api_session_download_single(struct api_ctx *c);
 void api_session_files(struct api_ctx *c);
 void api_stream_pty(struct api_ctx *c);     /* api_stream_pty.c */
+void api_stream_execute(struct api_ctx *c); /* api_stream_execute.c */
 void api_events_session(struct api_ctx *c); /* api_events.c */
 
 /* Where a running session's main kernel is. */
