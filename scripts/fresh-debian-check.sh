@@ -44,6 +44,7 @@ CACHE=${FRESH_CACHE:-/var/cache/tessera-fresh}
 TARBALL=$CACHE/bookworm-minbase.tgz
 [ -n "$ROOT" ] || ROOT=$(mktemp -d /var/tmp/tessera-fresh.XXXXXX)
 ROOT=$(realpath "$ROOT")
+chmod 0755 "$ROOT" # mktemp's 0700 would shut every user but root out of /, as no real machine does
 case $ROOT in / | "") echo "$0: refusing ROOT=$ROOT" >&2; exit 2 ;; esac
 
 cleanup() {
