@@ -121,3 +121,11 @@ int fs_remove_tree(const char *dir, struct tess_error **err)
                 return tess_err(err, errno, "removing '%s': %s", dir, strerror(errno));
         return 0;
 }
+
+void fs_mode_string(mode_t mode, char out[11])
+{
+        out[0] = S_ISDIR(mode) ? 'd' : S_ISLNK(mode) ? 'l' : S_ISREG(mode) ? '-' : '?';
+        for (int b = 0; b < 9; b++)
+                out[1 + b] = mode & (0400 >> b) ? "rwxrwxrwx"[b] : '-';
+        out[10] = '\0';
+}

@@ -18,5 +18,8 @@ int fs_mkdir_p(const char *path, mode_t mode, struct tess_error **err);
 /* rm -rf dir, never crossing into a mount (e.g. a rootfs left mounted);
  * a missing dir is success. */
 int fs_remove_tree(const char *dir, struct tess_error **err);
+/* ls -l's mode column ("drwxr-xr-x") of st_mode: the type ('d', 'l', '-'
+ * for a regular file, '?' otherwise) and the nine permission bits. */
+void fs_mode_string(mode_t mode, char out[11]);
 
 #endif

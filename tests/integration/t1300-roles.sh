@@ -181,6 +181,7 @@ GET /folders/walkf                      -                       | 404 404 404 40
 GET /folders/{VF}                       -                       | 404 404 404 404 404
 GET /folders/walkf/files                -                       | 404 404 404 404 404
 DELETE /folders/walkf                   -                       | 404 404 403 404 404
+DELETE /folders                         {"id":"{VF}"}           | 404 404 403 404 404
 POST /folders/walkf/rename              {"new_name":"walkg"}    | 404 404 403 404 404
 POST /folders/walkf/restore             {}                      | 404 404 403 404 404
 POST /folders/walkf/purge               {}                      | 404 404 403 404 404
@@ -189,9 +190,12 @@ DELETE /folders/delete-from-trash-bin   {"vfolder_id":"{VF}"}   | 404 404 403 40
 POST /folders/restore-from-trash-bin    {"vfolder_id":"{VF}"}   | 404 404 403 404 404
 POST /folders/walkf/mkdir               {"path":"x"}            | 404 404 403 404 404
 POST /folders/walkf/rename-file         {"target_path":"a","new_name":"b"} | 404 404 403 404 404
+POST /folders/walkf/rename_file         {"target_path":"a","new_name":"b"} | 404 404 403 404 404
 POST /folders/walkf/move-file           {"src":"a","dst":"b"}   | 404 404 403 404 404
 DELETE /folders/walkf/delete-files      {"files":["a"]}         | 404 404 403 404 404
 POST /folders/walkf/delete-files        {"files":["a"]}         | 404 404 403 404 404
+DELETE /folders/walkf/delete_files      {"files":["a"]}         | 404 404 403 404 404
+POST /folders/walkf/delete_files        {"files":["a"]}         | 404 404 403 404 404
 POST /folders/walkf/request-upload      {"path":"a","size":1}   | 404 404 403 404 404
 POST /folders/walkf/request-download    {"path":"a"}            | 404 404 403 404 404
 POST /folders/walkf/invite              {"perm":"ro","emails":["user1@walk.test"]} | 404 404 403 404 404
@@ -201,6 +205,7 @@ POST /folders/walkf/unshare             {"emails":["user1@walk.test"]} | 404 404
 POST /folders/walkf/leave               {}                      | 404 404 403 404 404
 GET /folders/invitations/list           -                       | 200 200 200 200 200
 GET /folders/invitations/list-sent      -                       | 200 200 200 200 200
+GET /folders/invitations/list_sent      -                       | 200 200 200 200 200
 GET /folders/_/shared                   -                       | 200 200 200 200 200
 POST /folders/invitations/accept        {"inv_id":"00000000-0000-4000-8000-000000000000"} | 404 404 403 404 404
 DELETE /folders/invitations/delete      {"inv_id":"00000000-0000-4000-8000-000000000000"} | 404 404 403 404 404

@@ -356,6 +356,7 @@ test_expect_success 'every folder route x every role x name and id, for folders 
                 [rename]="{\"new_name\": \"f-renamed\"}" [mkdir]="{\"path\": \"x\"}"
                 [rename-file]="{\"target_path\": \"a\", \"new_name\": \"b\"}" [move-file]="{\"src\": \"a\", \"dst\": \"b\"}"
                 [delete-files]="{\"files\": [\"a\"]}" [request-upload]="{\"path\": \"a\", \"size\": 1}"
+                [rename_file]="{\"target_path\": \"a\", \"new_name\": \"b\"}" [delete_files]="{\"files\": [\"a\"]}"
                 [request-download]="{\"path\": \"a\"}"
                 [invite]="{\"perm\": \"ro\", \"emails\": [\"user1@authz.test\"]}"
                 [share]="{\"permission\": \"ro\", \"emails\": [\"user1@authz.test\"]}"

@@ -101,6 +101,24 @@ test_expect_success 'mkdir, list, rename, move, delete in the own folder' '
         as u1 POST /folders/mine/delete-files "{\"files\": [\"a\"]}" && test "$CODE" = 404
 '
 
+test_expect_success 'Backend.AI'"'"'s client shapes: "files" as JSON text beside items, numFiles, rename_file, delete_files, DELETE /folders {id}' '
+        as u1 POST /folders/mine/mkdir "{\"path\": \"bai\"}" && test "$CODE" = 201 &&
+        printf 12345 >"$D/bai/five.bin" && chmod 640 "$D/bai/five.bin" && touch -d @1700000000 "$D/bai/five.bin" &&
+        as u1 GET /folders/mine/files "{\"path\": \"bai\"}" && test "$CODE" = 200 &&
+        jq -r .files "$TMP/out" | jq -e "length == 1 and .[0].filename == \"five.bin\" and .[0].size == 5 and .[0].mode == \"-rw-r-----\" and (.[0].mtime | floor) == 1700000000" &&
+        as u1 GET /folders/mine && test "$CODE" = 200 &&
+        jq -e ".numFiles == .num_files and .numFiles >= 1" "$TMP/out" &&
+        as u1 POST /folders/mine/rename_file "{\"target_path\": \"bai/five.bin\", \"new_name\": \"5.bin\"}" &&
+        test "$CODE" = 200 && test -f "$D/bai/5.bin" &&
+        as u1 DELETE /folders/mine/delete_files "{\"files\": [\"bai\"], \"recursive\": true}" &&
+        test "$CODE" = 200 && test ! -e "$D/bai" &&
+        as u1 POST /folders "{\"name\": \"bye\"}" && test "$CODE" = 201 && BYE=$(jq -r .id "$TMP/out") &&
+        as u2 DELETE /folders "{\"id\": \"$BYE\"}" && test "$CODE" = 404 &&
+        as u1 DELETE /folders "{}" && test "$CODE" = 400 &&
+        as u1 DELETE /folders "{\"id\": \"$BYE\"}" && test "$CODE" = 200 && jq -e ".status == \"delete-pending\"" "$TMP/out" &&
+        as u1 GET /folders/invitations/list_sent && test "$CODE" = 200
+'
+
 test_expect_success 'permissions: none (404), ro lists only, rw changes but does not delete' '
         as u2 GET "/folders/$MINE/files" && test "$CODE" = 404 &&
         as u2 POST "/folders/$MINE/mkdir" "{\"path\": \"z\"}" && test "$CODE" = 404 &&

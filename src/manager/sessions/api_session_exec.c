@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 
 #include "common/buf.h"
+#include "common/fs.h"
 #include "manager/agent_link/agent_call.h"
 #include "manager/api/api.h"
 #include "manager/core/manager.h"
@@ -340,12 +341,9 @@ static void listing_done(struct api_ctx *c, struct agent_call *call)
         json_t *out = json_array();
         json_array_foreach(json_object_get(j, "entries"), i, e) {
                 const char *type = json_string_value(json_object_get(e, "type"));
-                json_int_t perm = json_integer_value(json_object_get(e, "perm"));
-                char mode[11] = "----------";
-                mode[0] = streq(type, "dir") ? 'd' : streq(type, "link") ? 'l' : streq(type, "file") ? '-' : '?';
-                for (int b = 0; b < 9; b++)
-                        if (perm & (0400 >> b))
-                                mode[1 + b] = "rwxrwxrwx"[b];
+                mode_t kind = streq(type, "dir") ? S_IFDIR : streq(type, "link") ? S_IFLNK : streq(type, "file") ? S_IFREG : 0;
+                char mode[11];
+                fs_mode_string(kind | (json_integer_value(json_object_get(e, "perm")) & 0777), mode);
                 json_t *mt = json_object_get(e, "mtime");
                 json_array_append_new(out, json_pack("{s:O?, s:O?, s:s, s:O?, s:O?, s:O?}", "filename",
                                                      json_object_get(e, "name"), "size", json_object_get(e, "size"),

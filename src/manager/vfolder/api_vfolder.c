@@ -2,9 +2,11 @@
  *
  *   POST /folders {name, host?, usage_mode?, permission?, group?}   create
  *   GET /folders[?all=true&group_id=&status=delete-pending]         list
- *   GET /folders/{name}                                             info
+ *   GET /folders/{name}                                             info (num_files, and
+ *                                           numFiles as Backend.AI's client reads it)
  *   POST /folders/{name}/rename {new_name}
- *   DELETE /folders/{name}                  to the trash (owner)
+ *   DELETE /folders/{name}                  to the trash (owner; DELETE /folders {id}
+ *                                           too, as Backend.AI's SDK sends it)
  *   POST /folders/{name}/restore            out of the trash (owner)
  *   POST /folders/{name}/purge              gone for good, files too (owner)
  *   POST /folders/restore-from-trash-bin, POST /folders/purge,
@@ -48,6 +50,7 @@ const struct route vfolder_routes[] = {
         { "GET", "/folders/_/download", api_vfolder_download, ROUTE_PUBLIC | ROUTE_READ, "A file (Range honoured) or a directory as an archive (?token=)", "vfolder" },
         { "GET", "/folders/invitations/list", api_vfolder_invitations, ROUTE_READ, "Invitations to the caller, pending", "vfolder" },
         { "GET", "/folders/invitations/list-sent", api_vfolder_invitations_sent, ROUTE_READ, "Invitations the caller sent, pending", "vfolder" },
+        { "GET", "/folders/invitations/list_sent", api_vfolder_invitations_sent, ROUTE_READ, "Invitations the caller sent, pending (Backend.AI's spelling)", "vfolder" },
         { "GET", "/folders/_/shared", api_vfolder_shared, ROUTE_READ, "Who the caller's folders are shared with (?vfolder_id=)", "vfolder" },
         { "POST", "/folders/invitations/accept", api_vfolder_invitation_accept, 0, "Accept an invitation {inv_id}", "vfolder" },
         { "DELETE", "/folders/invitations/delete", api_vfolder_invitation_delete, 0, "Reject (invitee) or cancel (inviter) an invitation {inv_id}", "vfolder" },
@@ -56,6 +59,7 @@ const struct route vfolder_routes[] = {
         { "DELETE", "/folders/delete-from-trash-bin", api_vfolder_purge, 0, "Purge a trashed folder {vfolder_id}", "vfolder" },
         { "POST", "/folders/restore-from-trash-bin", api_vfolder_restore, 0, "Restore a trashed folder {vfolder_id}", "vfolder" },
         { "POST", "/folders", api_vfolder_create, ROUTE_CREATES, "Create a folder", "vfolder" },
+        { "DELETE", "/folders", api_vfolder_delete, 0, "Move a folder to the trash by {id} (Backend.AI's SDK)", "vfolder" },
         { "GET", "/folders", api_vfolder_list, ROUTE_READ, "Folders the caller may use", "vfolder" },
         { "GET", "/folders/{name}", api_vfolder_info, ROUTE_READ, "A folder", "vfolder" },
         { "DELETE", "/folders/{name}", api_vfolder_delete, 0, "Move a folder to the trash", "vfolder" },
@@ -65,9 +69,12 @@ const struct route vfolder_routes[] = {
         { "GET", "/folders/{name}/files", api_vfolder_files, ROUTE_READ, "List a directory (?path=)", "vfolder" },
         { "POST", "/folders/{name}/mkdir", api_vfolder_mkdir, 0, "Make directories {path, parents, exist_ok}", "vfolder" },
         { "POST", "/folders/{name}/rename-file", api_vfolder_rename_file, 0, "Rename a file {target_path, new_name}", "vfolder" },
+        { "POST", "/folders/{name}/rename_file", api_vfolder_rename_file, 0, "Rename a file (Backend.AI's spelling)", "vfolder" },
         { "POST", "/folders/{name}/move-file", api_vfolder_move_file, 0, "Move a file {src, dst}", "vfolder" },
         { "DELETE", "/folders/{name}/delete-files", api_vfolder_delete_files, 0, "Delete files {files[], recursive}", "vfolder" },
         { "POST", "/folders/{name}/delete-files", api_vfolder_delete_files, 0, "Delete files {files[], recursive}", "vfolder" },
+        { "DELETE", "/folders/{name}/delete_files", api_vfolder_delete_files, 0, "Delete files (Backend.AI's spelling)", "vfolder" },
+        { "POST", "/folders/{name}/delete_files", api_vfolder_delete_files, 0, "Delete files (Backend.AI's spelling)", "vfolder" },
         { "POST", "/folders/{name}/request-upload", api_vfolder_request_upload, 0, "A token to upload one file {path, size}", "vfolder" },
         { "POST", "/folders/{name}/request-download", api_vfolder_request_download, 0, "A token to download a file or directory {path, archive}", "vfolder" },
         { "POST", "/folders/{name}/invite", api_vfolder_invite, 0, "Invite users {perm, emails[]}", "vfolder" },
@@ -263,6 +270,7 @@ void api_vfolder_info(struct api_ctx *c)
         }
         json_t *o = vf_json(&f);
         json_object_set_new(o, "num_files", json_integer((json_int_t)u.files));
+        json_object_set_new(o, "numFiles", json_integer((json_int_t)u.files)); /* Backend.AI's spelling */
         json_object_set_new(o, "used_bytes", json_integer((json_int_t)u.bytes));
         api_json(c, 200, o);
 }

@@ -1,10 +1,12 @@
 /* api_vfolder_files.c - files inside a folder (docs/vfolder-transfers.md):
  *
- *   GET /folders/{name}/files?path=        list a directory (ro)
+ *   GET /folders/{name}/files?path=        list a directory (ro): "items", and
+ *                                          "files" for Backend.AI's older clients
  *   POST /folders/{name}/mkdir {path (string or list), parents, exist_ok}   (rw)
  *   POST /folders/{name}/rename-file {target_path, new_name}                (rw)
  *   POST /folders/{name}/move-file {src, dst}                                (rw)
  *   DELETE|POST /folders/{name}/delete-files {files[], recursive}            (wd)
+ * (rename_file and delete_files: Backend.AI's newer spellings, the same.)
  *
  * Besides the caller's permission on the folder, changes need the host's
  * modify-vfolder (mkdir, rename, move) or delete-vfolder (delete), as
@@ -18,6 +20,7 @@
 
 #include "common/beneath.h"
 #include "common/buf.h"
+#include "common/fs.h"
 #include "common/timeutil.h"
 #include "manager/http/http.h"
 #include "manager/vfolder/api_vfolder.h"
@@ -28,8 +31,7 @@
 #define DELETE_MAX 1000 /* files in one delete-files */
 
 /* The folder, the caller's permission `need` and host permission `host` (0: none). */
-static int open_folder(struct api_ctx *c, enum vf_perm need, unsigned host, struct vfolder *f,
-                       struct tess_error **err)
+static int open_folder(struct api_ctx *c, enum vf_perm need, unsigned host, struct vfolder *f, struct tess_error **err)
 {
         int r = vf_find(c, c->param[0], VF_STATUS_READY, need, f, err);
 
@@ -50,8 +52,11 @@ static void json_str(struct buf *b, const char *s)
         buf_putc(b, '"');
         while (*p) {
                 unsigned c = *p;
-                size_t n = c < 0x80 ? 1 : (c >= 0xc2 && c <= 0xdf) ? 2 : (c >= 0xe0 && c <= 0xef) ? 3
-                                                                        : (c >= 0xf0 && c <= 0xf4) ? 4 : 0;
+                size_t n = c < 0x80                   ? 1
+                           : (c >= 0xc2 && c <= 0xdf) ? 2
+                           : (c >= 0xe0 && c <= 0xef) ? 3
+                           : (c >= 0xf0 && c <= 0xf4) ? 4
+                                                      : 0;
                 for (size_t i = 1; i < n; i++)
                         if ((p[i] & 0xc0) != 0x80)
                                 n = 0;
@@ -88,6 +93,17 @@ static void list_item(struct buf *b, const char *name, const struct stat *st)
                    (long long)st->st_size, (unsigned)(st->st_mode & 07777), created, modified);
 }
 
+/* An entry as Backend.AI's older listing has it (times in seconds). */
+static json_t *legacy_item(const char *name, const struct stat *st)
+{
+        char mode[11];
+        fs_mode_string(st->st_mode, mode);
+        return json_pack("{s:s, s:I, s:s, s:f, s:f, s:f}", "filename", name, "size", (json_int_t)st->st_size, "mode",
+                         mode, "mtime", st->st_mtim.tv_sec + st->st_mtim.tv_nsec / 1e9, "ctime",
+                         st->st_ctim.tv_sec + st->st_ctim.tv_nsec / 1e9, "atime",
+                         st->st_atim.tv_sec + st->st_atim.tv_nsec / 1e9);
+}
+
 void api_vfolder_files(struct api_ctx *c)
 {
         struct tess_error *err = NULL;
@@ -117,6 +133,7 @@ void api_vfolder_files(struct api_ctx *c)
                 api_fail(c, err);
                 return;
         }
+        json_t *legacy = json_array();
         buf_puts(&out, "{\"items\":[");
         for (struct dirent *e; (e = readdir(d));) {
                 struct stat st;
@@ -127,8 +144,15 @@ void api_vfolder_files(struct api_ctx *c)
                 if (n++)
                         buf_putc(&out, ',');
                 list_item(&out, e->d_name, &st);
+                json_array_append_new(legacy, legacy_item(e->d_name, &st));
         }
-        buf_puts(&out, "]}");
+        /* Backend.AI's older clients read "files": the same entries as a
+         * JSON text of [{filename, size, mode, mtime, ctime, atime}] */
+        _cleanup_free_ char *legacy_text = json_dumps(legacy, JSON_COMPACT);
+        json_decref(legacy);
+        buf_puts(&out, "],\"files\":");
+        json_str(&out, legacy_text);
+        buf_puts(&out, "}");
         closedir(d);
         close(rootfd);
         size_t len;
