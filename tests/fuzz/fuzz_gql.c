@@ -1,4 +1,4 @@
-/* fuzz_gql.c - a GraphQL document (common/gql.c): what fails has an EINVAL
+/* fuzz_gql.c - a GraphQL document (common/gql.h): what fails has an EINVAL
  * message in valid UTF-8; what parses prints, parses back and prints the
  * same, finds each named operation by its name, and collects the fields of
  * every operation (variables none, and a fixed set coerced) down to a
