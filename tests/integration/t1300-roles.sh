@@ -100,6 +100,7 @@ GET /admin/usage                        -                       | 200 403 200 20
 GET /admin/domains                      -                       | 200 403 200 200 200
 GET /admin/domains/other                -                       | 200 403 404 404 200
 GET /admin/domains/default              -                       | 404 403 200 200 200
+POST /admin/gql                         {"query":"{ keypair { access_key } }"} | 200 200 200 200 200
 POST /admin/domains                     {"name":"walkdom-{ROLE}"} | 403 403 403 403 201
 PATCH /admin/domains/other              {"description":"x"}     | 403 403 403 403 200
 DELETE /admin/domains/nope              -                       | 403 403 403 403 404

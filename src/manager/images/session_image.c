@@ -73,9 +73,10 @@ int session_image_resolve(struct manager *m, const char *ref, const char *arch, 
         _cleanup_free_ char *suffix = xasprintf("%%/%s", name);
         r = DBQ(m->db,
                 "SELECT id, name, tag, registry, hidden, min_resources, max_resources, labels FROM images"
-                " WHERE (name = ? OR name LIKE ?) AND tag = ? AND architecture = ? AND" IMAGE_VISIBLE_SQL
-                " ORDER BY length(name) LIMIT 2",
-                ret, err, DB_TEXT(name), DB_TEXT(suffix), DB_TEXT(tag), DB_TEXT(arch), IMAGE_VIEWER_ARGS(viewer));
+                " WHERE (name = ? OR name LIKE ? OR (registry <> '' AND registry || '/' || name = ?))"
+                " AND tag = ? AND architecture = ? AND" IMAGE_VISIBLE_SQL " ORDER BY length(name) LIMIT 2",
+                ret, err, DB_TEXT(name), DB_TEXT(suffix), DB_TEXT(name), DB_TEXT(tag), DB_TEXT(arch),
+                IMAGE_VIEWER_ARGS(viewer));
         if (r < 0)
                 return r;
         if ((*ret)->nrows == 0) {

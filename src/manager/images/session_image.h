@@ -32,7 +32,10 @@ struct image_viewer {
 /* `ref` -> the registered image row (id, name, tag, registry, min_resources,
  * max_resources, labels) for `arch`, as Backend.AI resolves it: an alias;
  * else "name[:tag]" (no tag: latest), the whole name or its last path
- * components ("python:3.11" finds "registry.local/stable/python:3.11").
+ * components ("python:3.11" finds "registry.local/stable/python:3.11"),
+ * or the canonical "registry/name:tag" of an image whose registry is a
+ * column of its own ("cr.test/stable/python:3.11" finds name
+ * "stable/python" of registry "cr.test").
  * -EINVAL naming the image when it is not registered, hidden, or its
  * registry is not among the domain's allowed_docker_registries (when that
  * list is not empty).  A private image (a session commit's, owner_id set)

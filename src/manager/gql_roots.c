@@ -1,0 +1,364 @@
+/* gql_roots.c - the query root fields of POST /admin/gql (gql_roots.h). */
+#include "common/compat.h"
+
+#include <ctype.h>
+
+#include "common/crypto.h"
+#include "common/timeutil.h"
+#include "manager/api/api.h"
+#include "manager/core/manager.h"
+#include "manager/db/db.h"
+#include "manager/gql_roots.h"
+#include "manager/images/api_images.h"
+#include "manager/sessions/api_session.h"
+#include "manager/sessions/session_list.h"
+#include "manager/vfolder/vfolder.h"
+
+#define PAGE_MAX 100 /* Backend.AI's clients ask for at most 100 a page */
+
+/* ---- arguments ---- */
+
+static const char *arg_string(const struct gql_field *f, const char *name)
+{
+        return json_string_value(json_object_get(f->args, name));
+}
+
+/* An Int argument in [min, max], def when absent or null. */
+static int arg_int(const struct gql_field *f, const char *name, int64_t min, int64_t max, int64_t def, int64_t *ret,
+                   struct tess_error **err)
+{
+        json_t *v = json_object_get(f->args, name);
+        if (!v || json_is_null(v)) {
+                *ret = def;
+                return 0;
+        }
+        if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max)
+                return tess_err(err, EINVAL, "%s(%s:): an Int from %lld to %lld", f->name, name, (long long)min,
+                                (long long)max);
+        *ret = json_integer_value(v);
+        return 0;
+}
+
+static int page_args(const struct gql_field *f, int64_t *limit, int64_t *offset, struct tess_error **err)
+{
+        if (arg_int(f, "limit", 1, PAGE_MAX, PAGE_MAX, limit, err) < 0 ||
+            arg_int(f, "offset", 0, INT32_MAX, 0, offset, err) < 0)
+                return -EINVAL;
+        return 0;
+}
+
+/* ---- values ---- */
+
+static json_t *iso_or_null(const char *usec)
+{
+        char buf[48];
+        return usec && *usec ? json_string(time_format_iso(strtoll(usec, NULL, 10), buf, sizeof(buf))) : json_null();
+}
+
+/* A JSON value as Backend.AI's JSONString fields carry it: its text. */
+static json_t *json_text_of(const json_t *v)
+{
+        char *text = v ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+        json_t *s = text ? json_string(text) : json_null();
+        free(text);
+        return s;
+}
+
+static json_t *upper(const char *s)
+{
+        char buf[64];
+        size_t i = 0;
+        for (; s && s[i] && i < sizeof(buf) - 1; i++)
+                buf[i] = (char)toupper((unsigned char)s[i]);
+        buf[i] = '\0';
+        return s ? json_string(buf) : json_null();
+}
+
+/* ---- keypair ---- */
+
+static int resolve_keypair(struct api_ctx *c, const struct gql_field *f, json_t **ret, struct tess_error **err)
+{
+        const char *ak = arg_string(f, "access_key");
+        _cleanup_rows_ struct db_rows *rows = NULL;
+        _cleanup_free_ char *secret = NULL;
+
+        if (ak && !streq(ak, c->who.access_key))
+                return tess_err(err, EACCES,
+                                "keypair(access_key:): only your own keypair here; admins see others at "
+                                "GET /admin/keypairs");
+        if (DBQ(c->m->db,
+                "SELECT k.access_key, k.secret_key_sealed, k.is_active, k.resource_policy, k.rate_limit,"
+                " k.num_queries, k.last_used, k.created_at, u.email, u.id AS uid, u.role, u.full_name,"
+                " (SELECT COUNT(*) FROM sessions s WHERE s.access_key = k.access_key AND s.status NOT IN"
+                " ('TERMINATED', 'CANCELLED', 'ERROR')) AS concurrency_used"
+                " FROM keypairs k JOIN users u ON u.id = k.user_id WHERE k.access_key = ?",
+                &rows, err, DB_TEXT(c->who.access_key)) < 0)
+                return -1;
+        if (rows->nrows == 0)
+                return tess_err(err, ENOENT, "keypair: yours is gone");
+        /* the secret only to a request signed with it (a browser's login never sees it) */
+        if (!c->web_login[0] && secret_open(c->m->master_key, db_getn(rows, 0, "secret_key_sealed"), &secret, err) < 0)
+                return -1;
+        const char *role = db_getn(rows, 0, "role");
+        *ret = json_pack(
+                "{s:s, s:s, s:s, s:o, s:s, s:o, s:b, s:b, s:o, s:o, s:o, s:s, s:I, s:I, s:I, s:n, s:n,"
+                " s:{s:s, s:s, s:s?}}",
+                "__typename", "KeyPair", "user_id", db_getn(rows, 0, "email"), "user", db_getn(rows, 0, "uid"),
+                "access_key", json_string(db_getn(rows, 0, "access_key")), "full_name", "", "secret_key",
+                secret ? json_string(secret) : json_null(), "is_active", db_get_int(rows, 0, "is_active") != 0,
+                "is_admin", streq(role, "admin") || streq(role, "superadmin"), "created_at",
+                iso_or_null(db_getn(rows, 0, "created_at")), "modified_at", iso_or_null(db_getn(rows, 0, "created_at")),
+                "last_used", iso_or_null(db_getn(rows, 0, "last_used")), "resource_policy",
+                db_getn(rows, 0, "resource_policy"), "rate_limit", (json_int_t)db_get_int(rows, 0, "rate_limit"),
+                "num_queries", (json_int_t)db_get_int(rows, 0, "num_queries"), "concurrency_used",
+                (json_int_t)db_get_int(rows, 0, "concurrency_used"), "ssh_public_key", "dotfiles", "user_info",
+                "__typename", "UserInfo", "email", db_getn(rows, 0, "email"), "full_name",
+                db_getn(rows, 0, "full_name"));
+        json_object_set_new(*ret, "full_name", json_string(db_getn(rows, 0, "full_name") ?: ""));
+        return 0;
+}
+
+/* ---- sessions ---- */
+
+/* The session's kernels as ComputeContainer objects. */
+static int session_containers(struct api_ctx *c, const char *session, json_t **ret, struct tess_error **err)
+{
+        _cleanup_rows_ struct db_rows *k = NULL;
+        if (DBQ(c->m->db,
+                "SELECT id, cluster_role, cluster_idx, agent_id, status, container_id FROM kernels"
+                " WHERE session_id = ? ORDER BY cluster_idx",
+                &k, err, DB_TEXT(session)) < 0)
+                return -1;
+        *ret = json_array();
+        for (int i = 0; i < k->nrows; i++)
+                json_array_append_new(*ret, json_pack("{s:s, s:s, s:s, s:s?, s:I, s:s?, s:s, s:s?}", "__typename",
+                                                      "ComputeContainer", "id", db_getn(k, i, "id"), "session_id",
+                                                      session, "role", db_getn(k, i, "cluster_role"), "idx",
+                                                      (json_int_t)db_get_int(k, i, "cluster_idx"), "agent",
+                                                      db_getn(k, i, "agent_id"), "status", db_getn(k, i, "status"),
+                                                      "container_id", db_getn(k, i, "container_id")));
+        return 0;
+}
+
+/* A session (session_info_json()'s object) as Backend.AI's ComputeSession. */
+static json_t *compute_session(const json_t *s, json_t *containers)
+{
+        const char *status = json_string_value(json_object_get(s, "status"));
+        json_t *history = json_object_get(s, "statusHistory");
+        json_t *o = json_pack(
+                "{s:s, s:O, s:O, s:O, s:O, s:o, s:O, s:O, s:O, s:O, s:n, s:s, s:O, s:O, s:O, s:O,"
+                " s:O, s:O, s:O, s:O, s:s?, s:O, s:o, s:O, s:O, s:O, s:n, s:o, s:O, s:O, s:o,"
+                " s:o, s:o, s:o, s:O, s:o, s:[]}",
+                "__typename", "ComputeSession", "id", json_object_get(s, "sessionId"), "session_id",
+                json_object_get(s, "sessionId"), "name", json_object_get(s, "sessionName"), "tag",
+                json_object_get(s, "tag"), "type", upper(json_string_value(json_object_get(s, "type"))), "image",
+                json_object_get(s, "image"), "architecture", json_object_get(s, "architecture"), "registry",
+                json_object_get(s, "registry"), "cluster_size", json_object_get(s, "clusterSize"), "cluster_template",
+                "cluster_mode", "single-node", "domain_name", json_object_get(s, "domainName"), "group_id",
+                json_object_get(s, "groupId"), "group_name", json_object_get(s, "groupName"), "user_id",
+                json_object_get(s, "userId"), "user_email", json_object_get(s, "userEmail"), "access_key",
+                json_object_get(s, "ownerAccessKey"), "created_user_id", json_object_get(s, "userId"),
+                "created_user_email", json_object_get(s, "userEmail"), "status", status, "status_info",
+                json_object_get(s, "statusInfo"), "status_data", json_text_of(json_object_get(s, "statusData")),
+                "status_changed", json_object_get(history, status ? status : ""), "created_at",
+                json_object_get(s, "creationTime"), "terminated_at", json_object_get(s, "terminationTime"), "starts_at",
+                "result", upper(json_string_value(json_object_get(s, "result"))), "scaling_group",
+                json_object_get(s, "resourceGroup"), "num_queries", json_object_get(s, "numQueriesExecuted"),
+                "occupied_slots", json_text_of(json_object_get(s, "occupiedSlots")), "occupying_slots",
+                json_text_of(json_object_get(s, "occupyingSlots")), "requested_slots",
+                json_text_of(json_object_get(s, "requestedSlots")), "resource_opts",
+                json_text_of(json_object_get(s, "resourceOpts")), "mounts", json_object_get(s, "mounts"), "containers",
+                containers ? containers : json_array(), "dependencies");
+        if (!json_object_get(o, "status_changed"))
+                json_object_set_new(o, "status_changed", json_null());
+        json_object_set_new(o, "startup_command", json_null());
+        json_object_set_new(o, "service_ports", json_null());
+        return o;
+}
+
+static int resolve_session_list(struct api_ctx *c, const struct gql_field *f, json_t **ret, struct tess_error **err)
+{
+        const char *group_id = arg_string(f, "group_id");
+        _cleanup_rows_ struct db_rows *project = NULL, *rows = NULL, *count = NULL;
+        struct session_list_params p = {
+                .who = &c->who,
+                .status = arg_string(f, "status"),
+                .owner = arg_string(f, "access_key"),
+                .domain_name = arg_string(f, "domain_name"),
+        };
+        struct session_list_query q;
+
+        if (page_args(f, &p.limit, &p.offset, err) < 0)
+                return -EINVAL;
+        if (group_id) { /* Backend.AI names the project by id, GET /sessions by name */
+                if (DBQ(c->m->db, "SELECT name FROM projects WHERE id = ?", &project, err, DB_TEXT(group_id)) < 0)
+                        return -1;
+                p.group = project->nrows ? db_get(project, 0, 0) : "\x01none";
+        }
+        if (session_list_build(&p, &q, err) < 0)
+                return -EINVAL;
+        int r = db_query(c->m->db, q.count_sql, q.args, q.count_nargs, &count, err);
+        if (r >= 0)
+                r = db_query(c->m->db, q.page_sql, q.args, q.nargs, &rows, err);
+        session_list_release(&q);
+        if (r < 0)
+                return r;
+        json_t *items = json_array();
+        for (int i = 0; r >= 0 && i < rows->nrows; i++) {
+                json_t *s = session_info_json(rows, i), *containers = NULL;
+                r = session_containers(c, db_getn(rows, i, "id"), &containers, err);
+                if (r >= 0)
+                        json_array_append_new(items, compute_session(s, containers));
+                json_decref(s);
+        }
+        if (r < 0) {
+                json_decref(items);
+                return r;
+        }
+        *ret = json_pack("{s:s, s:o, s:I}", "__typename", "ComputeSessionList", "items", items, "total_count",
+                         (json_int_t)strtoll(db_get(count, 0, 0), NULL, 10));
+        return 0;
+}
+
+static int resolve_session(struct api_ctx *c, const struct gql_field *f, json_t **ret, struct tess_error **err)
+{
+        const char *id = arg_string(f, "id");
+        _cleanup_rows_ struct db_rows *rows = NULL;
+        json_t *containers = NULL;
+
+        if (!id)
+                return tess_err(err, EINVAL, "compute_session(id:): the session's id is required");
+        int r = api_find_session(c, id, NULL, false, &rows, err);
+        if (r == -ENOENT) { /* none the caller may see: null, as Backend.AI answers */
+                *err = tess_error_free(*err);
+                *ret = json_null();
+                return 0;
+        }
+        if (r < 0 || session_containers(c, db_getn(rows, 0, "id"), &containers, err) < 0)
+                return -1;
+        json_t *s = session_info_json(rows, 0);
+        *ret = compute_session(s, containers);
+        json_decref(s);
+        return 0;
+}
+
+/* ---- folders ---- */
+
+static int resolve_vfolder_list(struct api_ctx *c, const struct gql_field *f, json_t **ret, struct tess_error **err)
+{
+        const char *group_id = arg_string(f, "group_id");
+        int64_t limit, offset;
+        json_t *all = NULL, *v;
+        size_t i;
+
+        if (page_args(f, &limit, &offset, err) < 0)
+                return -EINVAL;
+        if (group_id && !uuid_valid(group_id))
+                return tess_err(err, EINVAL, "vfolder_list(group_id:): a project id");
+        if (vf_list(c, VF_STATUS_READY, false, group_id, &all, err) < 0)
+                return -1;
+        json_t *items = json_array();
+        json_array_foreach(all, i, v) {
+                if ((int64_t)i < offset || (int64_t)i >= offset + limit)
+                        continue;
+                const char *type = json_string_value(json_object_get(v, "ownership_type"));
+                json_array_append_new(
+                        items,
+                        json_pack("{s:s, s:O, s:O, s:O, s:O?, s:O?, s:O, s:n, s:O, s:O, s:O, s:n, s:n, s:O,"
+                                  " s:n, s:n, s:n, s:O, s:O}",
+                                  "__typename", "VirtualFolder", "id", json_object_get(v, "id"), "host",
+                                  json_object_get(v, "host"), "name", json_object_get(v, "name"), "user",
+                                  streq(type ? type : "", "user") ? json_object_get(v, "user") : NULL, "group",
+                                  streq(type ? type : "", "project") ? json_object_get(v, "group") : NULL, "creator",
+                                  json_object_get(v, "creator"), "unmanaged_path", "usage_mode",
+                                  json_object_get(v, "usage_mode"), "permission", json_object_get(v, "permission"),
+                                  "ownership_type", json_object_get(v, "ownership_type"), "max_files", "max_size",
+                                  "created_at", json_object_get(v, "created_at"), "last_used", "num_files", "cur_size",
+                                  "cloneable", json_object_get(v, "cloneable"), "status",
+                                  json_object_get(v, "status")));
+        }
+        *ret = json_pack("{s:s, s:o, s:I}", "__typename", "VirtualFolderList", "items", items, "total_count",
+                         (json_int_t)json_array_size(all));
+        json_decref(all);
+        return 0;
+}
+
+/* ---- images ---- */
+
+static json_t *gql_image(const json_t *v)
+{
+        json_t *labels = json_array(), *value;
+        const char *key;
+        json_object_foreach(json_object_get(v, "labels"), key, value)
+                json_array_append_new(labels,
+                                      json_pack("{s:s, s:s, s:O}", "__typename", "KVPair", "key", key, "value", value));
+        return json_pack("{s:s, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:n, s:o, s:[], s:b, s:[], s:b, s:b}",
+                         "__typename", "Image", "id", json_object_get(v, "id"), "name", json_object_get(v, "name"),
+                         "registry", json_object_get(v, "registry"), "architecture", json_object_get(v, "architecture"),
+                         "tag", json_object_get(v, "tag"), "digest", json_object_get(v, "digest"), "hash",
+                         json_object_get(v, "digest"), "aliases", json_object_get(v, "aliases"), "size_bytes", "labels",
+                         labels, "resource_limits", "installed", true, "installed_agents", "is_local", false,
+                         "supported_accelerators_known", false);
+}
+
+static int resolve_images(struct api_ctx *c, const struct gql_field *f UNUSED, json_t **ret, struct tess_error **err)
+{
+        json_t *flat, *v;
+        size_t i;
+        if (images_visible(c, &flat, err) < 0)
+                return -1;
+        *ret = json_array();
+        json_array_foreach(flat, i, v)
+                json_array_append_new(*ret, gql_image(v));
+        json_decref(flat);
+        return 0;
+}
+
+/* image(reference, architecture): by "name:tag", "registry/name:tag" or an
+ * alias, among the images the caller may use. */
+static int resolve_image(struct api_ctx *c, const struct gql_field *f, json_t **ret, struct tess_error **err)
+{
+        const char *ref = arg_string(f, "reference"), *arch = arg_string(f, "architecture");
+        json_t *flat, *v, *a;
+        size_t i, j;
+
+        if (!ref)
+                return tess_err(err, EINVAL, "image(reference:): the image's reference is required");
+        if (images_visible(c, &flat, err) < 0)
+                return -1;
+        *ret = json_null();
+        json_array_foreach(flat, i, v) {
+                const char *name = json_string_value(json_object_get(v, "name")),
+                           *tag = json_string_value(json_object_get(v, "tag")),
+                           *registry = json_string_value(json_object_get(v, "registry"));
+                _cleanup_free_ char *short_ref = xasprintf("%s:%s", name, tag);
+                _cleanup_free_ char *full_ref = xasprintf("%s%s%s:%s", registry, *registry ? "/" : "", name, tag);
+                bool hit = streq(ref, short_ref) || streq(ref, full_ref);
+                json_array_foreach(json_object_get(v, "aliases"), j, a)
+                        hit = hit || streq(ref, json_string_value(a));
+                if (hit && (!arch || streq(arch, json_string_value(json_object_get(v, "architecture"))))) {
+                        json_decref(*ret);
+                        *ret = gql_image(v);
+                        break;
+                }
+        }
+        json_decref(flat);
+        return 0;
+}
+
+static const struct {
+        const char *name;
+        int (*resolve)(struct api_ctx *c, const struct gql_field *f, json_t **ret, struct tess_error **err);
+} roots[] = {
+        { "keypair", resolve_keypair },         { "compute_session_list", resolve_session_list },
+        { "compute_session", resolve_session }, { "vfolder_list", resolve_vfolder_list },
+        { "images", resolve_images },           { "image", resolve_image },
+};
+
+int gql_resolve_root(struct api_ctx *c, const struct gql_field *f, json_t **ret, struct tess_error **err)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(roots); i++)
+                if (streq(roots[i].name, f->name))
+                        return roots[i].resolve(c, f, ret, err);
+        return tess_err(err, ENOENT, "Cannot query field \"%s\" on type \"Queries\".", f->name);
+}

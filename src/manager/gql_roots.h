@@ -1,0 +1,30 @@
+/* gql_roots.h - the root fields of POST /admin/gql's queries (api_gql.c),
+ * each resolved into a JSON value that holds every field of its type,
+ * objects naming their type in "__typename" (Backend.AI's type names):
+ *
+ *   keypair                     KeyPair: the caller's own
+ *   compute_session_list(limit, offset, status, access_key, group_id,
+ *                        domain_name)              ComputeSessionList
+ *   compute_session(id)         ComputeSession (with its containers)
+ *   vfolder_list(limit, offset, group_id)          VirtualFolderList
+ *   images(is_installed, is_operation)             [Image]
+ *   image(reference, architecture)                 Image
+ *
+ * Each uses the REST routes' queries and rules (GET /sessions,
+ * /session/{id}, /folders, /images), so a caller sees here exactly what
+ * it sees there. */
+#ifndef TESS_MANAGER_GQL_ROOTS_H
+#define TESS_MANAGER_GQL_ROOTS_H
+
+#include <jansson.h>
+
+#include "common/error.h"
+#include "common/gql.h"
+
+struct api_ctx;
+
+/* Resolve root field f for c's caller: *ret (caller owns), or -errno with
+ * *err (EINVAL: a bad argument; ENOENT: an unknown root field). */
+int gql_resolve_root(struct api_ctx *c, const struct gql_field *f, json_t **ret, struct tess_error **err);
+
+#endif
