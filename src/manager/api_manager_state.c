@@ -75,7 +75,7 @@ void api_manager_status_get(struct api_ctx *c)
         gethostname(host, sizeof(host) - 1);
         json_t *node = json_pack("{s:s, s:i, s:s, s:b, s:I, s:s, s:s, s:s}", "id", host, "num_proc", 1, "service_addr",
                                  c->m->conf.listen, "ssl_enabled", false, "active_sessions", (json_int_t)active,
-                                 "status", status, "version", TESSERA_VERSION, "api_version", API_VERSION_NEWEST);
+                                 "status", status, "version", TESSERA_VERSION, "api_version", API_VERSION_SERVED);
         api_json(
                 c, 200,
                 json_pack("{s:[o], s:s, s:I}", "nodes", node, "status", status, "active_sessions", (json_int_t)active));

@@ -22,7 +22,7 @@ void api_root_version(struct api_ctx *c)
 {
         if (web_static_index(c)) /* a browser: the web UI */
                 return;
-        api_json(c, 200, json_pack("{s:s, s:s}", "version", API_VERSION_NEWEST, "manager", TESSERA_VERSION));
+        api_json(c, 200, json_pack("{s:s, s:s}", "version", API_VERSION_SERVED, "manager", TESSERA_VERSION));
 }
 
 /* GET /health: can this manager serve?  200 when its database answers,

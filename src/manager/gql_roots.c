@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 
+#include "common/buf.h"
 #include "common/crypto.h"
 #include "common/timeutil.h"
 #include "manager/api/api.h"
@@ -53,6 +54,14 @@ static json_t *iso_or_null(const char *usec)
 {
         char buf[48];
         return usec && *usec ? json_string(time_format_iso(strtoll(usec, NULL, 10), buf, sizeof(buf))) : json_null();
+}
+
+/* Seconds since the epoch (GET /folders' times) as Backend.AI's DateTime. */
+static json_t *iso_of_seconds(const json_t *v)
+{
+        char buf[48];
+        return json_is_integer(v) ? json_string(time_format_iso(json_integer_value(v) * USEC_PER_SEC, buf, sizeof(buf)))
+                                  : json_null();
 }
 
 /* A JSON value as Backend.AI's JSONString fields carry it: its text. */
@@ -120,23 +129,44 @@ static int resolve_keypair(struct api_ctx *c, const struct gql_field *f, json_t 
 
 /* ---- sessions ---- */
 
+/* A JSON text column as its value (null when it does not parse). */
+static json_t *json_column(const char *text)
+{
+        json_t *v = text ? json_loads(text, JSON_DECODE_ANY, NULL) : NULL;
+        return v ? v : json_null();
+}
+
 /* The session's kernels as ComputeContainer objects. */
 static int session_containers(struct api_ctx *c, const char *session, json_t **ret, struct tess_error **err)
 {
         _cleanup_rows_ struct db_rows *k = NULL;
         if (DBQ(c->m->db,
-                "SELECT id, cluster_role, cluster_idx, agent_id, status, container_id FROM kernels"
+                "SELECT id, cluster_role, cluster_idx, cluster_hostname, agent_id, status, status_info, status_data,"
+                " status_history, image, occupied_slots, container_id FROM kernels"
                 " WHERE session_id = ? ORDER BY cluster_idx",
                 &k, err, DB_TEXT(session)) < 0)
                 return -1;
         *ret = json_array();
-        for (int i = 0; i < k->nrows; i++)
-                json_array_append_new(*ret, json_pack("{s:s, s:s, s:s, s:s?, s:I, s:s?, s:s, s:s?}", "__typename",
-                                                      "ComputeContainer", "id", db_getn(k, i, "id"), "session_id",
-                                                      session, "role", db_getn(k, i, "cluster_role"), "idx",
-                                                      (json_int_t)db_get_int(k, i, "cluster_idx"), "agent",
-                                                      db_getn(k, i, "agent_id"), "status", db_getn(k, i, "status"),
-                                                      "container_id", db_getn(k, i, "container_id")));
+        for (int i = 0; i < k->nrows; i++) {
+                const char *status = db_getn(k, i, "status");
+                json_t *history = json_column(db_getn(k, i, "status_history"));
+                json_t *o = json_pack(
+                        "{s:s, s:s, s:s, s:s?, s:I, s:s?, s:s?, s:s, s:s?, s:o, s:O?, s:s, s:s, s:o, s:n, s:n, s:n,"
+                        " s:s?}",
+                        "__typename", "ComputeContainer", "id", db_getn(k, i, "id"), "session_id", session,
+                        "cluster_role", db_getn(k, i, "cluster_role"), "cluster_idx",
+                        (json_int_t)db_get_int(k, i, "cluster_idx"), "cluster_hostname",
+                        db_getn(k, i, "cluster_hostname"), "agent", db_getn(k, i, "agent_id"), "status", status,
+                        "status_info", db_getn(k, i, "status_info"), "status_data",
+                        json_string(db_getn(k, i, "status_data")), "status_changed", json_object_get(history, status),
+                        "image", db_getn(k, i, "image"), "registry", "", "occupied_slots",
+                        json_string(db_getn(k, i, "occupied_slots")), "resource_opts", "live_stat", "last_stat",
+                        "container_id", db_getn(k, i, "container_id"));
+                json_object_set(o, "role", json_object_get(o, "cluster_role"));
+                json_object_set(o, "idx", json_object_get(o, "cluster_idx"));
+                json_decref(history);
+                json_array_append_new(*ret, o);
+        }
         return 0;
 }
 
@@ -176,6 +206,27 @@ static json_t *compute_session(const json_t *s, json_t *containers)
         return o;
 }
 
+/* Backend.AI's statuses that no Tessera session is ever in (its CLI
+ * lists them in every `ps`): they match nothing, as they would there. */
+static const char *const never_statuses[] = { "BUILDING", "RESTARTING",       "RESIZING", "SUSPENDED",
+                                              "PREPARED", "RUNNING_DEGRADED", NULL };
+
+/* list without never_statuses' names (caller frees); "" when nothing is left. */
+static char *statuses_tessera_has(const char *list)
+{
+        struct buf b = BUF_INIT;
+        for (const char *p = list; *p;) {
+                size_t n = strcspn(p, ",");
+                bool never = false;
+                for (const char *const *x = never_statuses; *x; x++)
+                        never = never || (strlen(*x) == n && strncmp(*x, p, n) == 0);
+                if (!never && n)
+                        buf_printf(&b, "%s%.*s", b.len ? "," : "", (int)n, p);
+                p += n + (p[n] == ',');
+        }
+        return b.len ? buf_detach(&b, NULL) : (buf_release(&b), xstrdup(""));
+}
+
 static int resolve_session_list(struct api_ctx *c, const struct gql_field *f, json_t **ret, struct tess_error **err)
 {
         const char *group_id = arg_string(f, "group_id");
@@ -190,6 +241,12 @@ static int resolve_session_list(struct api_ctx *c, const struct gql_field *f, js
 
         if (page_args(f, &p.limit, &p.offset, err) < 0)
                 return -EINVAL;
+        _cleanup_free_ char *statuses = p.status ? statuses_tessera_has(p.status) : NULL;
+        if (statuses && !*statuses) { /* only statuses no session is in */
+                *ret = json_pack("{s:s, s:[], s:i}", "__typename", "ComputeSessionList", "items", "total_count", 0);
+                return 0;
+        }
+        p.status = statuses;
         if (group_id) { /* Backend.AI names the project by id, GET /sessions by name */
                 if (DBQ(c->m->db, "SELECT name FROM projects WHERE id = ?", &project, err, DB_TEXT(group_id)) < 0)
                         return -1;
@@ -264,7 +321,7 @@ static int resolve_vfolder_list(struct api_ctx *c, const struct gql_field *f, js
                 const char *type = json_string_value(json_object_get(v, "ownership_type"));
                 json_array_append_new(
                         items,
-                        json_pack("{s:s, s:O, s:O, s:O, s:O?, s:O?, s:O, s:n, s:O, s:O, s:O, s:n, s:n, s:O,"
+                        json_pack("{s:s, s:O, s:O, s:O, s:O?, s:O?, s:O, s:n, s:O, s:O, s:O, s:n, s:n, s:o,"
                                   " s:n, s:n, s:n, s:O, s:O}",
                                   "__typename", "VirtualFolder", "id", json_object_get(v, "id"), "host",
                                   json_object_get(v, "host"), "name", json_object_get(v, "name"), "user",
@@ -273,8 +330,8 @@ static int resolve_vfolder_list(struct api_ctx *c, const struct gql_field *f, js
                                   json_object_get(v, "creator"), "unmanaged_path", "usage_mode",
                                   json_object_get(v, "usage_mode"), "permission", json_object_get(v, "permission"),
                                   "ownership_type", json_object_get(v, "ownership_type"), "max_files", "max_size",
-                                  "created_at", json_object_get(v, "created_at"), "last_used", "num_files", "cur_size",
-                                  "cloneable", json_object_get(v, "cloneable"), "status",
+                                  "created_at", iso_of_seconds(json_object_get(v, "created_at")), "last_used",
+                                  "num_files", "cur_size", "cloneable", json_object_get(v, "cloneable"), "status",
                                   json_object_get(v, "status")));
         }
         *ret = json_pack("{s:s, s:o, s:I}", "__typename", "VirtualFolderList", "items", items, "total_count",
@@ -292,13 +349,13 @@ static json_t *gql_image(const json_t *v)
         json_object_foreach(json_object_get(v, "labels"), key, value)
                 json_array_append_new(labels,
                                       json_pack("{s:s, s:s, s:O}", "__typename", "KVPair", "key", key, "value", value));
-        return json_pack("{s:s, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:n, s:o, s:[], s:b, s:[], s:b, s:b}",
+        return json_pack("{s:s, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:o, s:[], s:b, s:[], s:b, s:b}",
                          "__typename", "Image", "id", json_object_get(v, "id"), "name", json_object_get(v, "name"),
                          "registry", json_object_get(v, "registry"), "architecture", json_object_get(v, "architecture"),
                          "tag", json_object_get(v, "tag"), "digest", json_object_get(v, "digest"), "hash",
-                         json_object_get(v, "digest"), "aliases", json_object_get(v, "aliases"), "size_bytes", "labels",
-                         labels, "resource_limits", "installed", true, "installed_agents", "is_local", false,
-                         "supported_accelerators_known", false);
+                         json_object_get(v, "digest"), "aliases", json_object_get(v, "aliases"), "size_bytes",
+                         json_object_get(v, "size_bytes"), "labels", labels, "resource_limits", "installed", true,
+                         "installed_agents", "is_local", false, "supported_accelerators_known", false);
 }
 
 static int resolve_images(struct api_ctx *c, const struct gql_field *f UNUSED, json_t **ret, struct tess_error **err)

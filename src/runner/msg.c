@@ -508,6 +508,8 @@ static int f_options(struct req_ctx *x, int v)
                         continue;
                 if (want_string(x, o, RMSG_CMD_MAX, dst[i], "options.exec/build/clean must be strings") < 0)
                         return -1;
+                if (strcmp(*dst[i], "*") == 0) /* Backend.AI's "the default": none here (exec: the code) */
+                        *dst[i] = NULL;
         }
         return 0;
 }

@@ -82,7 +82,7 @@ struct rmsg_req {
         const char *code;
         size_t code_len;
         const char *run_id; /* [A-Za-z0-9._:-]{1,64} */
-        const char *opt_exec, *opt_build, *opt_clean;
+        const char *opt_exec, *opt_build, *opt_clean; /* NULL: none ("*", the client's "default", too) */
         const char *path;   /* passed rmsg_path_check */
         int64_t size;       /* upload bytes */
         int perm;           /* upload file mode, 0..07777 */

@@ -67,7 +67,7 @@ test_expect_success 'compute_session_list pages and filters; the superadmin sees
 '
 
 test_expect_success 'compute_session: one of the caller'"'"'s with its containers; another user'"'"'s is null' '
-        gql user "query(\$id: UUID!) { compute_session(id: \$id) { id name status containers { id role status } dependencies { name } } }" "{\"id\": \"$S1\"}" &&
+        gql user "query(\$id: UUID!) { compute_session(id: \$id) { id name status containers { id role agent image registry status status_info status_data status_changed occupied_slots resource_opts live_stat last_stat cluster_role cluster_idx cluster_hostname } dependencies { name } } }" "{\"id\": \"$S1\"}" &&
         jq -e ".errors == null and .data.compute_session.name == \"mine-1\" and .data.compute_session.dependencies == [] and (.data.compute_session.containers | type) == \"array\"" "$TMP/out" &&
         gql user "query(\$id: UUID!) { compute_session(id: \$id) { id name } }" "{\"id\": \"$S3\"}" &&
         jq -e ".errors == null and .data.compute_session == null" "$TMP/out" &&
@@ -82,7 +82,7 @@ test_expect_success 'vfolder_list: the caller'"'"'s folders, Backend.AI'"'"'s fi
 
 test_expect_success 'images as `backend.ai admin image list` asks them; image(reference:)' '
         gql user "query { images(is_operation: false) { name registry architecture tag digest size_bytes aliases } }" &&
-        jq -e ".errors == null and .data.images == [{\"name\": \"stable/python\", \"registry\": \"cr.test\", \"architecture\": \"x86_64\", \"tag\": \"3.11\", \"digest\": \"\", \"size_bytes\": null, \"aliases\": []}]" "$TMP/out" &&
+        jq -e ".errors == null and .data.images == [{\"name\": \"stable/python\", \"registry\": \"cr.test\", \"architecture\": \"x86_64\", \"tag\": \"3.11\", \"digest\": \"\", \"size_bytes\": 0, \"aliases\": []}]" "$TMP/out" &&
         gql user "query { image(reference: \"cr.test/stable/python:3.11\") { name tag labels { key value } } }" &&
         jq -e ".data.image == {\"name\": \"stable/python\", \"tag\": \"3.11\", \"labels\": []}" "$TMP/out"
 '

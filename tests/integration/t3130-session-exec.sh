@@ -164,7 +164,12 @@ test_expect_success 'files lists a directory as Backend.AI does' '
         api GET "/session/pysess/files?path=data" && test "$CODE" = 200 &&
         jq -r .files "$TMP/out" >"$TMP/files" &&
         jq -e "map(select(.filename == \"blob.bin\" and .size == 300000 and (.mode | startswith(\"-rw\")))) | length == 1" "$TMP/files" &&
-        test "$(jq -r .abspath "$TMP/out")" = /home/work/data
+        test "$(jq -r .abspath "$TMP/out")" = /home/work/data &&
+        api GET /session/pysess/files "{\"path\": \"/home/work/data\"}" && test "$CODE" = 200 &&
+        jq -r .files "$TMP/out" | jq -e "map(.filename) | index(\"blob.bin\")" &&
+        api GET /session/pysess/files "{\"path\": \"/home/work\"}" && test "$CODE" = 200 &&
+        test "$(jq -r .abspath "$TMP/out")" = /home/work &&
+        api GET /session/pysess/files "{\"path\": \"/home/workshop\"}" && test "$CODE" = 400
 '
 
 test_expect_success 'paths cannot leave the home directory' '

@@ -27,7 +27,7 @@ int images_visible(struct api_ctx *c, json_t **ret, struct tess_error **err)
         json_t *items = json_array();
 
         int r = DBQ(c->m->db,
-                    "SELECT id, name, tag, architecture, registry, digest, labels, owner_id FROM images"
+                    "SELECT id, name, tag, architecture, registry, digest, labels, owner_id, size_bytes FROM images"
                     " WHERE hidden = 0 AND" IMAGE_VISIBLE_SQL " ORDER BY name, tag, architecture",
                     &rows, err, IMAGE_VIEWER_ARGS(&IMAGE_VIEWER_OF(c, c->who.user_id)));
         if (r >= 0)
@@ -38,13 +38,13 @@ int images_visible(struct api_ctx *c, json_t **ret, struct tess_error **err)
                 if (r <= 0)
                         continue;
                 json_t *labels = json_loads(db_getn(rows, i, "labels"), 0, NULL);
-                json_array_append_new(items,
-                                      json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:b}", "id", id, "name", name,
-                                                "registry", db_getn(rows, i, "registry"), "tag",
-                                                db_getn(rows, i, "tag"), "architecture",
-                                                db_getn(rows, i, "architecture"), "digest", db_getn(rows, i, "digest"),
-                                                "labels", labels ? labels : json_object(), "aliases",
-                                                aliases_of(al, id), "private", db_getn(rows, i, "owner_id") != NULL));
+                json_array_append_new(
+                        items, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:b, s:I}", "id", id, "name", name,
+                                         "registry", db_getn(rows, i, "registry"), "tag", db_getn(rows, i, "tag"),
+                                         "architecture", db_getn(rows, i, "architecture"), "digest",
+                                         db_getn(rows, i, "digest"), "labels", labels ? labels : json_object(),
+                                         "aliases", aliases_of(al, id), "private", db_getn(rows, i, "owner_id") != NULL,
+                                         "size_bytes", (json_int_t)db_get_int(rows, i, "size_bytes")));
         }
         if (r < 0) {
                 json_decref(items);

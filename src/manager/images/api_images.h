@@ -15,7 +15,7 @@ struct api_ctx;
 void api_images_list(struct api_ctx *c); /* api_images.c */
 /* The images c's caller may start sessions from, one object per image
  * ({id, name, registry, tag, architecture, digest, labels, aliases,
- * private}), by name, tag and architecture: what GET /images groups. */
+ * private, size_bytes}), by name, tag and architecture: what GET /images groups. */
 int images_visible(struct api_ctx *c, json_t **ret, struct tess_error **err);
 
 void api_image_blob_show(struct api_ctx *c); /* api_image_import.c */

@@ -361,11 +361,14 @@ void api_session_files(struct api_ctx *c)
         const char *path = param(c, "path");
         struct listing *l;
 
+        /* Backend.AI's CLI names the home directory absolutely (its default is /home/work) */
+        if (path && strncmp(path, "/home/work", 10) == 0 && (path[10] == '\0' || path[10] == '/'))
+                path += path[10] ? 11 : 10;
         if (path && (streq(path, ".") || streq(path, "")))
                 path = NULL;
         if (path && !valid_session_path(path))
                 return api_problem(c, 400, "invalid-api-params",
-                                   "path must be relative to the home directory, without '..'");
+                                   "path must be in the home directory (relative, or under /home/work), without '..'");
         l = xcalloc(1, sizeof(*l));
         if (!api_session_target(c, api_owner_access_key(c), &l->t)) {
                 free(l);

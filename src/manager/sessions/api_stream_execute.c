@@ -11,7 +11,8 @@
  * with a run id the manager chose: "continued" goes on with mode
  * continue, "waiting-input" waits for the client's next text frame and
  * sends it with mode input, "finished" ends the socket (1000).  A round
- * that fails is answered {"status": "error", "msg"} and closes the
+ * that fails is answered {"status": "error", "msg", "console": [["stderr",
+ * msg]]} and closes the
  * socket (1008 for what the client sent, 1011 when the agent failed);
  * so does revoked access (1008).  Every frame from the client is the
  * owner's activity. */
@@ -105,7 +106,8 @@ static void fail(struct ws *w, uint16_t code, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(msg, sizeof(msg), fmt, ap);
         va_end(ap);
-        send_json(w, json_pack("{s:s, s:s}", "status", "error", "msg", msg));
+        /* the message also as a console record: Backend.AI's CLI prints those */
+        send_json(w, json_pack("{s:s, s:s, s:[[s, s+]]}", "status", "error", "msg", msg, "console", "stderr", msg, "\n"));
         ws_close(w, code, code == 1011 ? "execution failed" : "bad request");
 }
 
