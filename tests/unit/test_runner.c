@@ -334,6 +334,19 @@ static void test_runner_batch_exec(void)
         CHECK_INTEQ(o.exit_code, 0);
         outcome_release(&o);
         json_decref(opts);
+
+        /* "*" is Backend.AI's CLI's "the default" (backend.ai run sends it for
+         * clean, and for build and exec when not given): no stage of its
+         * own, never a shell glob; exec "*" runs the code */
+        opts = json_pack("{s:s, s:s, s:s, s:b}", "clean", "*", "build", "*", "exec", "*", "buildLog", false);
+        CHECK(run_until(rc, "batch", "echo from-code", NULL, opts, 5000, &o) == 0);
+        CHECK_STREQ(o.out.data, "from-code\n");
+        CHECK_INTEQ(o.exit_code, 0);
+        outcome_release(&o);
+        CHECK(runner_execute(rc, "batch", "star", NULL, opts, 5000, &res, &err) == -EINVAL);
+        CHECK(err && strstr(err->msg, "batch needs options.exec"));
+        err = tess_error_free(err);
+        json_decref(opts);
 }
 
 static void test_runner_batch_stages(void)
