@@ -6,6 +6,7 @@
 #include "common/buf.h"
 #include "common/crypto.h"
 #include "common/timeutil.h"
+#include "manager/admin/admin.h"
 #include "manager/api/api.h"
 #include "manager/core/manager.h"
 #include "manager/db/db.h"
@@ -403,6 +404,199 @@ static int resolve_image(struct api_ctx *c, const struct gql_field *f, json_t **
         return 0;
 }
 
+/* ---- admin lists: the /admin/... list routes, in Backend.AI's names ---- */
+
+enum conv {
+        AS_IS,   /* the REST field's value */
+        AS_TEXT, /* its JSON text (Backend.AI's JSONString fields) */
+        NONE,    /* null: Tessera has no such thing */
+};
+
+struct field_map {
+        const char *to, *from;
+        enum conv conv;
+};
+
+static const struct field_map user_map[] = {
+        { "id", "id" },
+        { "uuid", "id" },
+        { "username", "username" },
+        { "email", "email" },
+        { "need_password_change", "need_password_change" },
+        { "full_name", "full_name" },
+        { "description", "description" },
+        { "status", "status" },
+        { "status_info", NULL, NONE },
+        { "created_at", "created_at" },
+        { "modified_at", "modified_at" },
+        { "domain_name", "domain" },
+        { "role", "role" },
+        { "resource_policy", NULL, NONE },
+        { "allowed_client_ip", NULL, NONE },
+        { "totp_activated", NULL, NONE },
+        {},
+};
+
+static const struct field_map keypair_map[] = {
+        { "user_id", "email" },
+        { "user", "user_id" },
+        { "access_key", "access_key" },
+        { "secret_key", NULL, NONE }, /* never listed: shown once, at creation */
+        { "is_active", "is_active" },
+        { "is_admin", NULL, NONE },
+        { "resource_policy", "resource_policy" },
+        { "rate_limit", "rate_limit" },
+        { "num_queries", "num_queries" },
+        { "created_at", "created_at" },
+        { "modified_at", "created_at" },
+        { "last_used", "last_used" },
+        { "concurrency_used", NULL, NONE },
+        { "ssh_public_key", NULL, NONE },
+        {},
+};
+
+static const struct field_map agent_map[] = {
+        { "id", "id" },
+        { "status", "status" },
+        { "status_changed", NULL, NONE },
+        { "region", NULL, NONE },
+        { "scaling_group", "resource_group" },
+        { "schedulable", "schedulable" },
+        { "available_slots", "available_slots", AS_TEXT },
+        { "occupied_slots", "occupied_slots", AS_TEXT },
+        { "addr", "address" },
+        { "architecture", "architecture" },
+        { "first_contact", "first_contact" },
+        { "lost_at", "lost_at" },
+        { "version", "version" },
+        { "compute_plugins", NULL, NONE },
+        { "hardware_metadata", NULL, NONE },
+        { "live_stat", NULL, NONE },
+        { "container_count", NULL, NONE },
+        { "cpu_cur_pct", NULL, NONE },
+        { "mem_cur_bytes", NULL, NONE },
+        {},
+};
+
+static const struct field_map domain_map[] = {
+        { "name", "name" },
+        { "description", "description" },
+        { "is_active", "is_active" },
+        { "created_at", "created_at" },
+        { "modified_at", "modified_at" },
+        { "total_resource_slots", "total_resource_slots", AS_TEXT },
+        { "allowed_vfolder_hosts", "allowed_vfolder_hosts", AS_TEXT },
+        { "allowed_docker_registries", "allowed_docker_registries" },
+        { "integration_id", NULL, NONE },
+        { "scaling_groups", NULL, NONE },
+        {},
+};
+
+static const struct field_map group_map[] = {
+        { "id", "id" },
+        { "name", "name" },
+        { "description", "description" },
+        { "is_active", "is_active" },
+        { "created_at", "created_at" },
+        { "modified_at", "modified_at" },
+        { "domain_name", "domain" },
+        { "total_resource_slots", "total_resource_slots", AS_TEXT },
+        { "allowed_vfolder_hosts", "allowed_vfolder_hosts", AS_TEXT },
+        { "integration_id", NULL, NONE },
+        { "scaling_groups", NULL, NONE },
+        {},
+};
+
+static const struct field_map scaling_group_map[] = {
+        { "name", "name" },
+        { "description", "description" },
+        { "is_active", "is_active" },
+        { "is_public", "is_public" },
+        { "created_at", "created_at" },
+        { "driver", NULL, NONE },
+        { "driver_opts", NULL, NONE },
+        { "scheduler", "scheduler" },
+        { "scheduler_opts", "scheduler_opts", AS_TEXT },
+        { "wsproxy_addr", "wsproxy_addr" },
+        {},
+};
+
+static json_t *map_object(const json_t *src, const char *type, const struct field_map *m)
+{
+        json_t *o = json_pack("{s:s}", "__typename", type);
+        for (; m->to; m++) {
+                json_t *v = m->from ? json_object_get(src, m->from) : NULL;
+                json_object_set_new(o, m->to,
+                                    m->conv == NONE || !v ? json_null()
+                                    : m->conv == AS_TEXT  ? json_text_of(v)
+                                                          : json_incref(v));
+        }
+        return o;
+}
+
+/* What a list needs beyond its fields' names. */
+static void user_extras(json_t *o, const json_t *src)
+{
+        json_t *groups = json_array(), *p;
+        size_t i;
+        json_object_set_new(o, "is_active",
+                            json_boolean(streq(json_string_value(json_object_get(src, "status")) ?: "", "active")));
+        json_array_foreach(json_object_get(src, "projects"), i, p)
+                json_array_append_new(groups, json_pack("{s:s, s:n, s:O}", "__typename", "UserGroup", "id", "name", p));
+        json_object_set_new(o, "groups", groups);
+}
+
+static void keypair_extras(json_t *o, const json_t *src)
+{
+        json_object_set_new(o, "user_info",
+                            json_pack("{s:s, s:O?, s:n}", "__typename", "UserInfo", "email",
+                                      json_object_get(src, "email"), "full_name"));
+}
+
+static const struct admin_list {
+        const char *root, *path, *list_type, *type;
+        const struct field_map *map;
+        void (*extras)(json_t *o, const json_t *src);
+        bool paged; /* (limit, offset) -> {items, total_count}; else every row as a list */
+} admin_lists[] = {
+        { "user_list", "/admin/users", "UserList", "User", user_map, user_extras, true },
+        { "users", "/admin/users", NULL, "User", user_map, user_extras, false },
+        { "keypair_list", "/admin/keypairs", "KeyPairList", "KeyPair", keypair_map, keypair_extras, true },
+        { "keypairs", "/admin/keypairs", NULL, "KeyPair", keypair_map, keypair_extras, false },
+        { "agent_list", "/admin/agents", "AgentList", "Agent", agent_map, NULL, true },
+        { "agents", "/admin/agents", NULL, "Agent", agent_map, NULL, false },
+        { "domains", "/admin/domains", NULL, "Domain", domain_map, NULL, false },
+        { "groups", "/admin/projects", NULL, "Group", group_map, NULL, false },
+        { "scaling_groups", "/admin/resource-groups", NULL, "ScalingGroup", scaling_group_map, NULL, false },
+};
+
+#define UNPAGED_MAX 10000 /* rows of a list asked for without paging */
+
+static int resolve_admin_list(struct api_ctx *c, const struct admin_list *l, const struct gql_field *f, json_t **ret,
+                              struct tess_error **err)
+{
+        int64_t limit = UNPAGED_MAX, offset = 0, total;
+        json_t *items, *v;
+        size_t i;
+
+        if (l->paged && page_args(f, &limit, &offset, err) < 0)
+                return -EINVAL;
+        if (admin_list_of(c, l->path, limit, offset, &items, &total, err) < 0)
+                return -1;
+        json_t *out = json_array();
+        json_array_foreach(items, i, v) {
+                json_t *o = map_object(v, l->type, l->map);
+                if (l->extras)
+                        l->extras(o, v);
+                json_array_append_new(out, o);
+        }
+        json_decref(items);
+        *ret = l->paged ? json_pack("{s:s, s:o, s:I}", "__typename", l->list_type, "items", out, "total_count",
+                                    (json_int_t)total)
+                        : out;
+        return 0;
+}
+
 static const struct {
         const char *name;
         int (*resolve)(struct api_ctx *c, const struct gql_field *f, json_t **ret, struct tess_error **err);
@@ -417,5 +611,8 @@ int gql_resolve_root(struct api_ctx *c, const struct gql_field *f, json_t **ret,
         for (size_t i = 0; i < ARRAY_SIZE(roots); i++)
                 if (streq(roots[i].name, f->name))
                         return roots[i].resolve(c, f, ret, err);
+        for (size_t i = 0; i < ARRAY_SIZE(admin_lists); i++)
+                if (streq(admin_lists[i].root, f->name))
+                        return resolve_admin_list(c, &admin_lists[i], f, ret, err);
         return tess_err(err, ENOENT, "Cannot query field \"%s\" on type \"Queries\".", f->name);
 }

@@ -9,10 +9,14 @@
  *   vfolder_list(limit, offset, group_id)          VirtualFolderList
  *   images(is_installed, is_operation)             [Image]
  *   image(reference, architecture)                 Image
+ *   user_list, keypair_list, agent_list(limit, offset)      {items, total_count}
+ *   users, keypairs, agents, domains, groups, scaling_groups  [...]
+ *                               what the /admin/... list routes show the
+ *                               caller (admins; others get an error)
  *
  * Each uses the REST routes' queries and rules (GET /sessions,
- * /session/{id}, /folders, /images), so a caller sees here exactly what
- * it sees there. */
+ * /session/{id}, /folders, /images, /admin/...), so a caller sees here
+ * exactly what it sees there. */
 #ifndef TESS_MANAGER_GQL_ROOTS_H
 #define TESS_MANAGER_GQL_ROOTS_H
 

@@ -49,7 +49,8 @@ const struct route api_routes[] = {
         { "POST", "/agent/events", api_agent_events, ROUTE_AGENT,
           "Agents: report kernel events (running, exited, failed); answers the last sequence applied", "agent" },
         { "POST", "/admin/gql", api_admin_gql, ROUTE_READ,
-          "Backend.AI's GraphQL queries: keypair, compute_session_list, compute_session, vfolder_list, images, image",
+          "Backend.AI's GraphQL queries: keypair, compute_session_list, compute_session, vfolder_list, images, image, and "
+          "the admin lists (user_list, keypair_list, agent_list, domains, groups, scaling_groups)",
           "admin" },
         { "GET", "/manager/announcement", api_manager_announcement_get, ROUTE_READ,
           "The announcement every client shows: {enabled, message}", "manager" },

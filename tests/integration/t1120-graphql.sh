@@ -105,6 +105,18 @@ test_expect_success 'errors: unknown fields and roots, scalars with selections, 
         call user POST /admin/gql "{\"query\": \"{ keypair { user_id } }\", \"variables\": []}" && test "$CODE" = 400
 '
 
+test_expect_success 'admin lists (backend.ai admin user/keypair/agent/domain/group/scaling-group list): the /admin routes'"'"' rows and rules' '
+        gql superadmin "query(\$limit:Int!, \$offset:Int!) { user_list(limit:\$limit, offset:\$offset) { items { email role is_active domain_name groups { name } } total_count } }" "{\"limit\": 20, \"offset\": 0}" &&
+        jq -e ".errors == null and .data.user_list.total_count == 4" "$TMP/out" &&
+        jq -e ".data.user_list.items[] | select(.email == \"u1@gql.test\") | .role == \"user\" and .is_active == true and .domain_name == \"default\" and .groups == [{\"name\": \"default\"}]" "$TMP/out" &&
+        gql superadmin "query { keypair_list(limit: 10, offset: 0) { items { user_id access_key secret_key is_active } total_count } agent_list(limit: 10, offset: 0) { items { id status } total_count } domains { name is_active total_resource_slots } groups { id name domain_name } scaling_groups { name scheduler is_active } }" &&
+        jq -e ".errors == null and .data.keypair_list.total_count == 4 and ([.data.keypair_list.items[].secret_key] | unique) == [null] and .data.agent_list.total_count == 0" "$TMP/out" &&
+        jq -e ".data.domains == [{\"name\": \"default\", \"is_active\": true, \"total_resource_slots\": \"{}\"}] and .data.groups[0].name == \"default\" and .data.scaling_groups[0].name == \"default\"" "$TMP/out" &&
+        gql user "query { user_list(limit: 10, offset: 0) { items { email } total_count } }" &&
+        jq -e ".data.user_list == null and (.errors[0].message | test(\"may not list users\"))" "$TMP/out" &&
+        gql monitor "query { domains { name } }" && jq -e ".errors == null and (.data.domains | length) == 1" "$TMP/out"
+'
+
 test_expect_success 'mutations answer an error pointing to the REST routes; nothing changes' '
         gql superadmin "mutation { delete_user(email: \"u2@gql.test\") { ok msg } }" && test "$CODE" = 200 &&
         jq -e ".data.delete_user == null and (.errors[0].message | test(\"REST admin routes\"))" "$TMP/out" &&

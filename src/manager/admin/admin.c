@@ -19,12 +19,14 @@ static void admin_delete(struct api_ctx *c);
 
 #define RD (ROUTE_READ | ROUTE_ADMIN)
 /* CRUD("/admin/users", "email", "a user", "users", read flags, write flags) */
-#define CRUD(path, key, one, many, read, write)                                                         \
-        { "GET", path, admin_list, ROUTE_READ | (read), "List " many, "admin" },                       \
-        { "POST", path, admin_create, (write), "Create " one, "admin" },                             \
-        { "GET", path "/{" key "}", admin_show, ROUTE_READ | (read), "Show " one, "admin" },         \
-        { "PATCH", path "/{" key "}", admin_update, (write), "Change " one, "admin" },                \
-        { "DELETE", path "/{" key "}", admin_delete, (write), "Delete " one, "admin" }
+#define CRUD(path, key, one, many, read, write)                                                      \
+        { "GET", path, admin_list, ROUTE_READ | (read), "List " many, "admin" },                     \
+                { "POST", path, admin_create, (write), "Create " one, "admin" },                     \
+                { "GET", path "/{" key "}", admin_show, ROUTE_READ | (read), "Show " one, "admin" }, \
+                { "PATCH", path "/{" key "}", admin_update, (write), "Change " one, "admin" },       \
+        {                                                                                            \
+                "DELETE", path "/{" key "}", admin_delete, (write), "Delete " one, "admin"           \
+        }
 
 const struct route admin_routes[] = {
         CRUD("/admin/domains", "name", "a domain", "domains", RD, ROUTE_SUPERADMIN),
@@ -45,8 +47,7 @@ const struct route admin_routes[] = {
         { "GET", "/admin/image-aliases", admin_list, RD, "List image aliases", "admin" },
         { "POST", "/admin/image-aliases", admin_create, ROUTE_SUPERADMIN, "Create an image alias", "admin" },
         { "GET", "/admin/image-aliases/{alias}", admin_show, RD, "Show an image alias", "admin" },
-        { "DELETE", "/admin/image-aliases/{alias}", admin_delete, ROUTE_SUPERADMIN, "Delete an image alias",
-          "admin" },
+        { "DELETE", "/admin/image-aliases/{alias}", admin_delete, ROUTE_SUPERADMIN, "Delete an image alias", "admin" },
         { "POST", "/admin/container-registries/{name}/rescan", admin_registry_rescan, ROUTE_SUPERADMIN,
           "Rescan a registry's catalog for images (a background task)", "admin" },
         CRUD("/admin/container-registries", "name", "a container registry", "container registries", ROUTE_SUPERADMIN,
@@ -60,9 +61,8 @@ const struct route admin_routes[] = {
 };
 
 static const struct entity *const entities[] = {
-        &admin_domains, &admin_projects, &admin_users,   &admin_keypairs, &admin_policies,
-        &admin_rgroups, &admin_presets,  &admin_images,  &admin_image_aliases, &admin_registries, &admin_agents,
-        &admin_audit,
+        &admin_domains, &admin_projects, &admin_users,         &admin_keypairs,   &admin_policies, &admin_rgroups,
+        &admin_presets, &admin_images,   &admin_image_aliases, &admin_registries, &admin_agents,   &admin_audit,
 };
 
 static const struct entity *entity_of(const struct api_ctx *c)
@@ -75,6 +75,22 @@ static const struct entity *entity_of(const struct api_ctx *c)
                         return entities[i];
         }
         abort(); /* a route of admin_routes[] without an entity */
+}
+
+int admin_list_of(struct api_ctx *c, const char *path, int64_t limit, int64_t offset, json_t **ret_items,
+                  int64_t *ret_total, struct tess_error **err)
+{
+        const struct route *r = admin_routes, *asked = c->route;
+        while (r->method && !(streq(r->method, "GET") && streq(r->pattern, path)))
+                r++;
+        if (!r->method)
+                abort(); /* a path that is not a list route of the table */
+        if (!api_role_may_use(c, r))
+                return tess_err(err, EACCES, "your role (%s) may not list %s", role_to_string(c->who.role), path + 7);
+        c->route = r; /* the list's own rules (entity_of, its filters) */
+        int ret = admin_list_rows(c, entity_of(c), limit, offset, ret_items, ret_total, err);
+        c->route = asked;
+        return ret;
 }
 
 /* ---- the generic handlers ---- */
@@ -231,8 +247,8 @@ static int update_row(struct api_ctx *c, const struct entity *e, const char *pk,
 
 /* Create (extra: fields shown once) or update row pk in a transaction,
  * with the entity's after_write hook. */
-static int write_tx(struct api_ctx *c, const struct entity *e, const struct admin_values *v, bool creating,
-                    char *pk, size_t pk_len, json_t *extra, struct tess_error **err)
+static int write_tx(struct api_ctx *c, const struct entity *e, const struct admin_values *v, bool creating, char *pk,
+                    size_t pk_len, json_t *extra, struct tess_error **err)
 {
         int r = db_begin(c->m->db, err);
         if (r < 0)

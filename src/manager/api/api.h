@@ -63,8 +63,8 @@ struct api_ctx {
         const struct route *route;
         struct principal who;
         bool authenticated;
-        char web_login[65]; /* the web login (web_sessions.id) that authenticated it, or "" */
-        char *password_hash; /* a password of the body hashed off the loop (admin.c), or NULL */
+        char web_login[65];          /* the web login (web_sessions.id) that authenticated it, or "" */
+        char *password_hash;         /* a password of the body hashed off the loop (admin.c), or NULL */
         char *param[API_MAX_PARAMS]; /* percent-decoded path parameters */
         json_t *body;                /* parsed JSON body, or NULL if none */
         char audit_target[256];      /* set by handlers that change things */
@@ -80,20 +80,20 @@ struct api_ctx {
 typedef void (*api_handler_fn)(struct api_ctx *ctx);
 
 enum route_flags {
-        ROUTE_PUBLIC = 1 << 0,    /* no signature needed */
-        ROUTE_READ = 1 << 1,      /* does not change state (monitor may call) */
-        ROUTE_ADMIN = 1 << 2,     /* admin or superadmin (monitor too if ROUTE_READ) */
+        ROUTE_PUBLIC = 1 << 0,     /* no signature needed */
+        ROUTE_READ = 1 << 1,       /* does not change state (monitor may call) */
+        ROUTE_ADMIN = 1 << 2,      /* admin or superadmin (monitor too if ROUTE_READ) */
         ROUTE_SUPERADMIN = 1 << 3, /* superadmin only */
-        ROUTE_RAW_BODY = 1 << 4,  /* body is not JSON; handler reads http_body() */
-        ROUTE_SELF = 1 << 5,      /* changes only the caller's own account (monitor may call) */
-        ROUTE_AUDIT = 1 << 6,     /* reads the audit log: queued entries are written first */
-        ROUTE_AGENT = 1 << 7,     /* called by agents, signed with the cluster secret (auth.h) */
-        ROUTE_UPLOAD = 1 << 8,    /* a raw body of up to conf.max_upload bytes */
-        ROUTE_TAIL = 1 << 9,      /* the last {param} takes the rest of the path, slashes included */
-        ROUTE_STREAM = 1 << 10,   /* dispatched when the headers are in; the handler takes the body as
+        ROUTE_RAW_BODY = 1 << 4,   /* body is not JSON; handler reads http_body() */
+        ROUTE_SELF = 1 << 5,       /* changes only the caller's own account (monitor may call) */
+        ROUTE_AUDIT = 1 << 6,      /* reads the audit log: queued entries are written first */
+        ROUTE_AGENT = 1 << 7,      /* called by agents, signed with the cluster secret (auth.h) */
+        ROUTE_UPLOAD = 1 << 8,     /* a raw body of up to conf.max_upload bytes */
+        ROUTE_TAIL = 1 << 9,       /* the last {param} takes the rest of the path, slashes included */
+        ROUTE_STREAM = 1 << 10,    /* dispatched when the headers are in; the handler takes the body as
                                      it comes (http_body_sink) */
-        ROUTE_APP = 1 << 11,      /* the app proxy's: with conf.app_listen, served there and only there */
-        ROUTE_CREATES = 1 << 12,  /* makes a session or a folder: refused while the service is frozen
+        ROUTE_APP = 1 << 11,       /* the app proxy's: with conf.app_listen, served there and only there */
+        ROUTE_CREATES = 1 << 12,   /* makes a session or a folder: refused while the service is frozen
                                      (server_state.h) */
 };
 
@@ -161,7 +161,9 @@ int api_get_int(const json_t *obj, const char *const *names, int64_t min, int64_
 /* Pagination from ?limit=&offset= within conf.max_page_size. */
 int api_page(struct api_ctx *c, int64_t *ret_limit, int64_t *ret_offset, struct tess_error **err);
 
-bool api_is_admin(const struct api_ctx *c);     /* admin or superadmin */
+bool api_is_admin(const struct api_ctx *c); /* admin or superadmin */
+/* May c's caller use route r, by its role and r's flags?  (dispatch.c) */
+bool api_role_may_use(const struct api_ctx *c, const struct route *r);
 bool api_is_superadmin(const struct api_ctx *c);
 /* May the caller see things of `domain`?  superadmin: all; admin and
  * monitor: their own domain; user: no (users see only their own objects). */

@@ -160,10 +160,8 @@ static int parse_body(struct api_ctx *c, struct tess_error **err)
         return check_json_limits(c->body, 1, &c->m->conf, err);
 }
 
-static bool authorized_for_route(struct api_ctx *c)
+bool api_role_may_use(const struct api_ctx *c, const struct route *r)
 {
-        const struct route *r = c->route;
-
         if (c->who.role == ROLE_MONITOR && !(r->flags & (ROUTE_READ | ROUTE_SELF)))
                 return false;
         if ((r->flags & ROUTE_SUPERADMIN) && c->who.role != ROLE_SUPERADMIN)
@@ -207,8 +205,7 @@ static void dispatch_headers(struct http_req *req, struct manager *m, bool app_l
         }
         if (!c->route) {
                 if (path_known && !app_listener)
-                        api_problem(c, 405, "method-not-allowed", "method %s is not allowed here",
-                                    http_method(req));
+                        api_problem(c, 405, "method-not-allowed", "method %s is not allowed here", http_method(req));
                 else
                         api_problem(c, 404, "not-found", "no such route");
                 return;
@@ -239,13 +236,13 @@ static void dispatch_headers(struct http_req *req, struct manager *m, bool app_l
                         tess_error_free(err);
                         return;
                 }
-                api_problem(c, err->code == EDQUOT ? 429 : 401, err->code == EDQUOT ? "too-many-requests" : "auth-failed",
-                            "%s", err->msg);
+                api_problem(c, err->code == EDQUOT ? 429 : 401,
+                            err->code == EDQUOT ? "too-many-requests" : "auth-failed", "%s", err->msg);
                 tess_error_free(err);
                 return;
         }
         c->authenticated = true;
-        if (!authorized_for_route(c)) {
+        if (!api_role_may_use(c, c->route)) {
                 api_problem(c, 403, "forbidden", "your role (%s) may not use this route", role_to_string(c->who.role));
                 return;
         }
@@ -328,8 +325,8 @@ void api_request_done(struct http_req *req, void *data)
         double secs = (double)(monotonic_usec() - http_start_usec(req)) / 1e6;
         unsigned status = http_reply_status(req);
 
-        metrics_observe_request(m->metrics, c && c->route ? c->route->pattern : "unmatched", http_method(req),
-                                status, secs);
+        metrics_observe_request(m->metrics, c && c->route ? c->route->pattern : "unmatched", http_method(req), status,
+                                secs);
         if (c && c->route && c->authenticated && (!(c->route->flags & ROUTE_READ) || m->conf.audit_reads))
                 audit_record(m, c, status);
         /* a change to users, keypairs, policies or domains may revoke access */
