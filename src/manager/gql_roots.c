@@ -572,6 +572,67 @@ static const struct admin_list {
 
 #define UNPAGED_MAX 10000 /* rows of a list asked for without paging */
 
+/* The caller's own user as GET /admin/users shows one. */
+static int own_user(struct api_ctx *c, json_t **ret, struct tess_error **err)
+{
+        _cleanup_rows_ struct db_rows *u = NULL, *p = NULL;
+        char created[48], modified[48];
+
+        if (DBQ(c->m->db,
+                "SELECT id, email, username, full_name, description, role, status, domain_name, need_password_change,"
+                " created_at, modified_at FROM users WHERE id = ?",
+                &u, err, DB_TEXT(c->who.user_id)) < 0 ||
+            DBQ(c->m->db,
+                "SELECT p.name FROM projects p JOIN project_members m ON m.project_id = p.id WHERE m.user_id = ?"
+                " ORDER BY p.name",
+                &p, err, DB_TEXT(c->who.user_id)) < 0)
+                return -1;
+        if (u->nrows == 0)
+                return tess_err(err, ENOENT, "user: yours is gone");
+        json_t *projects = json_array();
+        for (int i = 0; i < p->nrows; i++)
+                json_array_append_new(projects, json_string(db_get(p, i, 0)));
+        *ret = json_pack(
+                "{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:b, s:s, s:s, s:o}", "id", db_getn(u, 0, "id"), "email",
+                db_getn(u, 0, "email"), "username", db_getn(u, 0, "username"), "full_name", db_getn(u, 0, "full_name"),
+                "description", db_getn(u, 0, "description"), "role", db_getn(u, 0, "role"), "status",
+                db_getn(u, 0, "status"), "domain", db_getn(u, 0, "domain_name"), "need_password_change",
+                db_get_int(u, 0, "need_password_change") != 0, "created_at",
+                time_format_iso(db_get_int(u, 0, "created_at"), created, sizeof(created)), "modified_at",
+                time_format_iso(db_get_int(u, 0, "modified_at"), modified, sizeof(modified)), "projects", projects);
+        return 0;
+}
+
+/* user(email): the caller's own (no email, or theirs); another's for who
+ * may list users, among those GET /admin/users shows them. */
+static int resolve_user(struct api_ctx *c, const struct gql_field *f, json_t **ret, struct tess_error **err)
+{
+        const char *email = arg_string(f, "email");
+        json_t *src = NULL, *items = NULL, *v;
+        int64_t total;
+        size_t i;
+
+        if (!email || streq(email, c->who.email)) {
+                if (own_user(c, &src, err) < 0)
+                        return -1;
+        } else {
+                if (admin_list_of(c, "/admin/users", UNPAGED_MAX, 0, &items, &total, err) < 0)
+                        return -1;
+                json_array_foreach(items, i, v)
+                        if (streq(json_string_value(json_object_get(v, "email")) ?: "", email))
+                                src = json_incref(v);
+                json_decref(items);
+        }
+        if (!src) {
+                *ret = json_null();
+                return 0;
+        }
+        *ret = map_object(src, "User", user_map);
+        user_extras(*ret, src);
+        json_decref(src);
+        return 0;
+}
+
 static int resolve_admin_list(struct api_ctx *c, const struct admin_list *l, const struct gql_field *f, json_t **ret,
                               struct tess_error **err)
 {
@@ -601,9 +662,13 @@ static const struct {
         const char *name;
         int (*resolve)(struct api_ctx *c, const struct gql_field *f, json_t **ret, struct tess_error **err);
 } roots[] = {
-        { "keypair", resolve_keypair },         { "compute_session_list", resolve_session_list },
-        { "compute_session", resolve_session }, { "vfolder_list", resolve_vfolder_list },
-        { "images", resolve_images },           { "image", resolve_image },
+        { "keypair", resolve_keypair },
+        { "compute_session_list", resolve_session_list },
+        { "compute_session", resolve_session },
+        { "vfolder_list", resolve_vfolder_list },
+        { "images", resolve_images },
+        { "image", resolve_image },
+        { "user", resolve_user },
 };
 
 int gql_resolve_root(struct api_ctx *c, const struct gql_field *f, json_t **ret, struct tess_error **err)

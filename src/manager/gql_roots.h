@@ -9,6 +9,7 @@
  *   vfolder_list(limit, offset, group_id)          VirtualFolderList
  *   images(is_installed, is_operation)             [Image]
  *   image(reference, architecture)                 Image
+ *   user(email)                 User: the caller's own, or (admins) another
  *   user_list, keypair_list, agent_list(limit, offset)      {items, total_count}
  *   users, keypairs, agents, domains, groups, scaling_groups  [...]
  *                               what the /admin/... list routes show the

@@ -67,6 +67,8 @@ void api_manager_announcement_set(struct api_ctx *c);
 void api_manager_status_get(struct api_ctx *c);
 void api_manager_status_set(struct api_ctx *c);
 void api_admin_gql(struct api_ctx *c); /* api_gql.c: POST /admin/gql */
+void api_config_resource_slots(struct api_ctx *c); /* api_config.c */
+void api_config_docker_registries(struct api_ctx *c);
 void api_web_static(struct api_ctx *c);   /* web_static.c */
 bool web_static_index(struct api_ctx *c); /* answered GET / with index.html */
 

@@ -117,6 +117,23 @@ test_expect_success 'DELETE cancels a PENDING session; its name becomes free; in
         api GET "/sessions?name=first" && grep -q "\"total\":2" "$TMP/out"
 '
 
+test_expect_success 'rename (backend.ai session rename): a live session takes a free name; taken, bad or ended names are refused' '
+        api POST /session "{\"name\": \"oldname\", \"image\": \"python:3.11\", \"enqueueOnly\": true}" &&
+        test "$CODE" = 201 && RID=$(jq -r .sessionId "$TMP/out") &&
+        api POST /session "{\"name\": \"taken\", \"image\": \"python:3.11\", \"enqueueOnly\": true}" &&
+        test "$CODE" = 201 &&
+        api POST "/session/$RID/rename?name=newname" && test "$CODE" = 200 &&
+        jq -e ".sessionName == \"newname\"" "$TMP/out" &&
+        api GET /session/newname && test "$CODE" = 200 && jq -e ".sessionId == \"$RID\"" "$TMP/out" &&
+        api GET /session/oldname && test "$CODE" = 404 &&
+        api POST "/session/newname/rename?name=taken" && test "$CODE" = 409 &&
+        api POST "/session/newname/rename?name=no" && test "$CODE" = 400 &&
+        api POST /session/newname/rename "{\"name\": \"from-body\"}" && test "$CODE" = 200 &&
+        api DELETE /session/from-body && test "$CODE" = 200 &&
+        api POST "/session/$RID/rename?name=after-end" && test "$CODE" = 404 &&
+        api DELETE /session/taken && test "$CODE" = 200
+'
+
 test_expect_success 'logs answer result.logs, also for a session that ended' '
         api GET /session/second/logs && test "$CODE" = 200 && grep -q "{\"result\":{\"logs\":\"\"}}" "$TMP/out" &&
         api GET "/session/no-such-one/logs" && test "$CODE" = 404

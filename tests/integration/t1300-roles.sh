@@ -49,6 +49,9 @@ GET /openapi.json                       -                       | 200 200 200 20
 POST /auth/authorize                    {"username":"user1@walk.test","password":"walk-password-1"} | 200 200 200 200 200
 GET /auth/role                          -                       | 200 200 200 200 200
 POST /auth/update-password              {"old_password":"wrong-password","new_password":"whatever-123"} | 401 401 401 401 401
+GET /config/resource-slots              -                       | 200 200 200 200 200
+GET /config/vfolder-types               -                       | 200 200 200 200 200
+GET /config/docker-registries           -                       | 403 403 403 403 200
 GET /manager/announcement               -                       | 200 200 200 200 200
 POST /manager/announcement              {"enabled":true,"message":"walk"} | 403 403 403 403 204
 GET /manager/status                     -                       | 403 403 403 403 200
@@ -60,6 +63,7 @@ GET /session/{VICTIM}                   -                       | 404 404 200 20
 GET /session/victim?owner_access_key={U2AK} -                   | 404 403 200 200 200
 GET /session/{OSESS}                    -                       | 200 404 404 404 200
 GET /session/{VICTIM}/logs              -                       | 404 404 200 200 200
+POST /session/{VICTIM}/rename?name=x     -                       | 404 404 403 400 400
 POST /session/{VICTIM}                  {"mode":"query","code":"1"} | 404 404 403 409 409
 POST /session/{VICTIM}/interrupt        {}                      | 404 404 403 409 409
 POST /session/{VICTIM}/upload           -                       | 404 404 403 409 409

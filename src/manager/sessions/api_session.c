@@ -91,15 +91,15 @@ static char *json_text_or(json_t *j, const char *fallback)
 }
 
 #define LIVE " AND s.status NOT IN ('TERMINATED', 'CANCELLED', 'ERROR')"
-#define LIVE_FIRST                                                                                  \
+#define LIVE_FIRST                                                                                \
         " ORDER BY CASE WHEN s.status IN ('TERMINATED', 'CANCELLED', 'ERROR') THEN 1 ELSE 0 END," \
         " s.created_at DESC LIMIT 1"
 
 /* The lookups of one session, their SQL built once. */
 enum lookup {
-        LOOKUP_ID,                /* any session by id: authz_check decides */
+        LOOKUP_ID, /* any session by id: authz_check decides */
         LOOKUP_ID_LIVE,
-        LOOKUP_OWNER_ID_OR_NAME,  /* a UUID-looking reference of an owner */
+        LOOKUP_OWNER_ID_OR_NAME, /* a UUID-looking reference of an owner */
         LOOKUP_OWNER_ID_OR_NAME_LIVE,
         LOOKUP_OWNER_NAME_LIVE,   /* the partial unique index: at most one row */
         LOOKUP_OWNER_NAME_LATEST, /* ended sessions of that name, newest first */
@@ -332,10 +332,8 @@ static int insert_session(struct api_ctx *c, const struct session_request *q, co
         json_t *names = session_mounts_names(vmounts); /* Backend.AI's `mounts`: the names */
         _cleanup_free_ char *environ = json_text_or(q->environ, "{}"), *mounts = json_text_or(names, "[]"),
                             *vfolder_mounts = json_text_or((json_t *)vmounts, "[]"),
-                            *mount_map = json_text_or(q->mount_map, "{}"),
-                            *ropts = resource_opts_text(q),
-                            *ports = json_text_or(q->preopen_ports, "[]"),
-                            *agents = json_text_or(q->agent_list, "[]");
+                            *mount_map = json_text_or(q->mount_map, "{}"), *ropts = resource_opts_text(q),
+                            *ports = json_text_or(q->preopen_ports, "[]"), *agents = json_text_or(q->agent_list, "[]");
         _cleanup_free_ char *hist = xasprintf("{\"PENDING\":\"%s\"}", time_format_iso(now, when, sizeof(when)));
         int r;
 
@@ -343,16 +341,18 @@ static int insert_session(struct api_ctx *c, const struct session_request *q, co
         r = DBQ(c->m->db,
                 "INSERT INTO sessions(id, name, session_type, priority, cluster_mode, cluster_size, domain_name,"
                 " project_id, user_id, access_key, image, architecture, tag, resource_group, requested_slots,"
-                " environ, resource_opts, mounts, vfolder_mounts, mount_map, preopen_ports, designated_agents, startup_command,"
+                " environ, resource_opts, mounts, vfolder_mounts, mount_map, preopen_ports, designated_agents, "
+                "startup_command,"
                 " bootstrap_script, callback_url, starts_at, batch_timeout, status, status_history,"
                 " status_changed_at, created_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'PENDING', ?, ?, ?)",
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'PENDING', "
+                "?, ?, ?)",
                 NULL, err, DB_TEXT(id), DB_TEXT(q->name), DB_TEXT(q->type), DB_INT(q->priority),
                 DB_TEXT(q->cluster_mode), DB_INT(q->cluster_size), DB_TEXT(domain), DB_TEXT(project_id),
                 DB_TEXT(owner->user_id), DB_TEXT(owner->access_key), DB_TEXT(image_ref), DB_TEXT(q->architecture),
                 DB_TEXT(q->tag), DB_TEXT(rg), DB_TEXT(slots_text), DB_TEXT(environ), DB_TEXT(ropts), DB_TEXT(mounts),
-                DB_TEXT(vfolder_mounts), DB_TEXT(mount_map), DB_TEXT(ports), DB_TEXT(agents), DB_TEXT(q->startup_command),
-                DB_TEXT(q->bootstrap_script), DB_TEXT(q->callback_url),
+                DB_TEXT(vfolder_mounts), DB_TEXT(mount_map), DB_TEXT(ports), DB_TEXT(agents),
+                DB_TEXT(q->startup_command), DB_TEXT(q->bootstrap_script), DB_TEXT(q->callback_url),
                 q->starts_at ? DB_INT(q->starts_at) : DB_NULLARG,
                 q->batch_timeout ? DB_INT(q->batch_timeout) : DB_NULLARG, DB_TEXT(hist), DB_INT(now), DB_INT(now));
         if (r < 0)
@@ -410,8 +410,8 @@ static bool answer_existing(struct api_ctx *c, const struct session_request *q, 
                 return true;
         }
         json_t *p = json_pack("{s:s, s:s, s:i, s:s}", "type", "https://api.backend.ai/probs/session-already-exists",
-                              "title", "a session with this name already exists", "status", 409,
-                              "existingSessionId", db_getn(existing, 0, "id"));
+                              "title", "a session with this name already exists", "status", 409, "existingSessionId",
+                              db_getn(existing, 0, "id"));
         char *t = json_dumps(p, JSON_COMPACT);
         http_reply_take(c->req, 409, "application/problem+json", t, strlen(t));
         json_decref(p);
@@ -427,10 +427,10 @@ void api_session_create(struct api_ctx *c)
         char rg[128], id[UUID_STR_LEN];
         int r;
 
-        if ((r = session_request_parse(c->body, &q, &err)) < 0 || (r = resolve_owner(c, q.owner_access_key, &owner, &err)) < 0)
+        if ((r = session_request_parse(c->body, &q, &err)) < 0 ||
+            (r = resolve_owner(c, q.owner_access_key, &owner, &err)) < 0)
                 return api_fail(c, err);
-        if (session_request_check_priority(&q, &c->who, &err) < 0 ||
-            session_request_check_disk(&q, &owner, &err) < 0)
+        if (session_request_check_priority(&q, &c->who, &err) < 0 || session_request_check_disk(&q, &owner, &err) < 0)
                 return api_fail(c, err);
         const char *domain = q.domain ? q.domain : owner.domain;
         if (!streq(domain, owner.domain))
@@ -466,7 +466,8 @@ void api_session_create(struct api_ctx *c)
                         err->code = EINVAL; /* no resource group is open to the caller: a bad request */
                 return api_fail(c, err);
         }
-        r = session_image_resolve(c->m, q.image, q.architecture, domain, &IMAGE_VIEWER_OF(c, owner.user_id), &img, &err);
+        r = session_image_resolve(c->m, q.image, q.architecture, domain, &IMAGE_VIEWER_OF(c, owner.user_id), &img,
+                                  &err);
         if (r < 0)
                 return api_fail(c, err);
         _cleanup_free_ char *image_ref = xasprintf("%s:%s", db_getn(img, 0, "name"), db_getn(img, 0, "tag"));
@@ -565,6 +566,39 @@ void api_session_destroy(struct api_ctx *c)
         if (r < 0)
                 return api_fail(c, err);
         api_json(c, 200, json_pack("{s:{}}", "stats"));
+}
+
+/* POST /session/{name}/rename?name=NEW (Backend.AI's; name in a JSON body
+ * too): a session that has not ended takes a new name, unique among its
+ * owner's live sessions (409 when taken). */
+void api_session_rename(struct api_ctx *c)
+{
+        _cleanup_rows_ struct db_rows *rows = NULL;
+        struct tess_error *err = NULL;
+        const char *name = http_query(c->req, "name");
+
+        if (!name)
+                name = json_string_value(json_object_get(c->body, "name"));
+        if (api_find_session(c, c->param[0], api_owner_access_key(c), true, &rows, &err) < 0)
+                return api_fail(c, err);
+        if (!name || !api_valid_session_name(name))
+                return api_problem(c, 400, "invalid-api-params",
+                                   "name: the new name, 4-64 letters, digits, '-', '_' or '.', is required");
+        const char *id = db_getn(rows, 0, "id");
+        api_audit_target(c, "session:%s", id);
+        if (session_status_is_terminal(session_status_from_string(db_getn(rows, 0, "status"))))
+                return api_problem(c, 409, "session-already-ended", "session '%s' has ended: it keeps its name",
+                                   c->param[0]);
+        int r = DBQ(c->m->db,
+                    "UPDATE sessions SET name = ? WHERE id = ? AND status NOT IN ('TERMINATED', 'CANCELLED', 'ERROR')",
+                    NULL, &err, DB_TEXT(name), DB_TEXT(id));
+        if (r == -EEXIST) {
+                tess_error_free(err);
+                return api_problem(c, 409, "conflict", "a live session of this owner is already named '%s'", name);
+        }
+        if (r < 0)
+                return api_fail(c, err);
+        api_json(c, 200, json_pack("{s:s, s:s}", "sessionId", id, "sessionName", name));
 }
 
 /* A live session's output comes from its agent; if the agent cannot be

@@ -2,7 +2,7 @@
  * use of them: finding a caller's session, and the running session a
  * request targets (its main kernel and that kernel's agent).
  *
- *   api_session.c         create, info, destroy, logs, list
+ *   api_session.c         create, info, destroy, logs, list, rename
  *   api_session_exec.c    execute, interrupt, upload, download, files
  *   api_stream_pty.c      a terminal (WebSocket)
  *   api_stream_execute.c  streamed execution (WebSocket)
@@ -25,6 +25,7 @@ void api_session_info(struct api_ctx *c);
 void api_session_destroy(struct api_ctx *c);
 void api_session_logs(struct api_ctx *c);
 void api_session_list(struct api_ctx *c);
+void api_session_rename(struct api_ctx *c);
 /* A session by id or name (of owner_ak's keypair, else the caller's),
  * live ones first, if the caller may see it and, on a route that is not
  * ROUTE_READ, act on it (the one rule, manager/api/authz.h); ENOENT (404)
