@@ -197,6 +197,13 @@ test_expect_success 'scopes: users see only themselves, admins their domain, sup
         jq -e "[.[].c_infos[]] | length == 2" "$TMP/out"
 '
 
+test_expect_success 'usage/period with its parameters as a JSON body, as Backend.AI'"'"'s SDK sends a GET' '
+        call admin GET "/resource/usage/period?$(period)" && cp "$TMP/out" "$TMP/by-query" &&
+        call admin GET /resource/usage/period "{\"start_date\": \"$(date -u -d yesterday +%Y%m%d)\", \"end_date\": \"$(date -u +%Y%m%d)\", \"group_id\": null}" &&
+        test "$CODE" = 200 && jq -e "[.[].c_infos[].name] | sort == [\"u1-sess\", \"u2-sess\"]" "$TMP/out" &&
+        call admin GET /resource/usage/period "{\"start_date\": \"20250101\"}" && test "$CODE" = 400
+'
+
 test_expect_success 'heartbeats with statistics: the increase of the counters is measured use' '
         agent_post a1 /agent/sync "{\"id\": \"a1\"}" && test "$AGENT_STATUS" = 200 &&
         K2=$(jq -r ".kernels[] | select(.session_name == \"u2-sess\") | .id" "$TMP/agent-out") &&

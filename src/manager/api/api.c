@@ -222,6 +222,12 @@ int api_page(struct api_ctx *c, int64_t *ret_limit, int64_t *ret_offset, struct 
         return 0;
 }
 
+const char *api_param(struct api_ctx *c, const char *name)
+{
+        const char *q = http_query(c->req, name);
+        return q ? q : json_string_value(json_object_get(c->body, name));
+}
+
 bool api_is_admin(const struct api_ctx *c)
 {
         return c->who.role == ROLE_ADMIN || c->who.role == ROLE_SUPERADMIN;

@@ -148,6 +148,9 @@ char *api_problem_text(unsigned status, const char *kind, const char *title);
 
 /* Body field helpers: first present key among NULL-terminated aliases. */
 json_t *api_field(const json_t *obj, const char *const *names);
+/* A request parameter: the query string's, else the JSON body's string of
+ * that name (Backend.AI's clients send GET parameters as a JSON body). */
+const char *api_param(struct api_ctx *c, const char *name);
 /* Typed getters: -EINVAL with a message naming the field on a wrong type.
  * Absent (or null) leaves *ret untouched and returns 0. */
 int api_get_string(const json_t *obj, const char *const *names, size_t maxlen, const char **ret,

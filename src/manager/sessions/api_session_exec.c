@@ -84,9 +84,7 @@ int session_main_kernel(struct manager *m, struct session_target *t, struct tess
 
 const char *api_owner_access_key(struct api_ctx *c)
 {
-        const char *q = http_query(c->req, "owner_access_key");
-        const char *b = json_string_value(json_object_get(c->body, "owner_access_key"));
-        return q ? q : b;
+        return api_param(c, "owner_access_key");
 }
 
 /* "/v1/kernels/<id>/<action>[?path=<p>]" */
@@ -279,12 +277,6 @@ void api_session_upload(struct api_ctx *c)
 /* ---- download and listing ---- */
 
 /* A string parameter from ?name= or the JSON body. */
-static const char *param(struct api_ctx *c, const char *name)
-{
-        const char *q = http_query(c->req, name);
-        return q ? q : json_string_value(json_object_get(c->body, name));
-}
-
 static void download_done(struct api_ctx *c, struct agent_call *call)
 {
         if (call->err)
@@ -296,7 +288,7 @@ static void download_done(struct api_ctx *c, struct agent_call *call)
 
 void api_session_download_single(struct api_ctx *c)
 {
-        const char *file = param(c, "file");
+        const char *file = api_param(c, "file");
         struct session_target t;
 
         if (!valid_session_path(file))
@@ -358,7 +350,7 @@ static void listing_done(struct api_ctx *c, struct agent_call *call)
 
 void api_session_files(struct api_ctx *c)
 {
-        const char *path = param(c, "path");
+        const char *path = api_param(c, "path");
         struct listing *l;
 
         /* Backend.AI's CLI names the home directory absolutely (its default is /home/work) */

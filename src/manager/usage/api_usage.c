@@ -2,6 +2,7 @@
  * intervals (usage.h), allocation and measured use (usage_measure.h):
  *
  *   GET /resource/usage/period?start_date=&end_date=[&project_id=]
+ *       (the parameters also as a JSON body, as Backend.AI's SDK sends them)
  *       Backend.AI's shape: a list with one object per project
  *       {domain_name, g_id, g_name, g_cpu_allocated, g_mem_allocated,
  *        g_gpu_allocated, g_cpu_used, g_mem_used, g_io_read, g_io_write,
@@ -170,7 +171,7 @@ static void measured_json(json_t *o, const struct usage_measured *u)
 static int parse_period(struct api_ctx *c, bool required, int32_t *ret_first, int32_t *ret_last,
                         struct tess_error **err)
 {
-        const char *s = http_query(c->req, "start_date"), *e = http_query(c->req, "end_date");
+        const char *s = api_param(c, "start_date"), *e = api_param(c, "end_date");
         int32_t first, last = usage_day_of(now_usec());
         int r;
 
@@ -484,11 +485,11 @@ static json_t *build_period(struct period_acc *a, const struct db_rows *meta, co
 static int period_project(struct api_ctx *c, const char **ret, struct tess_error **err)
 {
         _cleanup_rows_ struct db_rows *rows = NULL;
-        const char *pid = http_query(c->req, "project_id");
+        const char *pid = api_param(c, "project_id");
         int r;
 
         if (!pid)
-                pid = http_query(c->req, "group_id");
+                pid = api_param(c, "group_id");
         if (!pid || !*pid)
                 return 0;
         r = DBQ(c->m->db, "SELECT domain_name FROM projects WHERE id = ?", &rows, err, DB_TEXT(pid));
@@ -693,7 +694,7 @@ void api_usage_admin(struct api_ctx *c)
         struct sort_ctx sc = { .b = &a.b };
         _cleanup_rows_ struct db_rows *names = NULL;
         _cleanup_free_ int *items = NULL, *totals = NULL;
-        const char *by = http_query(c->req, "group_by");
+        const char *by = api_param(c, "group_by");
         char first[16], last[16];
         int r, ni, nt;
 
