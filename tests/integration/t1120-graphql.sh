@@ -123,4 +123,17 @@ test_expect_success 'mutations answer an error pointing to the REST routes; noth
         test "$(db_sql "SELECT COUNT(*) FROM users WHERE email = '"'"'u2@gql.test'"'"'")" = 1
 '
 
+test_expect_success 'image references: registry/name:tag is one image, whichever way it was registered' '
+        call superadmin POST /admin/images "{\"name\": \"cr.test/stable/python\", \"tag\": \"3.11\"}" &&
+        test "$CODE" = 409 && jq -e ".title | test(\"cr.test/stable/python:3.11\")" "$TMP/out" &&
+        call superadmin POST /admin/images "{\"name\": \"other.test/tool\", \"tag\": \"1\"}" && test "$CODE" = 201 &&
+        call superadmin POST /admin/images "{\"name\": \"tool\", \"tag\": \"1\", \"registry\": \"other.test\"}" &&
+        test "$CODE" = 409 &&
+        call superadmin POST /admin/images "{\"name\": \"tool\", \"tag\": \"1\", \"registry\": \"third.test\"}" &&
+        test "$CODE" = 201 &&
+        call user POST /session "{\"name\": \"by-ref\", \"image\": \"other.test/tool:1\", \"enqueueOnly\": true}" &&
+        test "$CODE" = 201 && jq -e ".sessionName == \"by-ref\"" "$TMP/out" &&
+        call user DELETE /session/by-ref && test "$CODE" = 200
+'
+
 test_done

@@ -256,7 +256,7 @@ test_expect_success 'streamed execution: bad requests get {"status": "error"} an
         ws_exec /stream/session/pysess/execute "send:{\"code\": \"1\", \"mode\": \"shell\"}" until-close:1008 >"$TMP/sx" &&
         grep -q "mode: must be query or batch" "$TMP/sx" &&
         ws_exec /stream/session/pysess/execute "binary:{}" until-close:1008 >"$TMP/sx" &&
-        grep -q "text frames only" "$TMP/sx" &&
+        grep -q "text frames (UTF-8) only" "$TMP/sx" &&
         api GET /stream/session/pysess/execute && test "$CODE" = 400 &&
         (
                 other_user &&

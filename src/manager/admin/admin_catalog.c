@@ -59,7 +59,7 @@ static const struct field image_fields[] = {
         { "min_resources", "min_resources", FT_SLOTS },
         { "max_resources", "max_resources", FT_SLOTS },
         { "size_bytes", "size_bytes", FT_INT, 0, .min = 0, .max = INT64_MAX },
-        { "hidden", "hidden", FT_BOOL }, /* hidden: not listed to users, refused at session create */
+        { "hidden", "hidden", FT_BOOL },            /* hidden: not listed to users, refused at session create */
         { "owner_id", "owner_id", FT_TEXT, FF_RO }, /* a private image's owner (session commit); null: public */
         { "owner", NULL, FT_TEXT, FF_RO, .expr = "(SELECT u.email FROM users u WHERE u.id = i.owner_id)" },
         { "created_at", "created_at", FT_TIME, FF_RO },
@@ -92,6 +92,32 @@ static int image_key(struct api_ctx *c, const char *key, struct buf *where, stru
         return 0;
 }
 
+/* One reference, one image: "registry/name:tag" names the same image
+ * whether the registry is a column of its own or the start of the name
+ * (session_image.c resolves both), so a second image that a reference
+ * would also name is refused. */
+static int image_check_write(struct api_ctx *c, const struct db_rows *rows, int row UNUSED,
+                             const struct admin_values *v, struct tess_error **err)
+{
+        if (rows || !v) /* changes keep name, tag and architecture (FF_CREATE) */
+                return 0;
+        const char *name = admin_value_text(v, "name"), *registry = admin_value_text(v, "registry"),
+                   *tag = admin_value_text(v, "tag"), *arch = admin_value_text(v, "architecture");
+        _cleanup_free_ char *ref =
+                xasprintf("%s%s%s", registry && *registry ? registry : "", registry && *registry ? "/" : "", name);
+        _cleanup_rows_ struct db_rows *same = NULL;
+        int r = DBQ(c->m->db,
+                    "SELECT id FROM images WHERE tag = ? AND architecture = ? AND"
+                    " (CASE WHEN registry <> '' THEN registry || '/' || name ELSE name END) = ?",
+                    &same, err, DB_TEXT(tag), DB_TEXT(arch ? arch : "x86_64"), DB_TEXT(ref));
+        if (r < 0)
+                return r;
+        if (same->nrows > 0)
+                return tess_err(err, EEXIST, "image '%s:%s' (%s) is already registered as %s", ref, tag,
+                                arch ? arch : "x86_64", db_get(same, 0, 0));
+        return 0;
+}
+
 const struct entity admin_images = {
         .path = "/admin/images",
         .noun = "image",
@@ -109,6 +135,7 @@ const struct entity admin_images = {
         .gen_id = true,
         .created_at = true,
         .key_filter = image_key,
+        .check_write = image_check_write,
         /* domain admins: public images, and the private ones of their domain's users, not a
          * superadmin's (api/authz.h) */
         .domain_scope = "(i.owner_id IS NULL OR EXISTS (SELECT 1 FROM users ou WHERE ou.id = i.owner_id"
@@ -151,8 +178,7 @@ static const struct in_use agent_in_use[] = {
 
 /* What the live kernels on the agent hold of each of its devices, as each
  * device's "occupied" (a decimal string of its slot, like "capacity"). */
-static int agent_devices(struct api_ctx *c, const struct db_rows *rows, int row, json_t *obj,
-                         struct tess_error **err)
+static int agent_devices(struct api_ctx *c, const struct db_rows *rows, int row, json_t *obj, struct tess_error **err)
 {
         _cleanup_rows_ struct db_rows *kernels = NULL;
         json_t *devices = json_object_get(obj, "devices"), *dev;

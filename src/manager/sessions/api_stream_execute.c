@@ -38,7 +38,7 @@ struct exec_stream {
         struct stream_ws *s;
         json_t *inbox; /* text frames not read yet (strings) */
         bool flooded;  /* more than INBOX_MAX arrived ahead */
-        bool binary;   /* a binary frame arrived */
+        bool binary;   /* a binary frame, or text that is not UTF-8, arrived */
 };
 
 static int on_frame(struct ws *w UNUSED, int opcode, const uint8_t *msg, size_t len, void *data)
@@ -50,9 +50,13 @@ static int on_frame(struct ws *w UNUSED, int opcode, const uint8_t *msg, size_t 
                 return 0;
         }
         json_t *text = json_stringn((const char *)msg, len);
-        if (!text || json_array_size(x->inbox) >= INBOX_MAX)
+        if (!text) {
+                x->binary = true;
+                return 0;
+        }
+        if (json_array_size(x->inbox) >= INBOX_MAX)
                 x->flooded = true;
-        json_array_append_new(x->inbox, text ? text : json_string(""));
+        json_array_append_new(x->inbox, text);
         return 0;
 }
 
@@ -107,7 +111,8 @@ static void fail(struct ws *w, uint16_t code, const char *fmt, ...)
         vsnprintf(msg, sizeof(msg), fmt, ap);
         va_end(ap);
         /* the message also as a console record: Backend.AI's CLI prints those */
-        send_json(w, json_pack("{s:s, s:s, s:[[s, s+]]}", "status", "error", "msg", msg, "console", "stderr", msg, "\n"));
+        send_json(w,
+                  json_pack("{s:s, s:s, s:[[s, s+]]}", "status", "error", "msg", msg, "console", "stderr", msg, "\n"));
         ws_close(w, code, code == 1011 ? "execution failed" : "bad request");
 }
 
@@ -117,7 +122,7 @@ static json_t *read_request(struct exec_stream *x, struct ws *w)
         _cleanup_free_ char *text = next_frame(x, w, FIRST_MESSAGE_MS);
         if (!text) {
                 if (x->binary)
-                        fail(w, 1008, "text frames only");
+                        fail(w, 1008, "text frames (UTF-8) only");
                 else if (!ws_done(w) && !stream_ws_revoked(x->s))
                         fail(w, 1008, "no request: send {\"code\", \"mode\", \"options\"} first");
                 return NULL;
@@ -185,7 +190,8 @@ static void run_rounds(struct exec_stream *x, struct ws *w)
         json_decref(rq);
         for (;;) {
                 if (x->binary || x->flooded) {
-                        fail(w, 1008, "%s", x->binary ? "text frames only" : "too many frames ahead of the run");
+                        fail(w, 1008, "%s",
+                             x->binary ? "text frames (UTF-8) only" : "too many frames ahead of the run");
                         break;
                 }
                 json_t *result = round_at_agent(x->s, w, mode, code, run_id, opts);
@@ -209,7 +215,7 @@ static void run_rounds(struct exec_stream *x, struct ws *w)
                         code = next_frame(x, w, -1);
                         mode = xstrdup("input");
                         if (!code && x->binary) {
-                                fail(w, 1008, "text frames only");
+                                fail(w, 1008, "text frames (UTF-8) only");
                                 break;
                         }
                 } else { /* continued, build-finished, clean-finished */
