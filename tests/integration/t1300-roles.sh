@@ -188,6 +188,7 @@ GET /folders/walkf/files                -                       | 404 404 404 40
 DELETE /folders/walkf                   -                       | 404 404 403 404 404
 DELETE /folders                         {"id":"{VF}"}           | 404 404 403 404 404
 POST /folders/walkf/rename              {"new_name":"walkg"}    | 404 404 403 404 404
+POST /folders/walkf/update-options      {"permission":"ro"}     | 404 404 403 404 404
 POST /folders/walkf/restore             {}                      | 404 404 403 404 404
 POST /folders/walkf/purge               {}                      | 404 404 403 404 404
 POST /folders/purge                     {"vfolder_id":"{VF}"}   | 404 404 403 404 404

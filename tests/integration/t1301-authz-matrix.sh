@@ -356,6 +356,7 @@ test_expect_success 'every folder route x every role x name and id, for folders 
         # a valid body, so that the answer is that of the folder lookup
         declare -A FBODY=(
                 [rename]="{\"new_name\": \"f-renamed\"}" [mkdir]="{\"path\": \"x\"}"
+                [update-options]="{\"permission\": \"ro\"}"
                 [rename-file]="{\"target_path\": \"a\", \"new_name\": \"b\"}" [move-file]="{\"src\": \"a\", \"dst\": \"b\"}"
                 [delete-files]="{\"files\": [\"a\"]}" [request-upload]="{\"path\": \"a\", \"size\": 1}"
                 [rename_file]="{\"target_path\": \"a\", \"new_name\": \"b\"}" [delete_files]="{\"files\": [\"a\"]}"

@@ -116,7 +116,13 @@ test_expect_success 'Backend.AI'"'"'s client shapes: "files" as JSON text beside
         as u2 DELETE /folders "{\"id\": \"$BYE\"}" && test "$CODE" = 404 &&
         as u1 DELETE /folders "{}" && test "$CODE" = 400 &&
         as u1 DELETE /folders "{\"id\": \"$BYE\"}" && test "$CODE" = 200 && jq -e ".status == \"delete-pending\"" "$TMP/out" &&
-        as u1 GET /folders/invitations/list_sent && test "$CODE" = 200
+        as u1 GET /folders/invitations/list_sent && test "$CODE" = 200 &&
+        as u1 POST /folders/mine/update-options "{\"permission\": \"ro\", \"cloneable\": null}" && test "$CODE" = 200 &&
+        test "$(db_sql "SELECT permission FROM vfolders WHERE name = '"'"'mine'"'"'")" = ro &&
+        as u1 POST /folders/mine/update-options "{\"permission\": \"rx\"}" && test "$CODE" = 400 &&
+        as u1 POST /folders/mine/update-options "{\"cloneable\": true}" && test "$CODE" = 400 &&
+        as u2 POST /folders/mine/update-options "{\"permission\": \"rw\"}" && test "$CODE" = 404 &&
+        as u1 POST /folders/mine/update-options "{\"permission\": \"rw\"}" && test "$CODE" = 200
 '
 
 test_expect_success 'permissions: none (404), ro lists only, rw changes but does not delete' '

@@ -5,6 +5,7 @@
  *   GET /folders/{name}                                             info (num_files, and
  *                                           numFiles as Backend.AI's client reads it)
  *   POST /folders/{name}/rename {new_name}
+ *   POST /folders/{name}/update-options {permission, cloneable: false}
  *   DELETE /folders/{name}                  to the trash (owner; DELETE /folders {id}
  *                                           too, as Backend.AI's SDK sends it)
  *   POST /folders/{name}/restore            out of the trash (owner)
@@ -64,6 +65,7 @@ const struct route vfolder_routes[] = {
         { "GET", "/folders/{name}", api_vfolder_info, ROUTE_READ, "A folder", "vfolder" },
         { "DELETE", "/folders/{name}", api_vfolder_delete, 0, "Move a folder to the trash", "vfolder" },
         { "POST", "/folders/{name}/rename", api_vfolder_rename, 0, "Rename a folder {new_name}", "vfolder" },
+        { "POST", "/folders/{name}/update-options", api_vfolder_update_options, 0, "Set a folder's default permission {permission}", "vfolder" },
         { "POST", "/folders/{name}/restore", api_vfolder_restore, 0, "Restore a folder from the trash", "vfolder" },
         { "POST", "/folders/{name}/purge", api_vfolder_purge, 0, "Purge a trashed folder and its files", "vfolder" },
         { "GET", "/folders/{name}/files", api_vfolder_files, ROUTE_READ, "List a directory (?path=)", "vfolder" },
@@ -273,6 +275,41 @@ void api_vfolder_info(struct api_ctx *c)
         json_object_set_new(o, "numFiles", json_integer((json_int_t)u.files)); /* Backend.AI's spelling */
         json_object_set_new(o, "used_bytes", json_integer((json_int_t)u.bytes));
         api_json(c, 200, o);
+}
+
+/* POST /folders/{name}/update-options {permission, cloneable} (Backend.AI's):
+ * the owner sets the permission project members get by default; a folder
+ * cannot be made cloneable (no clone here), so cloneable true is a 400. */
+void api_vfolder_update_options(struct api_ctx *c)
+{
+        struct tess_error *err = NULL;
+        const char *perm = NULL;
+        bool cloneable = false;
+        struct vfolder f;
+
+        api_audit_target(c, "vfolder:%s", c->param[0]);
+        int r = api_get_string(c->body, NAMES("permission"), 16, &perm, &err);
+        if (r >= 0 && !json_is_null(api_field(c->body, NAMES("cloneable"))))
+                r = api_get_bool(c->body, NAMES("cloneable"), &cloneable, &err);
+        if (r >= 0 && perm && vf_perm_parse(perm) < 0)
+                r = tess_err(&err, EINVAL, "'permission' must be ro, rw or wd");
+        if (r >= 0 && cloneable)
+                r = tess_err(&err, EINVAL, "'cloneable': folders cannot be cloned here");
+        if (r >= 0)
+                r = vf_find(c, c->param[0], VF_STATUS_READY, VF_PERM_RO, &f, &err);
+        if (r >= 0 && !f.is_owner)
+                r = tess_err(&err, EACCES, "only the owner changes folder '%s'", f.name);
+        if (r >= 0)
+                r = vf_need_host_perm(c, &f, VFH_MODIFY, &err);
+        if (r >= 0 && perm) {
+                perm = vf_perm_name((enum vf_perm)vf_perm_parse(perm));
+                r = DBQ(c->m->db, "UPDATE vfolders SET permission = ?, modified_at = ? WHERE id = ?", NULL, &err,
+                        DB_TEXT(perm), DB_INT(now_usec()), DB_TEXT(f.id));
+                snprintf(f.permission, sizeof(f.permission), "%s", perm);
+        }
+        if (r < 0)
+                return api_fail(c, err);
+        api_json(c, 200, vf_json(&f));
 }
 
 void api_vfolder_rename(struct api_ctx *c)

@@ -23,6 +23,7 @@ void api_vfolder_create(struct api_ctx *c); /* api_vfolder.c */
 void api_vfolder_list(struct api_ctx *c);
 void api_vfolder_info(struct api_ctx *c);
 void api_vfolder_rename(struct api_ctx *c);
+void api_vfolder_update_options(struct api_ctx *c);
 void api_vfolder_delete(struct api_ctx *c);
 void api_vfolder_restore(struct api_ctx *c);
 void api_vfolder_purge(struct api_ctx *c);
