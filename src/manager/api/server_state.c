@@ -57,13 +57,13 @@ bool server_frozen(struct manager *m)
                 return m->server_state.frozen;
         _cleanup_free_ char *value = NULL;
         struct tess_error *err = NULL;
+        m->server_state.checked_at = now; /* a failing database is asked (and logged) once a second */
         if (setting_get(m, "status", &value, &err) < 0) {
                 log_warn("reading the service's frozen state: %s", err->msg);
                 tess_error_free(err);
                 return m->server_state.frozen; /* as last known */
         }
         m->server_state.frozen = value && streq(value, "frozen");
-        m->server_state.checked_at = now;
         return m->server_state.frozen;
 }
 

@@ -26,8 +26,9 @@ int server_announcement_get(struct manager *m, bool *enabled, char **message, st
 /* Post (enabled, with a message) or take down (not enabled) the announcement. */
 int server_announcement_set(struct manager *m, bool enabled, const char *message, struct tess_error **err);
 
-/* Is the service frozen?  (A database error reads as not frozen: the
- * freeze is an administrator's convenience, not a security boundary.) */
+/* Is the service frozen?  (When the database cannot say, the state last
+ * read stands: the freeze is an administrator's convenience, not a
+ * security boundary.) */
 bool server_frozen(struct manager *m);
 int server_set_frozen(struct manager *m, bool frozen, struct tess_error **err);
 
