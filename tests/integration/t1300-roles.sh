@@ -99,6 +99,7 @@ POST /agent/heartbeat                   {"id":"walk"}           | 401 401 401 40
 POST /agent/sync                        {"id":"walk"}           | 401 401 401 401 401
 POST /agent/events                      {"id":"walk","events":[]} | 401 401 401 401 401
 GET /resource/usage/period?start_date=20250101&end_date=20250102 - | 200 200 200 200 200
+GET /resource/usage/month?month=202501   -                       | 403 403 403 403 200
 GET /resource/stats/user/month          -                       | 200 200 200 200 200
 GET /admin/usage                        -                       | 200 403 200 200 200
 GET /admin/domains                      -                       | 200 403 200 200 200

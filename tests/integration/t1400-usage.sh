@@ -197,6 +197,21 @@ test_expect_success 'scopes: users see only themselves, admins their domain, sup
         jq -e "[.[].c_infos[]] | length == 2" "$TMP/out"
 '
 
+test_expect_success 'usage/month (Backend.AI'"'"'s, superadmins): the month'"'"'s sessions as c_infos in one list, by project' '
+        M=$(date -u +%Y%m) &&
+        call superadmin GET "/resource/usage/month?month=$M" && test "$CODE" = 200 &&
+        jq -e "[.[].name] | sort == [\"u1-sess\", \"u2-sess\"]" "$TMP/out" &&
+        G=$(jq -r ".[0].group_id" "$TMP/out") && test -n "$G" &&
+        call superadmin GET /resource/usage/month "{\"month\": \"$M\", \"group_ids\": [\"$G\"]}" &&
+        jq -e "length == 2" "$TMP/out" &&
+        call superadmin GET "/resource/usage/month?month=$M&group_ids=00000000-0000-4000-8000-000000000000" &&
+        test "$(cat "$TMP/out")" = "[]" &&
+        call superadmin GET "/resource/usage/month?month=201901" && test "$(cat "$TMP/out")" = "[]" &&
+        call superadmin GET "/resource/usage/month?month=202613" && test "$CODE" = 400 &&
+        call superadmin GET "/resource/usage/month" && test "$CODE" = 400 &&
+        call admin GET "/resource/usage/month?month=$M" && test "$CODE" = 403
+'
+
 test_expect_success 'usage/period with its parameters as a JSON body, as Backend.AI'"'"'s SDK sends a GET' '
         call admin GET "/resource/usage/period?$(period)" && cp "$TMP/out" "$TMP/by-query" &&
         call admin GET /resource/usage/period "{\"start_date\": \"$(date -u -d yesterday +%Y%m%d)\", \"end_date\": \"$(date -u +%Y%m%d)\", \"group_id\": null}" &&

@@ -1,6 +1,8 @@
 /* api_usage.c - usage reports from usage_daily plus live sessions' open
  * intervals (usage.h), allocation and measured use (usage_measure.h):
  *
+ *   GET /resource/usage/month?month=YYYYMM[&group_ids=]   the month's sessions,
+ *       as usage/period's c_infos in one list (Backend.AI's; superadmins)
  *   GET /resource/usage/period?start_date=&end_date=[&project_id=]
  *       (the parameters also as a JSON body, as Backend.AI's SDK sends them)
  *       Backend.AI's shape: a list with one object per project
@@ -51,7 +53,7 @@
 #include "manager/http/http.h"
 #include "manager/usage/usage.h"
 
-#define ALL_DAYS INT32_MIN
+#define ALL_DAYS   INT32_MIN
 #define STATS_DAYS 30
 
 /* ---- accumulating pieces into (scope, day) buckets ---- */
@@ -104,8 +106,8 @@ static int bucket_find(const struct buckets *b, const char *scope, int32_t day)
 }
 
 /* Add a piece to the bucket (scope, day), counting `sessions`. */
-static int bucket_add(struct buckets *b, const char *scope, int32_t day, const struct usage_piece *p,
-                      int64_t sessions, struct tess_error **err)
+static int bucket_add(struct buckets *b, const char *scope, int32_t day, const struct usage_piece *p, int64_t sessions,
+                      struct tess_error **err)
 {
         _cleanup_(buf_release) struct buf k = BUF_INIT;
         int i;
@@ -433,10 +435,9 @@ static json_t *build_period(struct period_acc *a, const struct db_rows *meta, co
                 const struct bucket *k = &a->projects.v[gorder[i]];
                 json_t *g = json_pack("{s:o, s:s, s:o, s:f, s:I, s:f, s:I, s:I, s:o, s:[], s:[]}", "domain_name",
                                       str_or_null(k->domain), "g_id", k->scope, "g_name", str_or_null(k->name),
-                                      "g_cpu_allocated", 0.0, "g_mem_allocated", (json_int_t)0, "g_gpu_allocated",
-                                      0.0, "g_sessions", (json_int_t)k->sessions, "g_used_seconds",
-                                      (json_int_t)k->seconds, "g_slot_seconds", usage_amount_to_json(&k->amount),
-                                      "g_days", "c_infos");
+                                      "g_cpu_allocated", 0.0, "g_mem_allocated", (json_int_t)0, "g_gpu_allocated", 0.0,
+                                      "g_sessions", (json_int_t)k->sessions, "g_used_seconds", (json_int_t)k->seconds,
+                                      "g_slot_seconds", usage_amount_to_json(&k->amount), "g_days", "c_infos");
                 measured_fields(g, "g_", &k->measured);
                 json_object_set_new(g, "g_mem_used", json_integer(0)); /* the sum of its sessions' peaks */
                 strmap_put(&group_of, k->scope, i);
@@ -495,17 +496,16 @@ static int period_project(struct api_ctx *c, const char **ret, struct tess_error
         r = DBQ(c->m->db, "SELECT domain_name FROM projects WHERE id = ?", &rows, err, DB_TEXT(pid));
         if (r < 0)
                 return r;
-        if (rows->nrows == 0 ||
-            !(api_sees_domain(c, db_get(rows, 0, 0)) || streq(db_get(rows, 0, 0), c->who.domain)))
+        if (rows->nrows == 0 || !(api_sees_domain(c, db_get(rows, 0, 0)) || streq(db_get(rows, 0, 0), c->who.domain)))
                 return tess_err(err, ENOENT, "project '%.64s' not found", pid);
         *ret = pid;
         return 0;
 }
 
-void api_usage_period(struct api_ctx *c)
+/* The report of usage/period for f (its days and project set), in the
+ * caller's scope. */
+static int period_report(struct api_ctx *c, struct usage_filter *f, json_t **ret, struct tess_error **err)
 {
-        struct tess_error *err = NULL;
-        struct usage_filter f = { 0 };
         struct period_acc a;
         struct strmap meta_index;
         _cleanup_rows_ struct db_rows *meta = NULL, *names = NULL;
@@ -513,29 +513,88 @@ void api_usage_period(struct api_ctx *c)
         json_t *answer = NULL;
         int r;
 
-        if (parse_period(c, true, &f.first_day, &f.last_day, &err) < 0 || period_project(c, &f.project_id, &err) < 0)
-                return api_fail(c, err);
-        caller_scope(c, &f);
+        caller_scope(c, f);
         buckets_init(&a.sessions);
         buckets_init(&a.projects);
         strmap_init(&meta_index);
-        r = usage_foreach(c->m, &f, now, period_piece, &a, &err);
+        r = usage_foreach(c->m, f, now, period_piece, &a, err);
         if (r >= 0)
-                r = session_meta(c, &f, now, &meta, &err);
+                r = session_meta(c, f, now, &meta, err);
         if (r >= 0) {
                 for (int i = 0; i < meta->nrows; i++)
                         if (strmap_get(&meta_index, db_get(meta, i, 0)) < 0)
                                 strmap_put(&meta_index, db_get(meta, i, 0), i);
-                r = name_projects(c, &a, meta, &meta_index, &names, &err);
+                r = name_projects(c, &a, meta, &meta_index, &names, err);
         }
         if (r >= 0)
                 answer = build_period(&a, meta, &meta_index);
         buckets_release(&a.sessions);
         buckets_release(&a.projects);
         strmap_free(&meta_index);
-        if (r < 0)
+        *ret = answer;
+        return r < 0 ? r : 0;
+}
+
+void api_usage_period(struct api_ctx *c)
+{
+        struct tess_error *err = NULL;
+        struct usage_filter f = { 0 };
+        json_t *answer;
+
+        if (parse_period(c, true, &f.first_day, &f.last_day, &err) < 0 || period_project(c, &f.project_id, &err) < 0 ||
+            period_report(c, &f, &answer, &err) < 0)
                 return api_fail(c, err);
         api_json(c, 200, answer);
+}
+
+/* ---- GET /resource/usage/month ---- */
+
+/* Backend.AI's month report: month=YYYYMM (query or JSON body), optional
+ * group_ids (a list, or a comma-separated string, of project ids); the
+ * sessions that occupied resources that month, as usage/period's c_infos,
+ * in one list. */
+void api_usage_month(struct api_ctx *c)
+{
+        struct tess_error *err = NULL;
+        struct usage_filter f = { 0 };
+        const char *month = api_param(c, "month");
+        json_t *groups = json_object_get(c->body, "group_ids"), *report, *p, *ci, *out;
+        char first[16];
+        size_t i, j;
+
+        if (!month || strlen(month) != 6 || strspn(month, "0123456789") != 6)
+                return api_problem(c, 400, "invalid-api-params", "month: YYYYMM is required");
+        snprintf(first, sizeof(first), "%s01", month);
+        if (usage_day_parse("month", first, &f.first_day, &err) < 0)
+                return api_fail(c, err);
+        long ym = strtol(month, NULL, 10); /* six digits, checked above */
+        int year = (int)(ym / 100), mon = (int)(ym % 100);
+        char next[16];
+        snprintf(next, sizeof(next), "%04d%02d01", mon == 12 ? year + 1 : year, mon == 12 ? 1 : mon + 1);
+        if (usage_day_parse("month", next, &f.last_day, &err) < 0)
+                return api_fail(c, err);
+        f.last_day--;
+        const char *gq = http_query(c->req, "group_ids");
+        if (groups && !json_is_array(groups) && !json_is_null(groups))
+                return api_problem(c, 400, "invalid-api-params", "group_ids: a list of project ids");
+        if (period_report(c, &f, &report, &err) < 0)
+                return api_fail(c, err);
+        out = json_array();
+        json_array_foreach(report, i, p) {
+                const char *gid = json_string_value(json_object_get(p, "g_id"));
+                bool wanted = !json_array_size(groups) && !gq;
+                json_array_foreach(groups, j, ci)
+                        wanted = wanted || (gid && json_is_string(ci) && streq(json_string_value(ci), gid));
+                if (gq && gid) {
+                        size_t n = strlen(gid);
+                        for (const char *q = strstr(gq, gid); q && !wanted; q = strstr(q + 1, gid))
+                                wanted = (q == gq || q[-1] == ',') && (q[n] == '\0' || q[n] == ',');
+                }
+                if (wanted)
+                        json_array_extend(out, json_object_get(p, "c_infos"));
+        }
+        json_decref(report);
+        api_json(c, 200, out);
 }
 
 /* ---- GET /resource/stats/user/month ---- */
@@ -610,8 +669,8 @@ static const char *const group_by_names[_BY_MAX] = { "user", "project", "domain"
 
 struct admin_acc {
         enum group_by by;
-        struct buckets b;     /* (scope, day): session-days; (scope, ALL_DAYS): distinct sessions */
-        struct strmap seen;   /* "scope|session" already counted in the totals */
+        struct buckets b;   /* (scope, day): session-days; (scope, ALL_DAYS): distinct sessions */
+        struct strmap seen; /* "scope|session" already counted in the totals */
         struct buf key;
 };
 
@@ -723,8 +782,8 @@ void api_usage_admin(struct api_ctx *c)
         totals = bucket_order(&a.b, true, cmp_bucket_name, &sc, &nt);
         json_t *answer = json_pack("{s:s, s:s, s:s, s:[], s:[]}", "start_date",
                                    usage_day_format(f.first_day, first, sizeof(first)), "end_date",
-                                   usage_day_format(f.last_day, last, sizeof(last)), "group_by",
-                                   group_by_names[a.by], "items", "totals");
+                                   usage_day_format(f.last_day, last, sizeof(last)), "group_by", group_by_names[a.by],
+                                   "items", "totals");
         for (int i = 0; i < ni; i++)
                 json_array_append_new(json_object_get(answer, "items"), scope_entry(&a.b.v[items[i]], true));
         for (int i = 0; i < nt; i++)

@@ -187,6 +187,7 @@ int usage_fair_share(struct manager *m, int64_t now, int64_t half_life, int64_t 
 
 /* The usage routes (api_usage.c). */
 void api_usage_period(struct api_ctx *c);
+void api_usage_month(struct api_ctx *c);
 void api_usage_user_month(struct api_ctx *c);
 void api_usage_admin(struct api_ctx *c);
 
