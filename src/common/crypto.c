@@ -33,6 +33,17 @@ void uuid_generate_str(char out[UUID_STR_LEN])
                  b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
 }
 
+int hex_digit_value(int c)
+{
+        if (c >= '0' && c <= '9')
+                return c - '0';
+        if (c >= 'a' && c <= 'f')
+                return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F')
+                return c - 'A' + 10;
+        return -1;
+}
+
 bool uuid_valid(const char *s)
 {
         if (strlen(s) != 36)

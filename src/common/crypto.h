@@ -40,6 +40,8 @@ char *base64_encode(const void *data, size_t n);
  * decoded length, or -1 for bad input or too little room. */
 int base64_decode(const char *s, size_t len, unsigned char *out, size_t cap);
 
+/* The value of a hex digit [0-9a-fA-F], or -1 for any other c (EOF too). */
+int hex_digit_value(int c);
 /* Hex SHA-256 of data into out[65]. */
 void sha256_hex(const void *data, size_t n, char out[65]);
 

@@ -3,6 +3,7 @@
  * "LINE:COLUMN: " errors of all the gql files (see gql-internal.h). */
 #include "common/compat.h"
 
+#include "common/crypto.h"
 #include "common/gql-internal.h"
 #include "common/utf8.h"
 
@@ -95,17 +96,6 @@ static bool is_name_start(int c)
 static bool is_name_char(int c)
 {
         return is_name_start(c) || is_digit(c);
-}
-
-static int hex_value(int c)
-{
-        if (is_digit(c))
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
 }
 
 /* The byte i after the current one, or -1 past the end. */
@@ -271,7 +261,7 @@ static long hex4(const struct parser *p, size_t i)
         long v = 0;
 
         for (size_t k = 0; k < 4; k++) {
-                int h = hex_value(peek(p, i + k));
+                int h = hex_digit_value(peek(p, i + k));
                 if (h < 0)
                         return -1;
                 v = v * 16 + h;
@@ -289,7 +279,7 @@ static int lex_unicode_escape(struct parser *p, size_t esc, unsigned line, unsig
                 size_t digits = 0;
                 int h;
                 eat(p);
-                while ((h = hex_value(peek(p, 0))) >= 0 && cp <= 0x10ffff) {
+                while ((h = hex_digit_value(peek(p, 0))) >= 0 && cp <= 0x10ffff) {
                         cp = cp * 16 + (uint32_t)h;
                         digits++;
                         eat(p);

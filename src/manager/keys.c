@@ -9,20 +9,10 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include "common/crypto.h"
 #include "common/fs.h"
 #include "manager/core/manager.h"
 #include "manager/main.h"
-
-static int hexval(char c)
-{
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
-}
 
 static int load_key(const char *path, const char *what, unsigned char key[MASTER_KEY_LEN], struct tess_error **err)
 {
@@ -51,7 +41,8 @@ static int load_key(const char *path, const char *what, unsigned char key[MASTER
         if (len != 2 * MASTER_KEY_LEN)
                 return tess_err(err, EINVAL, "%s '%s' must hold %d hex characters", what, path, 2 * MASTER_KEY_LEN);
         for (int i = 0; i < MASTER_KEY_LEN; i++) {
-                int hi = hexval(text[2 * i]), lo = hexval(text[2 * i + 1]);
+                int hi = hex_digit_value((unsigned char)text[2 * i]),
+                    lo = hex_digit_value((unsigned char)text[2 * i + 1]);
                 if (hi < 0 || lo < 0)
                         return tess_err(err, EINVAL, "%s '%s' is not hex", what, path);
                 key[i] = (unsigned char)(hi << 4 | lo);
