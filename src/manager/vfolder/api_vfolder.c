@@ -277,6 +277,18 @@ void api_vfolder_info(struct api_ctx *c)
         api_json(c, 200, o);
 }
 
+/* The ready folder c->param[0] names, for its owner to change (the host's
+ * modify-vfolder needed); `what` says the change in the refusal. */
+static int folder_to_modify(struct api_ctx *c, const char *what, struct vfolder *f, struct tess_error **err)
+{
+        int r = vf_find(c, c->param[0], VF_STATUS_READY, VF_PERM_RO, f, err);
+        if (r >= 0 && !f->is_owner)
+                r = tess_err(err, EACCES, "only the owner %s folder '%s'", what, f->name);
+        if (r >= 0)
+                r = vf_need_host_perm(c, f, VFH_MODIFY, err);
+        return r;
+}
+
 /* POST /folders/{name}/update-options {permission, cloneable} (Backend.AI's):
  * the owner sets the permission project members get by default; a folder
  * cannot be made cloneable (no clone here), so cloneable true is a 400. */
@@ -296,11 +308,7 @@ void api_vfolder_update_options(struct api_ctx *c)
         if (r >= 0 && cloneable)
                 r = tess_err(&err, EINVAL, "'cloneable': folders cannot be cloned here");
         if (r >= 0)
-                r = vf_find(c, c->param[0], VF_STATUS_READY, VF_PERM_RO, &f, &err);
-        if (r >= 0 && !f.is_owner)
-                r = tess_err(&err, EACCES, "only the owner changes folder '%s'", f.name);
-        if (r >= 0)
-                r = vf_need_host_perm(c, &f, VFH_MODIFY, &err);
+                r = folder_to_modify(c, "changes", &f, &err);
         if (r >= 0 && perm) {
                 perm = vf_perm_name((enum vf_perm)vf_perm_parse(perm));
                 r = DBQ(c->m->db, "UPDATE vfolders SET permission = ?, modified_at = ? WHERE id = ?", NULL, &err,
@@ -326,11 +334,7 @@ void api_vfolder_rename(struct api_ctx *c)
         if (r >= 0 && !vf_valid_name(new_name))
                 r = tess_err(&err, EINVAL, "'new_name': '%.80s' is not a folder name", new_name);
         if (r >= 0)
-                r = vf_find(c, c->param[0], VF_STATUS_READY, VF_PERM_RO, &f, &err);
-        if (r >= 0 && !f.is_owner)
-                r = tess_err(&err, EACCES, "only the owner renames folder '%s'", f.name);
-        if (r >= 0)
-                r = vf_need_host_perm(c, &f, VFH_MODIFY, &err);
+                r = folder_to_modify(c, "renames", &f, &err);
         if (r >= 0 && streq(f.name, new_name)) {
                 api_json(c, 200, vf_json(&f));
                 return;
