@@ -30,16 +30,7 @@ spec.loader.exec_module(ws_pty)
 
 
 def main():
-    args = sys.argv[1:]
-    url, headers, steps = args[0], [], []
-    i = 1
-    while i < len(args):
-        if args[i] == "-H":
-            headers.append(args[i + 1])
-            i += 2
-        else:
-            steps.append(args[i])
-            i += 1
+    url, headers, steps = ws_pty.parse_argv(sys.argv[1:])
     ws = ws_pty.WS(url, headers)
     stdout = []
     closed = [None]

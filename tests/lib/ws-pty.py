@@ -122,8 +122,8 @@ class WS:
             self.send(10, data)
 
 
-def main():
-    args = sys.argv[1:]
+def parse_argv(args):
+    """URL [-H 'Name: value']... STEP...: (url, headers, steps)"""
     url, headers, steps = args[0], [], []
     i = 1
     while i < len(args):
@@ -133,6 +133,11 @@ def main():
         else:
             steps.append(args[i])
             i += 1
+    return url, headers, steps
+
+
+def main():
+    url, headers, steps = parse_argv(sys.argv[1:])
     ws = WS(url, headers)
     seen, errors, terminal = "", "", None
 
