@@ -265,6 +265,70 @@ test_expect_success 'streamed execution: bad requests get {"status": "error"} an
         )
 '
 
+test_expect_success 'download (backend.ai session download): one tar per path in multipart/mixed, directories whole' '
+        run_to_end pysess batch "mkdir -p tree/sub && printf a >tree/a.txt && printf bb >tree/sub/b.txt && chmod 750 tree/sub && ln -s /etc/passwd tree/pw" &&
+        API_HEADERS_OUT=$TMP/dl.h OUT=$TMP/dl api GET /session/pysess/download \
+                "{\"files\": [\"tree/\", \"/home/work/made.txt\", \"data/blob.bin\"]}" &&
+        test "$CODE" = 200 &&
+        mkdir "$TMP/dl.d" &&
+        python3 "$TEST_ROOT/tests/lib/multipart-untar.py" "$TMP/dl.h" "$TMP/dl" "$TMP/dl.d" >"$TMP/dl.names" &&
+        sort "$TMP/dl.names" >"$TMP/dl.sorted" &&
+        printf "%s\n" blob.bin made.txt tree tree/a.txt tree/sub tree/sub/b.txt >"$TMP/dl.expect" &&
+        test_cmp "$TMP/dl.expect" "$TMP/dl.sorted" &&
+        test "$(cat "$TMP/dl.d/tree/a.txt")" = a && test "$(cat "$TMP/dl.d/tree/sub/b.txt")" = bb &&
+        test "$(stat -c %a "$TMP/dl.d/tree/sub")" = 750 &&
+        test "$(cat "$TMP/dl.d/made.txt")" = "made inside" &&
+        cmp "$TMP/dl.d/blob.bin" "$TMP/blob"
+'
+
+test_expect_success 'download: the home directory itself, and its errors' '
+        API_HEADERS_OUT=$TMP/home.h OUT=$TMP/home api GET /session/pysess/download "{\"files\": [\"/home/work\"]}" &&
+        test "$CODE" = 200 &&
+        mkdir "$TMP/home.d" &&
+        python3 "$TEST_ROOT/tests/lib/multipart-untar.py" "$TMP/home.h" "$TMP/home" "$TMP/home.d" >/dev/null &&
+        cmp "$TMP/home.d/work/data/blob.bin" "$TMP/blob" &&
+        api GET /session/pysess/download "{\"files\": [\"missing.txt\"]}" && test "$CODE" = 404 &&
+        grep -q "missing.txt" "$TMP/out" &&
+        api GET /session/pysess/download "{\"files\": [\"../x\"]}" && test "$CODE" = 400 &&
+        api GET /session/pysess/download "{\"files\": [\"/etc/passwd\"]}" && test "$CODE" = 400 &&
+        api GET /session/pysess/download "{\"files\": [\"tree/pw\"]}" && test "$CODE" = 400 &&
+        api GET /session/pysess/download "{\"files\": []}" && test "$CODE" = 400 &&
+        api GET /session/pysess/download && test "$CODE" = 400 &&
+        (
+                other_user &&
+                api GET /session/pysess/download "{\"files\": [\"made.txt\"]}" && test "$CODE" = 404
+        )
+'
+
+test_expect_success 'task logs (backend.ai task-logs): /session/_/logs?taskId= answers the text, by session or kernel id' '
+        ID=$(OUT=$TMP/info api GET /session/pysess && jq -r .sessionId "$TMP/info") &&
+        KID=$(db_sql "SELECT id FROM kernels WHERE session_id = '"'"'$ID'"'"'") &&
+        API_HEADERS_OUT=$TMP/tl.h OUT=$TMP/tl api GET "/session/_/logs?taskId=$ID" && test "$CODE" = 200 &&
+        grep -qi "^content-type: text/plain" "$TMP/tl.h" &&
+        OUT=$TMP/tl2 api GET "/session/_/logs?taskId=$KID" && test "$CODE" = 200 &&
+        OUT=$TMP/logs api GET /session/pysess/logs && test "$CODE" = 200 &&
+        jq -j .result.logs "$TMP/logs" >"$TMP/logs.text" &&
+        cmp "$TMP/tl" "$TMP/tl2" && cmp "$TMP/tl" "$TMP/logs.text" &&
+        api GET "/session/_/logs" && test "$CODE" = 400 &&
+        api GET "/session/_/logs?taskId=$(cat /proc/sys/kernel/random/uuid)" && test "$CODE" = 404 &&
+        (
+                other_user &&
+                api GET "/session/_/logs?taskId=$ID" && test "$CODE" = 404
+        )
+'
+
+test_expect_success 'complete answers the runner'"'"'s completions, and apps lists the image'"'"'s apps' '
+        api POST /session/pysess/complete "{\"code\": \"pri\", \"options\": {\"row\": 0, \"col\": 3, \"line\": \"pri\", \"post\": \"\"}}" &&
+        test "$CODE" = 200 && jq -e ".result.status == \"finished\" and (.result.completions | type == \"array\")" "$TMP/out" &&
+        api POST /session/pysess/complete "{\"code\": 5}" && test "$CODE" = 400 &&
+        api GET /stream/session/pysess/apps && test "$CODE" = 200 &&
+        jq -e "type == \"array\"" "$TMP/out" &&
+        (
+                other_user &&
+                api GET /stream/session/pysess/apps && test "$CODE" = 404
+        )
+'
+
 test_expect_success 'a session that is not running answers 409' '
         api DELETE /session/pysess && test "$CODE" = 200 &&
         wait_status pysess TERMINATED &&

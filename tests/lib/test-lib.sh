@@ -428,15 +428,16 @@ trap 'exit 130' INT TERM
 
 # api METHOD PATH [BODY]: a request signed as the current BACKEND_* keypair,
 # its body too, as Tessera's CLI signs (with the header $API_HEADER too, if
-# set); CODE gets the HTTP status, ${OUT:-$TMP/out} the answer.
+# set); CODE gets the HTTP status, ${OUT:-$TMP/out} the answer (and
+# $API_HEADERS_OUT, when set, its headers).
 api() {
         local ct=text/plain h=()
         [ -n "${3:-}" ] && ct=application/json
         while IFS= read -r l; do h+=(-H "$l"); done < <("$BUILD/test-tool" sign "$1" "$2" \
                 "${BACKEND_ENDPOINT#http://}" "$BACKEND_ACCESS_KEY" "$BACKEND_SECRET_KEY" "$ct" ${3:+"$3"})
         [ -n "${API_HEADER:-}" ] && h+=(-H "$API_HEADER")
-        CODE=$(curl -s -m 40 -X "$1" -o "${OUT:-$TMP/out}" -w '%{http_code}' "${h[@]}" ${3:+--data "$3"} \
-                "$BACKEND_ENDPOINT$2") || true
+        CODE=$(curl -s -m 40 -X "$1" -o "${OUT:-$TMP/out}" ${API_HEADERS_OUT:+-D "$API_HEADERS_OUT"} \
+                -w '%{http_code}' "${h[@]}" ${3:+--data "$3"} "$BACKEND_ENDPOINT$2") || true
 }
 
 # db_sql SQL: run SQL on the test manager's database (SQLite or

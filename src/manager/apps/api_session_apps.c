@@ -4,6 +4,7 @@
  *
  *   POST /session/{name}/start-service {app, port?, envs?, arguments?}
  *   POST /session/{name}/shutdown-service {service_name}
+ *   GET /stream/session/{name}/apps    the apps: [{name, protocol, ports}]
  *   (the servicePorts of the session's answers: session_apps.h)
  *
  * The session's owner only (or an admin naming the owner with
@@ -324,4 +325,18 @@ void api_session_shutdown_service(struct api_ctx *c)
                 return;
         call->user = xstrdup(app);
         call->user_free = free;
+}
+
+/* ---- the list ---- */
+
+/* GET /stream/session/{name}/apps (Backend.AI's, under its stream prefix
+ * though it is a plain request): the apps the session's image declares,
+ * as its servicePorts, while it runs. */
+void api_session_apps_list(struct api_ctx *c)
+{
+        struct session_target t;
+
+        if (!api_session_target(c, api_owner_access_key(c), &t))
+                return;
+        api_json(c, 200, api_session_service_ports(c->m, t.session));
 }

@@ -602,22 +602,61 @@ void api_session_rename(struct api_ctx *c)
 }
 
 /* A live session's output comes from its agent; if the agent cannot be
- * reached, or the session ended, what its agent sent at the end. */
+ * reached, or the session ended, what its agent sent at the end.  As
+ * {"result": {"logs": TEXT}}, or (Backend.AI's task logs) the text
+ * itself. */
+struct logs_answer {
+        char *saved; /* what the session's kernel left at its end */
+        bool as_text;
+};
+
+static void logs_answer_free(void *data)
+{
+        struct logs_answer *a = data;
+        free(a->saved);
+        free(a);
+}
+
+static void logs_reply(struct api_ctx *c, const struct logs_answer *a, const char *text)
+{
+        if (a->as_text)
+                return http_reply(c->req, 200, "text/plain; charset=utf-8", text, strlen(text));
+        api_json(c, 200, json_pack("{s:{s:s}}", "result", "logs", text));
+}
+
 static void logs_done(struct api_ctx *c, struct agent_call *call)
 {
+        const struct logs_answer *a = call->user;
         json_t *j = call->err ? NULL : json_loadb(call->answer.data, call->answer.len, 0, NULL);
         const char *live = json_string_value(json_object_get(j, "logs"));
 
-        api_json(c, 200, json_pack("{s:{s:s}}", "result", "logs", live ? live : (const char *)call->user));
+        logs_reply(c, a, live ? live : a->saved);
         json_decref(j);
+}
+
+/* GET /session/_/logs?taskId=ID (Backend.AI's batch task logs): the
+ * session of that id, or of the kernel of that id. */
+static int find_task_session(struct api_ctx *c, const char *task, struct db_rows **ret, struct tess_error **err)
+{
+        _cleanup_rows_ struct db_rows *k = NULL;
+
+        if (!task || !uuid_valid(task))
+                return tess_err(err, EINVAL, "taskId: the id of a session (or of one of its kernels) is required");
+        int r = DBQ(c->m->db, "SELECT session_id FROM kernels WHERE id = ?", &k, err, DB_TEXT(task));
+        if (r < 0)
+                return r;
+        return api_find_session(c, k->nrows ? db_get(k, 0, 0) : task, api_owner_access_key(c), false, ret, err);
 }
 
 void api_session_logs(struct api_ctx *c)
 {
         _cleanup_rows_ struct db_rows *rows = NULL, *logs = NULL;
         struct tess_error *err = NULL;
+        bool task = streq(c->param[0], "_");
+        int r = task ? find_task_session(c, http_query(c->req, "taskId"), &rows, &err)
+                     : api_find_session(c, c->param[0], api_owner_access_key(c), false, &rows, &err);
 
-        if (api_find_session(c, c->param[0], http_query(c->req, "owner_access_key"), false, &rows, &err) < 0)
+        if (r < 0)
                 return api_fail(c, err);
         api_owner_activity(c, rows);
         if (DBQ(c->m->db,
@@ -625,7 +664,9 @@ void api_session_logs(struct api_ctx *c)
                 " ON a.id = k.agent_id WHERE k.session_id = ? ORDER BY k.cluster_idx LIMIT 1",
                 &logs, &err, DB_TEXT(db_getn(rows, 0, "id"))) < 0)
                 return api_fail(c, err);
-        const char *text = logs->nrows ? db_get(logs, 0, 0) : NULL;
+        struct logs_answer *a = xcalloc(1, sizeof(*a));
+        a->saved = xstrdup(logs->nrows && db_get(logs, 0, 0) ? db_get(logs, 0, 0) : "");
+        a->as_text = task;
         enum session_status st = session_status_from_string(db_getn(rows, 0, "status"));
         const char *address = logs->nrows ? db_get(logs, 0, 3) : NULL;
         if (!session_status_is_terminal(st) && address && *address) {
@@ -633,12 +674,15 @@ void api_session_logs(struct api_ctx *c)
                 struct agent_call *call =
                         agent_call_one(c, db_get(logs, 0, 2), address, "GET", target, NULL, 0, NULL, 30, logs_done);
                 if (call) {
-                        call->user = xstrdup(text ? text : "");
-                        call->user_free = free;
+                        call->user = a;
+                        call->user_free = logs_answer_free;
+                } else {
+                        logs_answer_free(a);
                 }
                 return;
         }
-        api_json(c, 200, json_pack("{s:{s:s}}", "result", "logs", text ? text : ""));
+        logs_reply(c, a, a->saved);
+        logs_answer_free(a);
 }
 
 /* GET /sessions?status=A,B&owner=&group=&type=&name=&resource_group=&domain=&limit=&offset=

@@ -39,9 +39,12 @@ void api_owner_activity(struct api_ctx *c, const struct db_rows *rows);
 
 void api_session_execute(struct api_ctx *c); /* api_session_exec.c */
 void api_session_interrupt(struct api_ctx *c);
+void api_session_complete(struct api_ctx *c);
 void api_session_upload(struct api_ctx *c);
 void api_session_download_single(struct api_ctx *c);
+void api_session_download(struct api_ctx *c); /* api_session_download.c */
 void api_session_files(struct api_ctx *c);
+void api_session_apps_list(struct api_ctx *c); /* manager/apps/api_session_apps.c */
 void api_stream_pty(struct api_ctx *c);     /* api_stream_pty.c */
 void api_stream_execute(struct api_ctx *c); /* api_stream_execute.c */
 void api_events_session(struct api_ctx *c); /* api_events.c */
@@ -57,6 +60,14 @@ bool api_session_target(struct api_ctx *c, const char *owner_ak, struct session_
 /* The main kernel of session t->session and its agent into t; ENOENT when
  * it has none on an agent with an address. */
 int session_main_kernel(struct manager *m, struct session_target *t, struct tess_error **err);
+/* "/v1/kernels/<kernel>/<action>[?path=<path>]" on t's agent; caller frees. */
+char *session_kernel_target(const struct session_target *t, const char *action, const char *path);
+/* A path in the session's home directory as the runner takes it: path
+ * relative to it ("" for the home directory itself), from a relative path
+ * or one under /home/work; NULL for anything else or with "..". */
+const char *session_home_relative(const char *path);
+/* path is relative to the home directory, without "..", not too long. */
+bool valid_session_path(const char *path);
 /* owner_access_key of c's query or JSON body (admins acting for an owner). */
 const char *api_owner_access_key(struct api_ctx *c);
 

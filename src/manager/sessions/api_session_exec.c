@@ -4,6 +4,7 @@
  *
  *   POST /session/{name}                  execute {mode, code, runId, options}
  *   POST /session/{name}/interrupt        {runId?}
+ *   POST /session/{name}/complete         {code, options}: completions
  *   POST /session/{name}/upload           multipart/form-data: each file part
  *                                         (any field name, Backend.AI's is
  *                                         "src") lands at ~/<filename>
@@ -87,8 +88,7 @@ const char *api_owner_access_key(struct api_ctx *c)
         return api_param(c, "owner_access_key");
 }
 
-/* "/v1/kernels/<id>/<action>[?path=<p>]" */
-static char *kernel_target(const struct session_target *t, const char *action, const char *path)
+char *session_kernel_target(const struct session_target *t, const char *action, const char *path)
 {
         struct buf b = BUF_INIT;
         buf_printf(&b, "/v1/kernels/%s/%s", t->kernel, action);
@@ -111,12 +111,32 @@ static void relay_json(struct api_ctx *c, struct agent_call *call)
         api_json(c, 200, j);
 }
 
+/* The session's main kernel runs {mode, code, runId?, options?}; its
+ * runner's answer is the API's. */
+static void forward_execute(struct api_ctx *c, const char *mode, const char *code, const char *run_id,
+                            json_t *options)
+{
+        struct session_target t;
+
+        if (!api_session_target(c, api_owner_access_key(c), &t))
+                return;
+        json_t *fwd = json_pack("{s:s, s:s}", "mode", mode, "code", code ? code : "");
+        if (run_id)
+                json_object_set_new(fwd, "runId", json_string(run_id));
+        if (json_is_object(options))
+                json_object_set(fwd, "options", options);
+        _cleanup_free_ char *text = json_dumps(fwd, JSON_COMPACT);
+        _cleanup_free_ char *target = session_kernel_target(&t, "execute", NULL);
+        json_decref(fwd);
+        agent_call_one(c, t.agent, t.address, "POST", target, text, strlen(text), "application/json", EXEC_TIMEOUT_S,
+                       relay_json);
+}
+
 void api_session_execute(struct api_ctx *c)
 {
         struct tess_error *err = NULL;
         const char *mode = NULL, *code = NULL, *run_id = NULL;
         json_t *options = c->body ? json_object_get(c->body, "options") : NULL;
-        struct session_target t;
 
         if (!c->body)
                 return api_problem(c, 400, "invalid-api-params", "execute needs a JSON body {mode, code, runId?}");
@@ -138,18 +158,25 @@ void api_session_execute(struct api_ctx *c)
                 return api_problem(c, 400, "invalid-api-params", "runId is required for mode '%s'", mode);
         if (options && !json_is_object(options) && !json_is_null(options))
                 return api_problem(c, 400, "invalid-api-params", "options must be an object");
-        if (!api_session_target(c, api_owner_access_key(c), &t))
-                return;
-        json_t *fwd = json_pack("{s:s, s:s}", "mode", mode, "code", code ? code : "");
-        if (run_id)
-                json_object_set_new(fwd, "runId", json_string(run_id));
-        if (json_is_object(options))
-                json_object_set(fwd, "options", options);
-        _cleanup_free_ char *text = json_dumps(fwd, JSON_COMPACT);
-        _cleanup_free_ char *target = kernel_target(&t, "execute", NULL);
-        json_decref(fwd);
-        agent_call_one(c, t.agent, t.address, "POST", target, text, strlen(text), "application/json", EXEC_TIMEOUT_S,
-                       relay_json);
+        forward_execute(c, mode, code, run_id, options);
+}
+
+/* POST /session/{name}/complete {code, options: {row, col, line, post}}
+ * (Backend.AI's): completion candidates for code, as the runner finds
+ * them: {"result": {"status": "finished", "completions": [...]}}. */
+void api_session_complete(struct api_ctx *c)
+{
+        struct tess_error *err = NULL;
+        const char *code = NULL;
+        json_t *options = json_object_get(c->body, "options");
+
+        if (!c->body)
+                return api_problem(c, 400, "invalid-api-params", "complete needs a JSON body {code, options?}");
+        if (api_get_string(c->body, NAMES("code"), CODE_MAX, &code, &err) < 0)
+                return api_fail(c, err);
+        if (options && !json_is_object(options) && !json_is_null(options))
+                return api_problem(c, 400, "invalid-api-params", "options must be an object");
+        forward_execute(c, "complete", code, NULL, options);
 }
 
 void api_session_interrupt(struct api_ctx *c)
@@ -164,7 +191,7 @@ void api_session_interrupt(struct api_ctx *c)
                 return;
         json_t *fwd = run_id ? json_pack("{s:s}", "runId", run_id) : json_object();
         _cleanup_free_ char *text = json_dumps(fwd, JSON_COMPACT);
-        _cleanup_free_ char *target = kernel_target(&t, "interrupt", NULL);
+        _cleanup_free_ char *target = session_kernel_target(&t, "interrupt", NULL);
         json_decref(fwd);
         agent_call_one(c, t.agent, t.address, "POST", target, text, strlen(text), "application/json", EXEC_TIMEOUT_S,
                        relay_json);
@@ -172,7 +199,7 @@ void api_session_interrupt(struct api_ctx *c)
 
 /* A path inside the session's home: relative, no "..", no NUL, not too
  * long.  The runner checks again (and refuses symlinks on the way). */
-static bool valid_session_path(const char *p)
+bool valid_session_path(const char *p)
 {
         if (!p || !*p || *p == '/' || strlen(p) > FILE_PATH_MAX)
                 return false;
@@ -233,7 +260,7 @@ static void upload_work(struct agent_call *call)
         struct upload *u = call->data;
 
         for (size_t i = 0; i < u->n; i++) {
-                _cleanup_free_ char *target = kernel_target(&u->t, "files", u->files[i].path);
+                _cleanup_free_ char *target = session_kernel_target(&u->t, "files", u->files[i].path);
                 if (agent_call_request(call, "PUT", target, u->files[i].bytes.data, u->files[i].bytes.len,
                                        "application/octet-stream", FILES_TIMEOUT_S) < 0)
                         return;
@@ -296,7 +323,7 @@ void api_session_download_single(struct api_ctx *c)
                                    "file must be a path relative to the home directory, without '..'");
         if (!api_session_target(c, api_owner_access_key(c), &t))
                 return;
-        _cleanup_free_ char *target = kernel_target(&t, "files", file);
+        _cleanup_free_ char *target = session_kernel_target(&t, "files", file);
         agent_call_one(c, t.agent, t.address, "GET", target, NULL, 0, NULL, FILES_TIMEOUT_S, download_done);
 }
 
@@ -315,7 +342,7 @@ static void listing_free(void *data)
 static void listing_work(struct agent_call *call)
 {
         struct listing *l = call->data;
-        _cleanup_free_ char *target = kernel_target(&l->t, "list", *l->path ? l->path : NULL);
+        _cleanup_free_ char *target = session_kernel_target(&l->t, "list", *l->path ? l->path : NULL);
         agent_call_request(call, "GET", target, NULL, 0, NULL, FILES_TIMEOUT_S);
 }
 
@@ -348,19 +375,28 @@ static void listing_done(struct api_ctx *c, struct agent_call *call)
         api_json(c, 200, json_pack("{s:s, s:s, s:s}", "files", text, "errors", "", "abspath", abspath));
 }
 
+const char *session_home_relative(const char *path)
+{
+        if (!path)
+                return NULL;
+        /* Backend.AI's CLI names the home directory absolutely (its default is /home/work) */
+        if (strncmp(path, "/home/work", 10) == 0 && (path[10] == '\0' || path[10] == '/'))
+                path += path[10] ? 11 : 10;
+        if (streq(path, ".") || streq(path, ""))
+                return "";
+        return valid_session_path(path) ? path : NULL;
+}
+
 void api_session_files(struct api_ctx *c)
 {
         const char *path = api_param(c, "path");
         struct listing *l;
 
-        /* Backend.AI's CLI names the home directory absolutely (its default is /home/work) */
-        if (path && strncmp(path, "/home/work", 10) == 0 && (path[10] == '\0' || path[10] == '/'))
-                path += path[10] ? 11 : 10;
-        if (path && (streq(path, ".") || streq(path, "")))
-                path = NULL;
-        if (path && !valid_session_path(path))
+        if (path && !(path = session_home_relative(path)))
                 return api_problem(c, 400, "invalid-api-params",
                                    "path must be in the home directory (relative, or under /home/work), without '..'");
+        if (path && !*path)
+                path = NULL;
         l = xcalloc(1, sizeof(*l));
         if (!api_session_target(c, api_owner_access_key(c), &l->t)) {
                 free(l);
