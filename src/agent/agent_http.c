@@ -3,6 +3,8 @@
  *
  *   POST /v1/kernels/{id}/execute        {mode, code, runId, options} -> {"result": ...}
  *   POST /v1/kernels/{id}/interrupt      {runId?}
+ *   POST /v1/kernels/{id}/restart        every process ends, the session starts
+ *                                        over in the same container (runner.h)
  *   PUT  /v1/kernels/{id}/files?path=P[&perm=OCTAL]   body: the file's bytes
  *   GET  /v1/kernels/{id}/files?path=P   the file's bytes
  *   GET  /v1/kernels/{id}/list[?path=P]  {"entries": [...]}
@@ -239,6 +241,19 @@ static void do_interrupt(const struct runner_client *rc, const struct req *rq, s
                 return answer_err(a, err);
         }
         json_decref(body);
+        answer_json(a, 200, json_object());
+}
+
+/* Its kept terminals end with the processes behind them. */
+static void do_restart(struct agent_http *h, const char *id, const struct runner_client *rc, struct answer *a)
+{
+        struct tess_error *err = NULL;
+
+        if (h->ctx->terminals)
+                pty_keep_drop_kernel(h->ctx->terminals, id);
+        if (runner_restart(rc, &err) < 0)
+                return answer_err(a, err);
+        log_notice("kernel %s: restarted", id);
         answer_json(a, 200, json_object());
 }
 
@@ -504,6 +519,7 @@ static void handle(struct agent_http *h, struct MHD_Connection *conn, const char
                 return do_commit(h, id, rq, a);
         bool known = (streq(action, "execute") && streq(method, "POST")) ||
                      (streq(action, "interrupt") && streq(method, "POST")) ||
+                     (streq(action, "restart") && streq(method, "POST")) ||
                      (streq(action, "files") && (streq(method, "PUT") || streq(method, "GET"))) ||
                      (streq(action, "list") && streq(method, "GET")) ||
                      (streq(action, "pty") && streq(method, "GET")) ||
@@ -518,6 +534,8 @@ static void handle(struct agent_http *h, struct MHD_Connection *conn, const char
                 do_execute(&rc, rq, a);
         else if (streq(action, "interrupt"))
                 do_interrupt(&rc, rq, a);
+        else if (streq(action, "restart"))
+                do_restart(h, id, &rc, a);
         else if (streq(action, "files") && streq(method, "PUT"))
                 do_upload(&rc, conn, rq, a);
         else if (streq(action, "files"))

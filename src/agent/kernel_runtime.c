@@ -217,6 +217,9 @@ static char **kernel_env(const json_t *spec, const struct image_info *img, int n
         const char *startup = json_string_value(json_object_get(spec, "startup_command"));
         if (startup)
                 PUSH("TESSERA_STARTUP_COMMAND=%s", startup);
+        const char *bootstrap = json_string_value(json_object_get(spec, "bootstrap_script"));
+        if (bootstrap && *bootstrap)
+                PUSH("TESSERA_BOOTSTRAP_SCRIPT=%s", bootstrap);
         json_object_foreach(json_object_get(spec, "environ"), key, v)
                 if (json_is_string(v) && !strchr(key, '=') &&
                     !dropped_reserved(spec, "the session's", key, strlen(key)))

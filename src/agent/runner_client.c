@@ -306,6 +306,11 @@ int runner_shutdown(const struct runner_client *rc, struct tess_error **err)
         return simple(rc, json_pack("{s:s}", "op", "shutdown"), 0, NULL, err);
 }
 
+int runner_restart(const struct runner_client *rc, struct tess_error **err)
+{
+        return simple(rc, json_pack("{s:s}", "op", "restart"), RUNNER_RESTART_WAIT_MS, NULL, err);
+}
+
 int runner_interrupt(const struct runner_client *rc, const char *run_id, struct tess_error **err)
 {
         json_t *req = json_pack("{s:s}", "op", "interrupt");

@@ -99,6 +99,11 @@ int runner_start_service(const struct runner_client *rc, const char *name, const
 #define RUNNER_SERVICE_STOP_MS 10000
 int runner_shutdown_service(const struct runner_client *rc, const char *name, json_t **ret, struct tess_error **err);
 
+/* End every process of the session and start it over (its bootstrap
+ * script, a batch session's command): answered once they are gone. */
+#define RUNNER_RESTART_WAIT_MS 70000
+int runner_restart(const struct runner_client *rc, struct tess_error **err);
+
 /* Ask the runner to end the session (as SIGTERM does). */
 int runner_shutdown(const struct runner_client *rc, struct tess_error **err);
 

@@ -61,6 +61,7 @@ static const struct {
         { RMSG_OP_PTY, op_pty },             { RMSG_OP_UPLOAD, op_upload },     { RMSG_OP_DOWNLOAD, op_download },
         { RMSG_OP_LIST, op_list },           { RMSG_OP_START_SERVICE, op_start_service },
         { RMSG_OP_SHUTDOWN, op_shutdown },   { RMSG_OP_SHUTDOWN_SERVICE, op_shutdown_service },
+        { RMSG_OP_RESTART, op_restart },
 };
 
 static void release_ctx(struct conn *c)

@@ -20,7 +20,21 @@
  * set TESSERA_UID=0 was root (issue 19).  Environment: TESSERA_PYTHON
  * (default python3) for query mode, TESSERA_STARTUP_COMMAND for --batch
  * without a command (run by /bin/sh -c); the manager and the agent keep
- * users from setting any TESSERA_ name (common/env_reserved.h). */
+ * users from setting any TESSERA_ name (common/env_reserved.h).
+ *
+ * TESSERA_BOOTSTRAP_SCRIPT (the session's bootstrap_script) runs first, as
+ * the user by /bin/sh -c in the home directory, its output in the
+ * container's log.  Requests are served meanwhile (a terminal can watch
+ * it); a batch command starts only after it succeeds, and a failed script
+ * ends a batch session with the script's exit status instead.  An
+ * interactive session stays up either way, the failure in its log.
+ *
+ * Restart (the "restart" request, Backend.AI's session restart): every
+ * process of the session ends as at shutdown (SIGTERM, SIGKILL after
+ * --grace-ms), the runner stays, and the session starts over: the
+ * bootstrap script, then (batch) the startup command.  Files, the
+ * network and the resources stay as they were.  Answered once no process
+ * is left. */
 #include "common/compat.h"
 
 #include <fcntl.h>
@@ -43,10 +57,14 @@ struct runner_conf rconf = {
         .grace_ms = 5000,
 };
 
-static struct {
+struct ending {
         bool active, killed;
         int64_t kill_at, give_up_at;
-} sd;
+};
+static struct ending sd;      /* shutdown */
+static struct ending rs;      /* restart */
+static struct conn *rs_conn;  /* the restart request, answered at its end */
+static pid_t user_work = -1;  /* the bootstrap script or batch command, while it runs */
 static int exit_code;
 
 static const char usage[] =
@@ -199,14 +217,44 @@ bool runner_shutting_down(void)
         return sd.active;
 }
 
+/* Every process asked to end (SIGTERM): SIGKILL once the grace period is
+ * over.  True when it is time to stop waiting: none left, or the killed
+ * ones still there 2 s later. */
+static bool ending_step(struct ending *e)
+{
+        int64_t now = now_ms();
+
+        if (proc_none_left())
+                return true;
+        if (!e->killed && now >= e->kill_at) {
+                rlog("processes left after %d ms, killing them", rconf.grace_ms);
+                proc_signal_all(SIGKILL);
+                e->killed = true;
+                e->give_up_at = now + 2000;
+        }
+        return e->killed && now >= e->give_up_at;
+}
+
+static void ending_begin(struct ending *e)
+{
+        *e = (struct ending){ .active = true, .kill_at = now_ms() + rconf.grace_ms };
+        proc_signal_all(SIGTERM);
+}
+
+/* next (-1: none) or e's deadline, whichever is first */
+static int64_t ending_deadline(const struct ending *e, int64_t next)
+{
+        int64_t t = e->killed ? e->give_up_at : e->kill_at;
+
+        return e->active && (next < 0 || t < next) ? t : next;
+}
+
 void runner_shutdown(void)
 {
         if (sd.active)
                 return;
-        sd.active = true;
         conn_stop_listening();
-        proc_signal_all(SIGTERM);
-        sd.kill_at = now_ms() + rconf.grace_ms;
+        ending_begin(&sd);
 }
 
 static void __attribute__((noreturn)) finish(void)
@@ -218,18 +266,8 @@ static void __attribute__((noreturn)) finish(void)
 
 static void shutdown_step(void)
 {
-        int64_t now = now_ms();
-
-        if (proc_none_left())
+        if (ending_step(&sd))
                 finish();
-        if (!sd.killed && now >= sd.kill_at) {
-                rlog("processes left after %d ms, killing them", rconf.grace_ms);
-                proc_signal_all(SIGKILL);
-                sd.killed = true;
-                sd.give_up_at = now + 2000;
-        } else if (sd.killed && now >= sd.give_up_at) {
-                finish();
-        }
 }
 
 /* ---- signals and the batch command ---- */
@@ -248,8 +286,54 @@ static void on_signal(void *ptr UNUSED, int fd, short revents UNUSED)
 
 static void batch_exited(void *ptr UNUSED, pid_t pid UNUSED, int status)
 {
+        user_work = -1;
         exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
         runner_shutdown();
+}
+
+static void start_batch(void);
+
+static void bootstrap_exited(void *ptr UNUSED, pid_t pid UNUSED, int status)
+{
+        int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+
+        user_work = -1;
+        if (code == 0) {
+                rlog("the bootstrap script finished");
+        } else if (rconf.batch) {
+                rlog("the bootstrap script failed (exit status %d): the startup command is not run", code);
+                exit_code = code;
+                runner_shutdown();
+                return;
+        } else {
+                rlog("the bootstrap script failed (exit status %d)", code);
+        }
+        if (rconf.batch)
+                start_batch();
+}
+
+/* The bootstrap script, then (batch) the startup command. */
+static void start_user_work(void)
+{
+        const char *script = getenv("TESSERA_BOOTSTRAP_SCRIPT");
+        const char *sh[] = { "/bin/sh", "-c", script, NULL };
+        struct spawn s = { .argv = sh, .fds = { -1, 1, 2 }, .nfds = 3, .as_user = true };
+
+        if (!script || !*script) {
+                if (rconf.batch)
+                        start_batch();
+                return;
+        }
+        rlog("running the bootstrap script");
+        pid_t pid = proc_spawn(&s);
+        if (pid < 0) {
+                rlog("cannot start the bootstrap script: %s", strerror((int)-pid));
+                if (rconf.batch)
+                        exit(127);
+                return;
+        }
+        user_work = pid;
+        proc_track(pid, bootstrap_exited, NULL, false);
 }
 
 static void start_batch(void)
@@ -266,7 +350,55 @@ static void start_batch(void)
                 rlog("cannot start the batch command: %s", strerror((int)-pid));
                 exit(127);
         }
+        user_work = pid;
         proc_track(pid, batch_exited, NULL, false);
+}
+
+/* ---- restart ---- */
+
+static void restart_closed(struct conn *c UNUSED)
+{
+        rs_conn = NULL; /* the agent went away: the restart goes on */
+}
+
+static void restart_timeout(struct conn *c)
+{
+        /* not reached: ending_step gives up after grace + 2 s */
+        rs_conn = NULL;
+        conn_reply_err(c, ETIMEDOUT, "the restart is taking too long");
+}
+
+void op_restart(struct conn *c, const struct rmsg_req *q UNUSED)
+{
+        if (sd.active)
+                return conn_reply_err(c, ESHUTDOWN, "the session is ending");
+        if (rs.active)
+                return conn_reply_err(c, EBUSY, "a restart is already under way");
+        rlog("restarting the session: ending its processes");
+        if (user_work > 0) {
+                proc_untrack(user_work); /* its end is not the session's */
+                user_work = -1;
+        }
+        rs_conn = c;
+        conn_wait(c, now_ms() + rconf.grace_ms + 60000, restart_timeout, restart_closed, NULL);
+        ending_begin(&rs);
+}
+
+static void restart_step(void)
+{
+        if (!ending_step(&rs))
+                return;
+        rs.active = false;
+        if (!proc_none_left())
+                rlog("restart: some processes would not die; starting over beside them");
+        rlog("restart: starting the session again");
+        if (rs_conn) {
+                struct conn *c = rs_conn;
+                rs_conn = NULL;
+                conn_reply_begin(c);
+                conn_reply_end(c);
+        }
+        start_user_work();
 }
 
 int main(int argc, char **argv)
@@ -294,18 +426,13 @@ int main(int argc, char **argv)
                 rlog("cannot listen on %s/%s: %s", rconf.socket_dir, RUNNER_SOCKET, strerror(-r));
                 return 1;
         }
-        if (rconf.batch)
-                start_batch();
+        start_user_work();
 
         for (;;) {
                 int64_t next = conn_next_deadline(), now;
                 int timeout = -1;
 
-                if (sd.active) {
-                        int64_t t = sd.killed ? sd.give_up_at : sd.kill_at;
-                        if (next < 0 || t < next)
-                                next = t;
-                }
+                next = ending_deadline(&rs, ending_deadline(&sd, next));
                 now = now_ms();
                 if (next >= 0)
                         timeout = next <= now ? 0 : (int)(next - now > 60000 ? 60000 : next - now);
@@ -317,5 +444,7 @@ int main(int argc, char **argv)
                         run_tick();
                 if (sd.active)
                         shutdown_step();
+                else if (rs.active)
+                        restart_step();
         }
 }

@@ -367,6 +367,7 @@ static const struct {
         { "start-service", RMSG_OP_START_SERVICE },
         { "shutdown", RMSG_OP_SHUTDOWN },
         { "shutdown-service", RMSG_OP_SHUTDOWN_SERVICE },
+        { "restart", RMSG_OP_RESTART },
 };
 
 static const char *const modes[] = {

@@ -68,6 +68,7 @@ enum rmsg_op {
         RMSG_OP_START_SERVICE,
         RMSG_OP_SHUTDOWN,
         RMSG_OP_SHUTDOWN_SERVICE,
+        RMSG_OP_RESTART,
         _RMSG_OP_MAX,
 };
 

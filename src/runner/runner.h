@@ -152,6 +152,7 @@ void op_download(struct conn *c, const struct rmsg_req *r);  /* files.c */
 void op_list(struct conn *c, const struct rmsg_req *r);      /* files.c */
 void op_start_service(struct conn *c, const struct rmsg_req *r); /* service.c */
 void op_shutdown_service(struct conn *c, const struct rmsg_req *r);
+void op_restart(struct conn *c, const struct rmsg_req *r);   /* main.c */
 
 /* ---- run.c: runs and their output ---- */
 

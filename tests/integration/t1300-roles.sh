@@ -72,6 +72,7 @@ POST /session/{VICTIM}/download_single  {"file":"a"}            | 404 404 403 40
 GET /session/{VICTIM}/files             -                       | 404 404 403 409 409
 GET /session/{VICTIM}/download          {"files":["a"]}         | 404 404 403 409 409
 POST /session/{VICTIM}/complete         {"code":"pri"}          | 404 404 403 409 409
+PATCH /session/{VICTIM}                 -                       | 404 404 403 409 409
 GET /stream/session/{VICTIM}/apps       -                       | 404 404 409 409 409
 POST /session/{VICTIM}/commit          {"tag":"walk"}          | 404 404 403 409 409
 GET /session/{VICTIM}/commit           -                       | 404 404 200 200 200

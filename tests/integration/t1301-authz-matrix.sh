@@ -96,6 +96,7 @@ GET /session/{name}/download_single   | -                      | 409
 GET /session/{name}/files             | -                      | 409
 GET /session/{name}/download          | {"files":["a"]}        | 409
 POST /session/{name}/complete         | {"code":"pri"}         | 409
+PATCH /session/{name}                 | -                      | 409
 GET /stream/session/{name}/apps       | -                      | 409
 POST /session/{name}/commit           | {"tag":"authz"}        | 409
 POST /session/{name}/start-service    | {"app":"jupyter"}      | 409

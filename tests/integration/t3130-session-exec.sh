@@ -222,6 +222,23 @@ test_expect_success 'the logs of a running session are read live from its agent'
         api DELETE /session/talker && test "$CODE" = 200
 '
 
+test_expect_success 'bootstrap_script runs before the startup command, as the user, in the home directory' '
+        api POST /session "{\"name\": \"booted\", \"image\": \"python:3.11\", \"type\": \"batch\", \"enqueueOnly\": true, \"bootstrap_script\": \"echo prepared-by-\$(id -u) >ready\", \"startupCommand\": \"cat ready\", \"config\": {\"resources\": {\"cpu\": 1, \"mem\": \"256m\"}}}" &&
+        test "$CODE" = 201 &&
+        wait_status booted TERMINATED &&
+        test "$(field booted result)" = SUCCESS &&
+        OUT=$TMP/logs api GET /session/booted/logs &&
+        jq -r .result.logs "$TMP/logs" | grep -qx prepared-by-1000 &&
+        api POST /session "{\"name\": \"boot-fails\", \"image\": \"python:3.11\", \"type\": \"batch\", \"enqueueOnly\": true, \"bootstrap_script\": \"exit 4\", \"startupCommand\": \"echo never-printed\", \"config\": {\"resources\": {\"cpu\": 1, \"mem\": \"256m\"}}}" &&
+        test "$CODE" = 201 &&
+        wait_status boot-fails TERMINATED &&
+        test "$(field boot-fails result)" = FAILURE &&
+        OUT=$TMP/logs api GET /session/boot-fails/logs &&
+        jq -r .result.logs "$TMP/logs" >"$TMP/logs.text" &&
+        grep -q "bootstrap script failed (exit status 4)" "$TMP/logs.text" &&
+        ! grep -q never-printed "$TMP/logs.text"
+'
+
 # stream_exec STEP...: ws-exec.py on pysess's streamed execution; frames in $TMP/sx
 stream_exec() {
         ws_exec /stream/session/pysess/execute "$@" >"$TMP/sx" || { cat "$TMP/sx"; return 1; }
@@ -329,10 +346,29 @@ test_expect_success 'complete answers the runner'"'"'s completions, and apps lis
         )
 '
 
+test_expect_success 'restart (PATCH, backend.ai session restart): processes and Python state end, files stay' '
+        run_to_end pysess query "kept = 41" &&
+        run_to_end pysess batch "nohup sleep 600 >/dev/null 2>&1 & echo started" &&
+        run_to_end pysess batch "grep -l \"^sleep\" /proc/[0-9]*/cmdline | wc -l" &&
+        test "$(cat "$TMP/console")" -ge 1 &&
+        api PATCH /session/pysess && test "$CODE" = 204 &&
+        test "$(field pysess status)" = RUNNING &&
+        run_to_end pysess batch "grep -l \"^sleep\" /proc/[0-9]*/cmdline | wc -l" &&
+        test "$(cat "$TMP/console")" = 0 &&
+        run_to_end pysess query "print(\"kept\" in globals())" &&
+        test "$(cat "$TMP/console")" = False &&
+        run_to_end pysess batch "cat made.txt" && test "$(cat "$TMP/console")" = "made inside" &&
+        (
+                other_user &&
+                api PATCH /session/pysess && test "$CODE" = 404
+        )
+'
+
 test_expect_success 'a session that is not running answers 409' '
         api DELETE /session/pysess && test "$CODE" = 200 &&
         wait_status pysess TERMINATED &&
-        exec_ pysess query "1" && test "$CODE" = 409
+        exec_ pysess query "1" && test "$CODE" = 409 &&
+        api PATCH /session/pysess && test "$CODE" = 409
 '
 
 test_done

@@ -1061,6 +1061,112 @@ static void test_runner_batch_session(void)
         CHECK(status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 143);
 }
 
+/* TESSERA_BOOTSTRAP_SCRIPT runs before a batch command, in the home
+ * directory; a failed one ends the session with its status instead. */
+static void test_runner_bootstrap_script(void)
+{
+        static const char *const args[] = { "--batch", "--auth", "uid", "--keep-uid", NULL };
+        static const char *const ok_env[] = { "TESSERA_BOOTSTRAP_SCRIPT=echo boot-$((1+1)) >>order; pwd >where",
+                                              "TESSERA_STARTUP_COMMAND=test -s order && echo job >>order; exit 3",
+                                              NULL };
+        static const char *const bad_env[] = { "TESSERA_BOOTSTRAP_SCRIPT=echo failing; exit 9",
+                                               "TESSERA_STARTUP_COMMAND=echo job-ran >>order", NULL };
+        struct tess_error *err = NULL;
+        struct inst in;
+        char *text = NULL, path[PATH_MAX];
+        size_t len = 0;
+        int status;
+
+        if (!runner_path())
+                SKIP("no tessera-runner in $BUILD");
+        CHECK(inst_start(&in, "boot-ok", NULL, args, ok_env, false) == 0);
+        status = wait_exit(in.pid, 10000);
+        CHECK(status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 3);
+        snprintf(path, sizeof(path), "%s/order", in.home);
+        CHECK(fs_read_file(path, 4096, &text, &len, &err) == 0);
+        CHECK_STREQ(text, "boot-2\njob\n");
+        free(text);
+        snprintf(path, sizeof(path), "%s/where", in.home);
+        CHECK(fs_read_file(path, 4096, &text, &len, &err) == 0);
+        CHECK(text && strncmp(text, in.home, strlen(in.home)) == 0);
+        free(text);
+
+        CHECK(inst_start(&in, "boot-bad", NULL, args, bad_env, false) == 0);
+        status = wait_exit(in.pid, 10000);
+        CHECK(status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 9);
+        snprintf(path, sizeof(path), "%s/order", in.home);
+        CHECK(access(path, F_OK) < 0); /* the command never ran */
+        CHECK(fs_read_file(in.log, 1 << 20, &text, &len, &err) == 0);
+        CHECK(text && strstr(text, "failing\n") && strstr(text, "bootstrap script failed (exit status 9)"));
+        free(text);
+        tess_error_free(err);
+}
+
+/* A restart ends every process of the session, keeps the runner and the
+ * files, and starts the session over: the bootstrap script again, and a
+ * batch session's command again (its end before the restart is not the
+ * session's end). */
+static void test_runner_restart(void)
+{
+        static const char *const iargs[] = { "--auth", "uid", "--keep-uid", "--die-with-parent", "--grace-ms", "1000",
+                                             NULL };
+        static const char *const ienv[] = { "TESSERA_BOOTSTRAP_SCRIPT=echo boot >>boots", NULL };
+        static const char *const bargs[] = { "--batch", "--auth", "uid", "--keep-uid", "--die-with-parent", NULL };
+        static const char *const benv[] = { "TESSERA_STARTUP_COMMAND=echo ran >>runs; exec sleep 100", NULL };
+        struct tess_error *err = NULL;
+        struct inst in;
+        struct outcome o;
+        char path[PATH_MAX], *text = NULL;
+        size_t len;
+        json_t *res = NULL;
+
+        if (!runner_path())
+                SKIP("no tessera-runner in $BUILD");
+        CHECK(inst_start(&in, "restart-i", NULL, iargs, ienv, true) == 0);
+        CHECK_OK(runner_execute(&in.rc, "batch", "r1", "echo $$; exec sleep 100", NULL, 500, &res, &err));
+        o = (struct outcome){ .out = BUF_INIT, .err = BUF_INIT };
+        collect(res, &o.out, &o.err);
+        json_decref(res);
+        pid_t sleeper = (pid_t)strtol(o.out.data ? o.out.data : "0", NULL, 10);
+        outcome_release(&o);
+        CHECK(sleeper > 0);
+        CHECK_OK(runner_restart(&in.rc, &err));
+        CHECK(sleeper <= 0 || kill(sleeper, 0) < 0); /* gone, and reaped */
+        CHECK(kill(in.pid, 0) == 0);                  /* the runner stays */
+        for (int i = 0; i < 100; i++) {
+                snprintf(path, sizeof(path), "%s/boots", in.home);
+                if (fs_read_file(path, 4096, &text, &len, &err) == 0 && streq(text, "boot\nboot\n"))
+                        break;
+                err = tess_error_free(err);
+                free(text);
+                text = NULL;
+                sleep_ms(50);
+        }
+        CHECK_STREQ(text, "boot\nboot\n"); /* the bootstrap script ran again */
+        free(text);
+        text = NULL;
+        CHECK_OK(runner_execute(&in.rc, "batch", "r2", "echo after", NULL, 2000, &res, &err));
+        json_decref(res);
+        inst_stop(&in);
+
+        CHECK(inst_start(&in, "restart-b", NULL, bargs, benv, true) == 0);
+        CHECK_OK(runner_restart(&in.rc, &err));
+        CHECK(kill(in.pid, 0) == 0); /* the killed command did not end the session */
+        snprintf(path, sizeof(path), "%s/runs", in.home);
+        for (int i = 0; i < 100; i++) {
+                if (fs_read_file(path, 4096, &text, &len, &err) == 0 && streq(text, "ran\nran\n"))
+                        break;
+                err = tess_error_free(err);
+                free(text);
+                text = NULL;
+                sleep_ms(50);
+        }
+        CHECK_STREQ(text, "ran\nran\n");
+        free(text);
+        inst_stop(&in);
+        tess_error_free(err);
+}
+
 static void test_runner_sigterm(void)
 {
         static const char *const args[] = { "--auth", "uid", "--keep-uid", "--die-with-parent", "--grace-ms", "2000", NULL };
@@ -1228,6 +1334,8 @@ static const struct test tests[] = {
         TEST(test_runner_connections),
         TEST(test_runner_reaps_orphans),
         TEST(test_runner_batch_session),
+        TEST(test_runner_bootstrap_script),
+        TEST(test_runner_restart),
         TEST(test_runner_sigterm),
         TEST(test_runner_switches_user),
         TEST(test_runner_pid1_namespace),

@@ -183,6 +183,14 @@ void agent_call_fail(struct api_ctx *c, struct agent_call *call)
         call->err = tess_error_free(call->err);
 }
 
+void agent_call_retarget(struct agent_call *call, const char *agent_id, const char *address)
+{
+        free(call->agent_id);
+        free(call->address);
+        call->agent_id = xstrdup(agent_id);
+        call->address = xstrdup(address);
+}
+
 struct agent_call *agent_call_start(struct api_ctx *c, const char *agent_id, const char *address,
                                     void (*work)(struct agent_call *),
                                     void (*done)(struct api_ctx *, struct agent_call *), void *data,

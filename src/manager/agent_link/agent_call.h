@@ -46,6 +46,10 @@ struct agent_call {
 int agent_call_request(struct agent_call *call, const char *method, const char *target, const void *body, size_t len,
                        const char *content_type, long timeout_s);
 
+/* From the worker thread: the next requests go to another agent (a
+ * cluster session's kernels on several nodes). */
+void agent_call_retarget(struct agent_call *call, const char *agent_id, const char *address);
+
 /* Suspend c's request, run work(call) in a thread, then done(c, call) on
  * the loop (which must answer c).  Ownership of data passes to the call.
  * Returns the call, or NULL when it could not start (c is answered). */

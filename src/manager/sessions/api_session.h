@@ -40,6 +40,7 @@ void api_owner_activity(struct api_ctx *c, const struct db_rows *rows);
 void api_session_execute(struct api_ctx *c); /* api_session_exec.c */
 void api_session_interrupt(struct api_ctx *c);
 void api_session_complete(struct api_ctx *c);
+void api_session_restart(struct api_ctx *c);
 void api_session_upload(struct api_ctx *c);
 void api_session_download_single(struct api_ctx *c);
 void api_session_download(struct api_ctx *c); /* api_session_download.c */

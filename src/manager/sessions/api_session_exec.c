@@ -5,6 +5,8 @@
  *   POST /session/{name}                  execute {mode, code, runId, options}
  *   POST /session/{name}/interrupt        {runId?}
  *   POST /session/{name}/complete         {code, options}: completions
+ *   PATCH /session/{name}                 restart: every kernel's processes end
+ *                                         and the session starts over (204)
  *   POST /session/{name}/upload           multipart/form-data: each file part
  *                                         (any field name, Backend.AI's is
  *                                         "src") lands at ~/<filename>
@@ -195,6 +197,76 @@ void api_session_interrupt(struct api_ctx *c)
         json_decref(fwd);
         agent_call_one(c, t.agent, t.address, "POST", target, text, strlen(text), "application/json", EXEC_TIMEOUT_S,
                        relay_json);
+}
+
+/* ---- restart ---- */
+
+#define RESTART_TIMEOUT_S 90 /* the runner's grace and the bootstrap's start */
+
+struct restart_kernel {
+        char id[64], agent[128], address[128];
+};
+
+struct restart {
+        struct restart_kernel *k;
+        size_t n;
+};
+
+static void restart_free(void *data)
+{
+        struct restart *r = data;
+        free(r->k);
+        free(r);
+}
+
+static void restart_work(struct agent_call *call)
+{
+        const struct restart *r = call->data;
+
+        for (size_t i = 0; i < r->n; i++) {
+                _cleanup_free_ char *target = xasprintf("/v1/kernels/%s/restart", r->k[i].id);
+                agent_call_retarget(call, r->k[i].agent, r->k[i].address);
+                if (agent_call_request(call, "POST", target, "{}", 2, "application/json", RESTART_TIMEOUT_S) < 0)
+                        return;
+        }
+}
+
+static void restart_done(struct api_ctx *c, struct agent_call *call)
+{
+        if (call->err)
+                return agent_call_fail(c, call);
+        http_reply(c->req, 204, NULL, "", 0);
+}
+
+/* PATCH /session/{name} (Backend.AI's session restart): each kernel, main
+ * first, ends every process and starts over in its container (the
+ * bootstrap script, a batch command again); files, addresses and
+ * resources stay.  Answered when all have. */
+void api_session_restart(struct api_ctx *c)
+{
+        _cleanup_rows_ struct db_rows *k = NULL;
+        struct tess_error *err = NULL;
+        struct session_target t;
+
+        if (!api_session_target(c, api_owner_access_key(c), &t))
+                return;
+        if (DBQ(c->m->db,
+                "SELECT k.id, k.agent_id, a.address FROM kernels k JOIN agents a ON a.id = k.agent_id"
+                " WHERE k.session_id = ? ORDER BY k.cluster_idx",
+                &k, &err, DB_TEXT(t.session)) < 0)
+                return api_fail(c, err);
+        struct restart *r = xcalloc(1, sizeof(*r));
+        r->k = xcalloc((size_t)k->nrows, sizeof(*r->k));
+        for (int i = 0; i < k->nrows; i++) {
+                if (!db_get(k, i, 2) || !*db_get(k, i, 2))
+                        continue;
+                snprintf(r->k[r->n].id, sizeof(r->k[r->n].id), "%s", db_get(k, i, 0));
+                snprintf(r->k[r->n].agent, sizeof(r->k[r->n].agent), "%s", db_get(k, i, 1));
+                snprintf(r->k[r->n].address, sizeof(r->k[r->n].address), "%s", db_get(k, i, 2));
+                r->n++;
+        }
+        api_audit_target(c, "session:%s", t.session);
+        agent_call_start(c, t.agent, t.address, restart_work, restart_done, r, restart_free);
 }
 
 /* A path inside the session's home: relative, no "..", no NUL, not too
