@@ -1,6 +1,7 @@
 /* api_gql.c - POST /admin/gql: Backend.AI's GraphQL endpoint, which its
  * SDK and CLI use for listings (`ps`, `session list`, `vfolder list`,
- * `admin image list`) and their admin commands.
+ * `admin image list`) and their admin commands (`admin agent`,
+ * `admin keypair-resource-policy`, `admin storage` list and info ...).
  *
  * A request is {query, variables, operationName}; the answer is {"data":
  * {...}} with exactly the fields asked, plus {"errors": [{message,
@@ -11,7 +12,7 @@
  * the selection is then taken out of it here: a field the type does not
  * have is an error naming it, as a GraphQL server's validation says.
  * Authorization is the REST routes' own: the resolvers use the same
- * queries and rules as GET /sessions, /folders, /images.
+ * queries and rules as GET /sessions, /folders, /images, /admin/....
  *
  * Queries only for now: a mutation is answered with an error naming the
  * REST admin route to use instead. */

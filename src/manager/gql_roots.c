@@ -2,6 +2,7 @@
 #include "common/compat.h"
 
 #include <ctype.h>
+#include <sys/statvfs.h>
 
 #include "common/buf.h"
 #include "common/crypto.h"
@@ -14,6 +15,8 @@
 #include "manager/images/api_images.h"
 #include "manager/sessions/api_session.h"
 #include "manager/sessions/session_list.h"
+#include "manager/usage/usage.h"
+#include "manager/vfolder/api_vfolder.h"
 #include "manager/vfolder/vfolder.h"
 
 #define PAGE_MAX 100 /* Backend.AI's clients ask for at most 100 a page */
@@ -471,10 +474,20 @@ static const struct field_map agent_map[] = {
         { "version", "version" },
         { "compute_plugins", NULL, NONE },
         { "hardware_metadata", NULL, NONE },
-        { "live_stat", NULL, NONE },
-        { "container_count", NULL, NONE },
-        { "cpu_cur_pct", NULL, NONE },
-        { "mem_cur_bytes", NULL, NONE },
+        {}, /* + live_stat, container_count, cpu_cur_pct, mem_cur_bytes: gql_agent() */
+};
+
+/* Backend.AI's KeyPairResourcePolicy (its 22.03 fields) from GET
+ * /admin/keypair-policies' rows; + policy_extras(). */
+static const struct field_map policy_map[] = {
+        { "name", "name" },
+        { "created_at", "created_at" },
+        { "total_resource_slots", "total_resource_slots", AS_TEXT },
+        { "max_session_lifetime", "max_session_lifetime" },
+        { "max_concurrent_sessions", "max_concurrent_sessions" },
+        { "max_containers_per_session", "max_containers_per_session" },
+        { "idle_timeout", "idle_timeout" },
+        { "max_vfolder_count", "max_vfolder_count" },
         {},
 };
 
@@ -553,6 +566,23 @@ static void keypair_extras(json_t *o, const json_t *src)
                                       json_object_get(src, "email"), "full_name"));
 }
 
+static void policy_extras(json_t *o, const json_t *src)
+{
+        const char *size = json_string_value(json_object_get(src, "max_quota_scope_size"));
+        json_t *hosts = json_array(), *perms;
+        const char *host;
+
+        /* a slot the policy does not name is not limited (scheduler_snapshot.c) */
+        json_object_set_new(o, "default_for_unspecified", json_string("UNLIMITED"));
+        /* the most one owner's folders on a host may hold (docs/design/vfolders.md),
+         * so also the most one folder may */
+        json_object_set_new(o, "max_vfolder_size", json_integer(size ? strtoll(size, NULL, 10) : 0));
+        /* Backend.AI 22.03 lists the hosts; Tessera keeps each one's permissions too */
+        json_object_foreach(json_object_get(src, "allowed_vfolder_hosts"), host, perms)
+                json_array_append_new(hosts, json_string(host));
+        json_object_set_new(o, "allowed_vfolder_hosts", hosts);
+}
+
 static const struct admin_list {
         const char *root, *path, *list_type, *type;
         const struct field_map *map;
@@ -563,11 +593,11 @@ static const struct admin_list {
         { "users", "/admin/users", NULL, "User", user_map, user_extras, false },
         { "keypair_list", "/admin/keypairs", "KeyPairList", "KeyPair", keypair_map, keypair_extras, true },
         { "keypairs", "/admin/keypairs", NULL, "KeyPair", keypair_map, keypair_extras, false },
-        { "agent_list", "/admin/agents", "AgentList", "Agent", agent_map, NULL, true },
-        { "agents", "/admin/agents", NULL, "Agent", agent_map, NULL, false },
         { "domains", "/admin/domains", NULL, "Domain", domain_map, NULL, false },
         { "groups", "/admin/projects", NULL, "Group", group_map, NULL, false },
         { "scaling_groups", "/admin/resource-groups", NULL, "ScalingGroup", scaling_group_map, NULL, false },
+        { "keypair_resource_policies", "/admin/keypair-policies", NULL, "KeyPairResourcePolicy", policy_map,
+          policy_extras, false },
 };
 
 #define UNPAGED_MAX 10000 /* rows of a list asked for without paging */
@@ -603,25 +633,37 @@ static int own_user(struct api_ctx *c, json_t **ret, struct tess_error **err)
         return 0;
 }
 
+/* The row of GET `path` whose `key` is `value`, among those that list
+ * shows the caller (*ret NULL when none). */
+static int admin_item_of(struct api_ctx *c, const char *path, const char *key, const char *value, json_t **ret,
+                         struct tess_error **err)
+{
+        json_t *items, *v;
+        int64_t total;
+        size_t i;
+
+        *ret = NULL;
+        if (admin_list_of(c, path, UNPAGED_MAX, 0, &items, &total, err) < 0)
+                return -1;
+        json_array_foreach(items, i, v)
+                if (!*ret && streq(json_string_value(json_object_get(v, key)) ?: "", value))
+                        *ret = json_incref(v);
+        json_decref(items);
+        return 0;
+}
+
 /* user(email): the caller's own (no email, or theirs); another's for who
  * may list users, among those GET /admin/users shows them. */
 static int resolve_user(struct api_ctx *c, const struct gql_field *f, json_t **ret, struct tess_error **err)
 {
         const char *email = arg_string(f, "email");
-        json_t *src = NULL, *items = NULL, *v;
-        int64_t total;
-        size_t i;
+        json_t *src = NULL;
 
         if (!email || streq(email, c->who.email)) {
                 if (own_user(c, &src, err) < 0)
                         return -1;
-        } else {
-                if (admin_list_of(c, "/admin/users", UNPAGED_MAX, 0, &items, &total, err) < 0)
-                        return -1;
-                json_array_foreach(items, i, v)
-                        if (streq(json_string_value(json_object_get(v, "email")) ?: "", email))
-                                src = json_incref(v);
-                json_decref(items);
+        } else if (admin_item_of(c, "/admin/users", "email", email, &src, err) < 0) {
+                return -1;
         }
         if (!src) {
                 *ret = json_null();
@@ -658,6 +700,298 @@ static int resolve_admin_list(struct api_ctx *c, const struct admin_list *l, con
         return 0;
 }
 
+/* keypair_resource_policy(name): the caller's keypair's policy when no
+ * name is given, as Backend.AI's; for who may list policies (GET
+ * /admin/keypair-policies' roles), null when there is no such policy. */
+static int resolve_policy(struct api_ctx *c, const struct gql_field *f, json_t **ret, struct tess_error **err)
+{
+        const char *name = arg_string(f, "name") ?: c->who.resource_policy;
+        json_t *src;
+
+        if (admin_item_of(c, "/admin/keypair-policies", "name", name, &src, err) < 0)
+                return -1;
+        *ret = src ? map_object(src, "KeyPairResourcePolicy", policy_map) : json_null();
+        if (src)
+                policy_extras(*ret, src);
+        json_decref(src);
+        return 0;
+}
+
+/* Backend.AI's filter and order arguments are expressions of its own
+ * query language, which is not served: refused rather than ignored, so
+ * that nobody takes a whole list for the part asked. */
+static int no_filter_order(const struct gql_field *f, struct tess_error **err)
+{
+        static const char *const names[] = { "filter", "order" };
+        for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+                if (arg_string(f, names[i]))
+                        return tess_err(err, EINVAL, "%s(%s:): Backend.AI's query expressions are not served", f->name,
+                                        names[i]);
+        return 0;
+}
+
+/* ---- agents: GET /admin/agents' rows with what they run now ---- */
+
+/* Whether s is one of the comma-separated names of list. */
+static bool in_list(const char *list, const char *s)
+{
+        size_t n = strlen(s);
+        for (const char *p = list; *p;) {
+                size_t len = strcspn(p, ",");
+                if (len == n && strncmp(p, s, n) == 0)
+                        return true;
+                p += len + (p[len] == ',');
+        }
+        return false;
+}
+
+/* A number in lastStat's shape: {"current": "12.5"} (a string or a
+ * number); 0 when missing, negative, too large or not a number. */
+static double stat_current(const json_t *stat, const char *key)
+{
+        const json_t *v = json_object_get(json_object_get(stat, key), "current");
+        double x = json_is_string(v)   ? strtod(json_string_value(v), NULL)
+                   : json_is_number(v) ? json_number_value(v)
+                                       : 0;
+        return x >= 0 && x <= 1e18 ? x : 0;
+}
+
+/* Add `kernels` and what `stat` (a lastStat, or NULL) says they use to the
+ * agent's entry of uses. */
+static void add_use(json_t *uses, const char *agent, int64_t kernels, const json_t *stat)
+{
+        json_t *use = json_object_get(uses, agent);
+        if (!use) {
+                use = json_pack("{s:I, s:I, s:f}", "kernels", (json_int_t)0, "mem", (json_int_t)0, "cpu", 0.0);
+                json_object_set_new(uses, agent, use);
+        }
+        kernels += json_integer_value(json_object_get(use, "kernels"));
+        json_int_t mem = json_integer_value(json_object_get(use, "mem")) + (json_int_t)stat_current(stat, "mem");
+        double cpu = json_real_value(json_object_get(use, "cpu")) + stat_current(stat, "cpu_util");
+        json_object_set_new(use, "kernels", json_integer(kernels));
+        json_object_set_new(use, "mem", json_integer(mem));
+        json_object_set_new(use, "cpu", json_real(cpu));
+}
+
+/* What each agent runs now, {"<agent id>": {kernels, mem, cpu}}: its
+ * kernels that hold resources, and the memory (bytes) and CPU (percent of
+ * one core) its sessions last reported.  The manager keeps what the
+ * heartbeats report per session (its lastStat, api_agent.c): that of the
+ * kernel that reported last.  So a session counts on its agent when all
+ * its kernels are there, and a session spread over several agents counts
+ * on none (which of its kernels the numbers are is not known); a session
+ * of several kernels on one agent counts one kernel's numbers.  An agent
+ * that runs nothing, or whose kernels have not reported yet, uses 0. */
+static int agents_use(struct api_ctx *c, json_t **ret, struct tess_error **err)
+{
+        _cleanup_rows_ struct db_rows *rows = NULL;
+
+        if (DBQ(c->m->db,
+                "SELECT k.agent_id, s.last_stat, COUNT(*) AS kernels,"
+                " (SELECT COUNT(DISTINCT k2.agent_id) FROM kernels k2 WHERE k2.session_id = s.id"
+                " AND k2.status IN " USAGE_OCCUPYING_STATUSES ") AS agents"
+                " FROM kernels k JOIN sessions s ON s.id = k.session_id"
+                " WHERE k.agent_id IS NOT NULL AND k.status IN " USAGE_OCCUPYING_STATUSES
+                " GROUP BY k.agent_id, s.id, s.last_stat",
+                &rows, err) < 0)
+                return -1;
+        *ret = json_object();
+        for (int i = 0; i < rows->nrows; i++) {
+                json_t *stat = json_column(db_getn(rows, i, "last_stat"));
+                add_use(*ret, db_getn(rows, i, "agent_id"), db_get_int(rows, i, "kernels"),
+                        db_get_int(rows, i, "agents") == 1 ? stat : NULL);
+                json_decref(stat);
+        }
+        return 0;
+}
+
+/* Backend.AI's live_stat (a JSONString) of what the agent's kernels use:
+ * {"node": {"mem": {current, capacity, pct, unit_hint}}, "devices": {}}.
+ * Its CLI prints node cpu_util with the number of devices.cpu_util (its
+ * cores), which the manager does not know: the CPU is cpu_cur_pct. */
+static json_t *agent_live_stat(const json_t *src, int64_t mem)
+{
+        const char *cap = json_string_value(json_object_get(json_object_get(src, "available_slots"), "mem"));
+        int64_t capacity = cap ? strtoll(cap, NULL, 10) : 0;
+        char current[32], capacity_text[32], pct[32];
+
+        snprintf(current, sizeof(current), "%lld", (long long)mem);
+        snprintf(capacity_text, sizeof(capacity_text), "%lld", (long long)capacity);
+        snprintf(pct, sizeof(pct), "%.2f", capacity > 0 ? 100.0 * (double)mem / (double)capacity : 0.0);
+        json_t *stat = json_pack("{s:{s:{s:s, s:s, s:s, s:s}}, s:{}}", "node", "mem", "current", current, "capacity",
+                                 capacity_text, "pct", pct, "unit_hint", "bytes", "devices");
+        json_t *text = json_text_of(stat);
+        json_decref(stat);
+        return text;
+}
+
+static json_t *gql_agent(const json_t *src, const json_t *uses)
+{
+        const json_t *use = json_object_get(uses, json_string_value(json_object_get(src, "id")));
+        int64_t mem = json_integer_value(json_object_get(use, "mem"));
+        json_t *o = map_object(src, "Agent", agent_map);
+
+        json_object_set_new(o, "container_count", json_integer(json_integer_value(json_object_get(use, "kernels"))));
+        json_object_set_new(o, "mem_cur_bytes", json_integer(mem));
+        json_object_set_new(o, "cpu_cur_pct", json_real(json_real_value(json_object_get(use, "cpu"))));
+        json_object_set_new(o, "live_stat", agent_live_stat(src, mem));
+        return o;
+}
+
+/* The agents GET /admin/agents shows the caller (its roles and rules), of
+ * status (one or several, comma-separated) and scaling_group when given,
+ * from the offset-th, at most limit, as Backend.AI's Agent objects; *total
+ * all that match. */
+static int gql_agents(struct api_ctx *c, const struct gql_field *f, int64_t limit, int64_t offset, json_t **ret,
+                      int64_t *total, struct tess_error **err)
+{
+        const char *status = arg_string(f, "status"), *group = arg_string(f, "scaling_group");
+        json_t *all, *uses, *v;
+        int64_t n;
+        size_t i;
+
+        if (admin_list_of(c, "/admin/agents", UNPAGED_MAX, 0, &all, &n, err) < 0)
+                return -1;
+        if (agents_use(c, &uses, err) < 0) {
+                json_decref(all);
+                return -1;
+        }
+        *ret = json_array();
+        *total = 0;
+        json_array_foreach(all, i, v) {
+                if ((status && !in_list(status, json_string_value(json_object_get(v, "status")) ?: "")) ||
+                    (group && !streq(group, json_string_value(json_object_get(v, "resource_group")) ?: "")))
+                        continue;
+                if (*total >= offset && *total < offset + limit)
+                        json_array_append_new(*ret, gql_agent(v, uses));
+                (*total)++;
+        }
+        json_decref(uses);
+        json_decref(all);
+        return 0;
+}
+
+/* agent_list(limit, offset, status, scaling_group): {items, total_count} */
+static int resolve_agent_list(struct api_ctx *c, const struct gql_field *f, json_t **ret, struct tess_error **err)
+{
+        int64_t limit, offset, total;
+        json_t *items;
+
+        if (page_args(f, &limit, &offset, err) < 0 || no_filter_order(f, err) < 0)
+                return -EINVAL;
+        if (gql_agents(c, f, limit, offset, &items, &total, err) < 0)
+                return -1;
+        *ret = json_pack("{s:s, s:o, s:I}", "__typename", "AgentList", "items", items, "total_count",
+                         (json_int_t)total);
+        return 0;
+}
+
+/* agents(status, scaling_group): every one that matches */
+static int resolve_agents(struct api_ctx *c, const struct gql_field *f, json_t **ret, struct tess_error **err)
+{
+        int64_t total;
+        return gql_agents(c, f, UNPAGED_MAX, 0, ret, &total, err);
+}
+
+/* agent(agent_id): null when the caller sees no such agent */
+static int resolve_agent(struct api_ctx *c, const struct gql_field *f, json_t **ret, struct tess_error **err)
+{
+        const char *id = arg_string(f, "agent_id");
+        json_t *src, *uses;
+
+        if (!id)
+                return tess_err(err, EINVAL, "agent(agent_id:): the agent's id is required");
+        if (admin_item_of(c, "/admin/agents", "id", id, &src, err) < 0)
+                return -1;
+        if (!src) {
+                *ret = json_null();
+                return 0;
+        }
+        if (agents_use(c, &uses, err) < 0) {
+                json_decref(src);
+                return -1;
+        }
+        *ret = gql_agent(src, uses);
+        json_decref(uses);
+        json_decref(src);
+        return 0;
+}
+
+/* ---- storage volumes: the folder hosts, under GET /folders/_/all-hosts' roles ---- */
+
+static int may_list_hosts(struct api_ctx *c, struct tess_error **err)
+{
+        const struct route *r = vfolder_routes;
+        while (r->method && !(streq(r->method, "GET") && streq(r->pattern, "/folders/_/all-hosts")))
+                r++;
+        if (!r->method)
+                abort(); /* the route the storage roots stand for is gone */
+        if (!api_role_may_use(c, r))
+                return tess_err(err, EACCES, "your role (%s) may not list storage volumes (GET %s)",
+                                role_to_string(c->who.role), r->pattern);
+        return 0;
+}
+
+/* A folder host as Backend.AI's StorageVolume: its JSON fields
+ * (hardware_metadata, performance_metric, usage) are JSON texts.  Folders
+ * live in the host's directory itself (fsprefix "."); the manager measures
+ * no I/O (performance_metric {}). */
+static json_t *storage_volume(const struct vf_host *h)
+{
+        struct statvfs st;
+        json_t *usage = json_object(), *hw;
+
+        if (statvfs(h->path, &st) == 0 && st.f_blocks) {
+                uint64_t total = (uint64_t)st.f_blocks * st.f_frsize, avail = (uint64_t)st.f_bavail * st.f_frsize;
+                json_object_set_new(usage, "capacity_bytes", json_integer((json_int_t)total));
+                json_object_set_new(usage, "used_bytes", json_integer((json_int_t)(total - avail)));
+                hw = json_pack("{s:s, s:n, s:{}}", "status", "healthy", "status_info", "metadata");
+        } else {
+                hw = json_pack("{s:s, s:s, s:{}}", "status", "unavailable", "status_info",
+                               "its directory cannot be read", "metadata");
+        }
+        json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:[s, s], s:o, s:s, s:o}", "__typename", "StorageVolume", "id",
+                              h->name, "backend", "vfs", "fsprefix", ".", "path", h->path, "capabilities", "vfolder",
+                              "quota", "hardware_metadata", json_text_of(hw), "performance_metric", "{}", "usage",
+                              json_text_of(usage));
+        json_decref(hw);
+        json_decref(usage);
+        return o;
+}
+
+/* storage_volume_list(limit, offset): {items, total_count} */
+static int resolve_storage_list(struct api_ctx *c, const struct gql_field *f, json_t **ret, struct tess_error **err)
+{
+        const struct vf_hosts *hosts = &c->m->vfolder_hosts;
+        int64_t limit, offset;
+
+        if (page_args(f, &limit, &offset, err) < 0 || no_filter_order(f, err) < 0)
+                return -EINVAL;
+        if (may_list_hosts(c, err) < 0)
+                return -1;
+        json_t *items = json_array();
+        for (size_t i = (size_t)offset; i < hosts->n && (int64_t)i < offset + limit; i++)
+                json_array_append_new(items, storage_volume(&hosts->v[i]));
+        *ret = json_pack("{s:s, s:o, s:I}", "__typename", "StorageVolumeList", "items", items, "total_count",
+                         (json_int_t)hosts->n);
+        return 0;
+}
+
+/* storage_volume(id): the host of that name, or null */
+static int resolve_storage(struct api_ctx *c, const struct gql_field *f, json_t **ret, struct tess_error **err)
+{
+        const char *id = arg_string(f, "id");
+        const struct vf_host *h;
+
+        if (!id)
+                return tess_err(err, EINVAL, "storage_volume(id:): the volume's id (a folder host) is required");
+        if (may_list_hosts(c, err) < 0)
+                return -1;
+        h = vf_hosts_find(&c->m->vfolder_hosts, id);
+        *ret = h ? storage_volume(h) : json_null();
+        return 0;
+}
+
 static const struct {
         const char *name;
         int (*resolve)(struct api_ctx *c, const struct gql_field *f, json_t **ret, struct tess_error **err);
@@ -669,6 +1003,12 @@ static const struct {
         { "images", resolve_images },
         { "image", resolve_image },
         { "user", resolve_user },
+        { "keypair_resource_policy", resolve_policy },
+        { "agent_list", resolve_agent_list },
+        { "agents", resolve_agents },
+        { "agent", resolve_agent },
+        { "storage_volume_list", resolve_storage_list },
+        { "storage_volume", resolve_storage },
 };
 
 int gql_resolve_root(struct api_ctx *c, const struct gql_field *f, json_t **ret, struct tess_error **err)

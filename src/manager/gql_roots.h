@@ -10,14 +10,25 @@
  *   images(is_installed, is_operation)             [Image]
  *   image(reference, architecture)                 Image
  *   user(email)                 User: the caller's own, or (admins) another
- *   user_list, keypair_list, agent_list(limit, offset)      {items, total_count}
- *   users, keypairs, agents, domains, groups, scaling_groups  [...]
- *                               what the /admin/... list routes show the
- *                               caller (admins; others get an error)
+ *   user_list, keypair_list(limit, offset)          {items, total_count}
+ *   users, keypairs, domains, groups, scaling_groups,
+ *   keypair_resource_policies   [...] what the /admin/... list routes show
+ *                               the caller (admins; others get an error)
+ *   keypair_resource_policy(name)  KeyPairResourcePolicy (default: the
+ *                               caller's keypair's), as the list shows it
+ *   agent_list(limit, offset, status, scaling_group)   AgentList
+ *   agents(status, scaling_group)  [Agent]   GET /admin/agents' agents,
+ *   agent(agent_id)             Agent        with what their kernels use
+ *                               now (mem_cur_bytes, cpu_cur_pct, live_stat)
+ *   storage_volume_list(limit, offset)  StorageVolumeList  the folder
+ *   storage_volume(id)          StorageVolume   hosts (superadmins, as GET
+ *                               /folders/_/all-hosts)
  *
  * Each uses the REST routes' queries and rules (GET /sessions,
- * /session/{id}, /folders, /images, /admin/...), so a caller sees here
- * exactly what it sees there. */
+ * /session/{id}, /folders, /folders/_/all-hosts, /images, /admin/...), so
+ * a caller sees here exactly what it sees there.  Backend.AI's filter and
+ * order expressions (its own query language) are refused by the agent and
+ * storage roots rather than ignored. */
 #ifndef TESS_MANAGER_GQL_ROOTS_H
 #define TESS_MANAGER_GQL_ROOTS_H
 

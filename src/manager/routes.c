@@ -49,8 +49,10 @@ const struct route api_routes[] = {
         { "POST", "/agent/events", api_agent_events, ROUTE_AGENT,
           "Agents: report kernel events (running, exited, failed); answers the last sequence applied", "agent" },
         { "POST", "/admin/gql", api_admin_gql, ROUTE_READ,
-          "Backend.AI's GraphQL queries: keypair, compute_session_list, compute_session, vfolder_list, images, image, and "
-          "the admin lists (user_list, keypair_list, agent_list, domains, groups, scaling_groups)",
+          "Backend.AI's GraphQL queries: keypair, compute_session_list, compute_session, vfolder_list, images, image, "
+          "user, the admin lists (user_list, keypair_list, domains, groups, scaling_groups, "
+          "keypair_resource_policies), keypair_resource_policy, agent_list, agents, agent, storage_volume_list, "
+          "storage_volume",
           "admin" },
         { "GET", "/config/resource-slots", api_config_resource_slots, ROUTE_READ,
           "The resource slots sessions may ask for: {slot: \"count\" or \"bytes\"}", "config" },
@@ -74,6 +76,9 @@ const struct route api_routes[] = {
         { "GET", "/sessions", api_session_list, ROUTE_READ, "List sessions with filters and paging", "session" },
         { "GET", "/session/{name}", api_session_info, ROUTE_READ, "Session information", "session" },
         { "DELETE", "/session/{name}", api_session_destroy, 0, "Destroy a session (PENDING: cancel)", "session" },
+        { "PATCH", "/session/{name}", api_session_restart, 0,
+          "Restart a running session: its processes end and it starts over in the same containers (204)",
+          "session" },
         { "GET", "/session/{name}/logs", api_session_logs, ROUTE_READ,
           "Container logs of a session (as {result: {logs}}; _ with ?taskId=ID: Backend.AI's task logs, as text)",
           "session" },
