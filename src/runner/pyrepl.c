@@ -13,7 +13,11 @@
  * shows the value of a trailing expression as the REPL does, prints
  * exceptions with their traceback to stderr, turns input() into an "input"
  * frame (the run waits for an exec `input` request) and ends every block
- * with "done <exit code>".  Output reaches fds 1 and 2 before the frame
+ * with "done <exit code>".  A "complete" frame (exec mode complete, while
+ * no query runs) is answered by a "compl" frame: rlcompleter's candidates
+ * for the text's last word in the same globals, one per line, which the
+ * runner escapes into its answer (nothing the interpreter sends is taken
+ * as JSON).  Output reaches fds 1 and 2 before the frame
  * that follows it, so the runner reads the frames first, then drains the
  * output pipes, then applies the frames: output never lands in the wrong
  * run.  One query runs at a time; if the interpreter dies, the current run
@@ -28,6 +32,7 @@
 #define READ_CHUNK    65536
 #define FRAME_MAX     65536 /* an input() prompt */
 #define DRAIN_CHUNKS  16
+#define COMPLETE_WAIT_MS 3000
 
 static const char driver[] =
         "import ast, builtins, os, signal, sys, traceback, types\n"
@@ -74,8 +79,27 @@ static const char driver[] =
         "    sys.modules['__main__'] = main\n"
         "    g = main.__dict__\n"
         "    g['__builtins__'] = builtins\n"
+        "    def complete(text):\n"
+        "        import re, rlcompleter\n"
+        "        word = re.search(r'[\\w.]*$', text).group(0)\n"
+        "        found = []\n"
+        "        if word:\n"
+        "            c = rlcompleter.Completer(g)\n"
+        "            while len(found) < 200:\n"
+        "                w = c.complete(word, len(found))\n"
+        "                if w is None:\n"
+        "                    break\n"
+        "                found.append(w)\n"
+        "        return '\\n'.join(w for w in found if '\\n' not in w)\n"
         "    while True:\n"
         "        kind, src = frame()\n"
+        "        if kind == b'complete':\n"
+        "            try:\n"
+        "                words = complete(src.decode('utf-8', 'replace'))\n"
+        "            except BaseException:\n"
+        "                words = ''\n"
+        "            send(b'compl', words.encode('utf-8', 'replace'))\n"
+        "            continue\n"
         "        if kind != b'code':\n"
         "            continue\n"
         "        rc = 0\n"
@@ -110,6 +134,7 @@ static struct {
         struct rbuf evt; /* bytes read from fd 4 */
         struct run *cur;
         bool waiting;    /* cur is in input() */
+        struct conn *completer; /* the exec request waiting for a "compl" frame */
 } py = { .cmd_fd = -1, .evt_fd = -1, .out_fd = -1, .err_fd = -1 };
 
 bool pyrepl_alive(void)
@@ -177,6 +202,30 @@ static void kill_interpreter(const char *why)
 
 static void send_frame(const char *kind, const char *p, size_t n);
 
+/* {"status": "finished", "completions": [...]} of words, one per line
+ * (none when NULL), to the waiting completer. */
+static void answer_completions(const char *words, size_t len)
+{
+        struct conn *c = py.completer;
+        struct rbuf *b = conn_reply_begin(c);
+        bool first = true;
+
+        py.completer = NULL;
+        rbuf_puts(b, ",\"result\":{\"status\":\"finished\",\"completions\":[");
+        for (size_t i = 0; words && i < len;) {
+                const char *nl = memchr(words + i, '\n', len - i);
+                size_t n = nl ? (size_t)(nl - (words + i)) : len - i;
+                if (n) {
+                        rbuf_puts(b, first ? "" : ",");
+                        rbuf_json_str(b, words + i, n);
+                        first = false;
+                }
+                i += n + 1;
+        }
+        rbuf_puts(b, "]}");
+        conn_reply_end(c);
+}
+
 /* Apply the first complete frame of py.evt; false if there is none. */
 static bool apply_frame(void)
 {
@@ -208,6 +257,10 @@ static bool apply_frame(void)
                 rbuf_consume(&py.evt, hdr + (size_t)n);
                 if (r)
                         run_finish(r, (int)strtol(code, NULL, 10));
+        } else if (streq(kind, "compl")) {
+                if (py.completer)
+                        answer_completions(py.evt.data + hdr, (size_t)n);
+                rbuf_consume(&py.evt, hdr + (size_t)n);
         } else if (streq(kind, "input")) {
                 if (r) {
                         run_output(r, OUT_STDOUT, py.evt.data + hdr, (size_t)n);
@@ -291,6 +344,8 @@ static void py_exited(void *ptr UNUSED, pid_t pid UNUSED, int status)
         py.pid = 0;
         py.cur = NULL;
         py.waiting = false;
+        if (py.completer)
+                answer_completions(NULL, 0);
         if (r) {
                 int n = snprintf(msg, sizeof(msg), "tessera-runner: the python interpreter exited (%s %d)\n",
                                  WIFEXITED(status) ? "status" : "signal",
@@ -403,4 +458,31 @@ void pyrepl_forget(struct run *r)
                 py.cur = NULL;
                 py.waiting = false;
         }
+}
+
+static void complete_timeout(struct conn *c UNUSED)
+{
+        answer_completions(NULL, 0); /* the interpreter is slow: none */
+}
+
+static void complete_closed(struct conn *c)
+{
+        if (py.completer == c)
+                py.completer = NULL;
+}
+
+int pyrepl_complete(struct conn *c, const char *text, size_t len)
+{
+        int err;
+
+        if (py.cur || py.completer)
+                return -EBUSY;
+        if (len > FRAME_MAX)
+                return -E2BIG;
+        if (py.pid <= 0 && (err = py_spawn()) < 0)
+                return err;
+        py.completer = c;
+        conn_wait(c, now_ms() + COMPLETE_WAIT_MS, complete_timeout, complete_closed, NULL);
+        send_frame("complete", text, len);
+        return 0;
 }

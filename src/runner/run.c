@@ -524,6 +524,9 @@ void op_exec(struct conn *c, const struct rmsg_req *q)
                 }
                 break;
         case RMSG_MODE_COMPLETE: {
+                if (pyrepl_complete(c, q->code ? q->code : "", q->code ? q->code_len : 0) == 0)
+                        return; /* answered when the interpreter is */
+                /* busy with a query, or no interpreter: no candidates */
                 struct rbuf *b = conn_reply_begin(c);
                 rbuf_puts(b, ",\"result\":{\"status\":\"finished\",\"completions\":[]}");
                 conn_reply_end(c);

@@ -176,6 +176,9 @@ int run_count(void);
  * -EBUSY when another query run is in progress, -errno. */
 int pyrepl_start(struct run *r, const char *code, size_t len);
 int pyrepl_input(struct run *r, const char *text, size_t len);
+/* Answer c's exec of mode complete with the interpreter's completions of
+ * text's last word (starting it if needed); -EBUSY while a query runs. */
+int pyrepl_complete(struct conn *c, const char *text, size_t len);
 int pyrepl_interrupt(struct run *r);
 /* The run r may take more output (fetched): resume reading (run_tick). */
 void pyrepl_resume(struct run *r);

@@ -575,6 +575,17 @@ static void test_runner_query_interpreter_dies(void)
         outcome_release(&o);
 }
 
+static bool has_string(const json_t *array, const char *s)
+{
+        size_t i;
+        json_t *v;
+
+        json_array_foreach(array, i, v)
+                if (streq(json_string_value(v), s))
+                        return true;
+        return false;
+}
+
 static void test_runner_complete(void)
 {
         NEED_RUNNER(rc);
@@ -584,6 +595,22 @@ static void test_runner_complete(void)
         CHECK_OK(runner_execute(rc, "complete", NULL, "pri", NULL, -1, &res, &err));
         CHECK_STREQ(json_string_value(json_object_get(res, "status")), "finished");
         CHECK(json_is_array(json_object_get(res, "completions")));
+        CHECK(has_string(json_object_get(res, "completions"), "print("));
+        json_decref(res);
+
+        /* names of the session's own state, and attributes */
+        CHECK_OK(runner_execute(rc, "query", NULL, "import os\ncompletion_target = {}", NULL, 5000, &res, &err));
+        json_decref(res);
+        CHECK_OK(runner_execute(rc, "complete", NULL, "x = completion_t", NULL, -1, &res, &err));
+        CHECK(has_string(json_object_get(res, "completions"), "completion_target"));
+        json_decref(res);
+        CHECK_OK(runner_execute(rc, "complete", NULL, "os.getc", NULL, -1, &res, &err));
+        /* "os.getcwd(", or "os.getcwd()" where Python knows it takes nothing */
+        CHECK(has_string(json_object_get(res, "completions"), "os.getcwd(") ||
+              has_string(json_object_get(res, "completions"), "os.getcwd()"));
+        json_decref(res);
+        CHECK_OK(runner_execute(rc, "complete", NULL, "no_such_prefix_", NULL, -1, &res, &err));
+        CHECK(json_array_size(json_object_get(res, "completions")) == 0);
         json_decref(res);
 }
 
