@@ -96,4 +96,27 @@ test_expect_success 'a deactivated user'"'"'s session ends' '
         web GET /sessions && test "$CODE" = 401
 '
 
+test_expect_success 'webserver mode (Backend.AI'"'"'s BACKEND_ENDPOINT_TYPE=session): {username} login, authenticated, /func/<route> by the cookie' '
+        api POST /admin/users "{\"email\": \"funcuser@t.test\", \"password\": \"func-user-pass\"}" && test "$CODE" = 201 &&
+        rm -f "$JAR" && web POST /server/login "{\"username\": \"funcuser@t.test\", \"password\": \"func-user-pass\"}" &&
+        test "$CODE" = 200 && jq -e ".authenticated == true and .data.email == \"funcuser@t.test\" and .data.role == \"user\"" "$TMP/out" &&
+        web GET /func/sessions && test "$CODE" = 200 && jq -e ".items == []" "$TMP/out" &&
+        web GET /func/folders/_/hosts && test "$CODE" = 200 &&
+        web POST /func/folders "{\"name\": \"funcf\"}" && test "$CODE" = 201 &&
+        web GET /func/folders && test "$CODE" = 200 && jq -e "map(.name) == [\"funcf\"]" "$TMP/out"
+'
+
+test_expect_success 'webserver mode: browsers still need the CSRF token, signatures and agents'"'"' routes are refused' '
+        web POST /func/folders "{\"name\": \"x-origin\"}" -H "Origin: $BACKEND_ENDPOINT" && test "$CODE" = 401 &&
+        grep -q CSRF "$TMP/out" &&
+        web POST /func/folders "{\"name\": \"x-site\"}" -H "Sec-Fetch-Site: same-site" -H "Sec-Fetch-Mode: cors" &&
+        test "$CODE" = 401 &&
+        web POST /func/folders "{\"name\": \"x-evil\"}" -H "Origin: http://evil.test" && test "$CODE" = 401 &&
+        web POST /folders "{\"name\": \"no-prefix\"}" && test "$CODE" = 401 && grep -q CSRF "$TMP/out" &&
+        web GET /func/folders && jq -e "map(.name) == [\"funcf\"]" "$TMP/out" &&
+        web POST /func/agent/heartbeat "{\"id\": \"x\"}" && test "$CODE" = 404 &&
+        api GET /func/sessions && test "$CODE" = 401 && grep -q "login cookie" "$TMP/out" &&
+        rm -f "$JAR" && web GET /func/sessions && test "$CODE" = 401 && grep -q "log in first" "$TMP/out"
+'
+
 test_done

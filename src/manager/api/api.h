@@ -64,6 +64,8 @@ struct api_ctx {
         struct principal who;
         bool authenticated;
         char web_login[65];          /* the web login (web_sessions.id) that authenticated it, or "" */
+        bool func_prefix;            /* asked as /func/<route> (Backend.AI's webserver mode): the login
+                                        cookie only (web_session.h) */
         char *password_hash;         /* a password of the body hashed off the loop (admin.c), or NULL */
         char *param[API_MAX_PARAMS]; /* percent-decoded path parameters */
         json_t *body;                /* parsed JSON body, or NULL if none */

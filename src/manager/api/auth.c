@@ -138,10 +138,16 @@ int auth_request(struct api_ctx *c, struct tess_error **err)
                 date = http_header(req, "Date");
         if (!version)
                 version = http_header(req, "X-Sorna-Version");
+        if (c->func_prefix && authz)
+                return tess_err(err, EACCES,
+                                "requests under " FUNC_PREFIX "/ are authenticated by the login cookie "
+                                "(POST /server/login), not signed");
         if (!authz) { /* a browser's session cookie (web_session.h) instead? */
                 r = web_session_auth(c, err);
                 if (r == 0)
                         return ratelimit_check(c, err);
+                if (r == -ENOENT && c->func_prefix)
+                        return tess_err(err, EACCES, "no login cookie: log in first (POST /server/login)");
                 return r == -ENOENT ? tess_err(err, EACCES, "missing Authorization header") : r;
         }
         if (!date)

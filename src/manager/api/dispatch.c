@@ -14,6 +14,7 @@
 #include "manager/api/auth.h"
 #include "manager/api/held_conn.h"
 #include "manager/api/server_state.h"
+#include "manager/api/web_session.h"
 #include "manager/core/events.h"
 #include "manager/core/manager.h"
 #include "manager/core/metrics.h"
@@ -192,7 +193,18 @@ static void dispatch_headers(struct http_req *req, struct manager *m, bool app_l
         c->m = m;
         c->req = req;
         http_set_user(req, c);
-        c->route = find_route(m, http_method(req), http_path(req), c->param, &path_known);
+        const char *path = http_path(req);
+        /* Backend.AI's clients in webserver mode put /func before every
+         * route but those under /server (web_session.h) */
+        if (!app_listener && strncmp(path, FUNC_PREFIX "/", strlen(FUNC_PREFIX) + 1) == 0) {
+                c->func_prefix = true;
+                path += strlen(FUNC_PREFIX);
+        }
+        c->route = find_route(m, http_method(req), path, c->param, &path_known);
+        if (c->route && c->func_prefix && (c->route->flags & (ROUTE_AGENT | ROUTE_PUBLIC))) {
+                c->route = NULL; /* agents' routes and public ones are not the login's */
+                path_known = false;
+        }
         if (c->route && (c->route->flags & ROUTE_APP) && !app_listener) {
                 api_problem(c, 421, "misdirected-request",
                             "apps are never served on the API's origin: open the app's link, on the app "

@@ -20,6 +20,15 @@
  * with an Origin header (browsers send it on WebSockets and cross-site
  * requests) must come from the manager's own origin.
  *
+ * Backend.AI's clients in webserver mode (BACKEND_ENDPOINT_TYPE=session)
+ * log in with {username, password} (the answer has their "authenticated":
+ * true), keep the cookie, and call every route but those under /server as
+ * FUNC_PREFIX/<route>.  There only the cookie authenticates, and a
+ * request that changes something needs no X-Tessera-CSRF when it is not a
+ * browser's: no Origin and no Sec-Fetch-Site header (a browser sends one
+ * of them with every request that changes something, and a page of
+ * another origin is refused by them).
+ *
  * Guessing: 5 failed logins for one email within 15 minutes block that
  * email for 15 minutes, 20 from one address block the address (429 with
  * Retry-After); the counts live in the manager's memory. */
@@ -30,6 +39,7 @@
 #include "common/timeutil.h"
 
 #define WEB_SESSION_COOKIE "tessera_session"
+#define FUNC_PREFIX        "/func"
 #define WEB_SESSION_IDLE   (12 * 3600 * USEC_PER_SEC)
 #define WEB_SESSION_MAX    (7 * 24 * 3600 * USEC_PER_SEC)
 
