@@ -12,7 +12,7 @@
 BUILD    ?= build
 CC       ?= cc
 SANITIZE ?=
-PKGS     := libmicrohttpd jansson sqlite3 libpq openssl libcurl libarchive zlib libzstd libisal
+PKGS     := libmicrohttpd jansson sqlite3 libpq openssl libcurl libarchive zlib libzstd libisal yaml-0.1
 
 ifeq ($(V),1)
 Q :=

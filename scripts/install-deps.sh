@@ -20,7 +20,7 @@
 # missing.
 set -eu
 
-BUILD_PKGS="gcc make pkg-config libmicrohttpd-dev libjansson-dev libsqlite3-dev libpq-dev libssl-dev libcurl4-openssl-dev libarchive-dev zlib1g-dev libzstd-dev libisal-dev libwslay-dev runc crun iproute2 nftables e2fsprogs busybox-static jq"
+BUILD_PKGS="gcc make pkg-config libmicrohttpd-dev libjansson-dev libsqlite3-dev libpq-dev libssl-dev libcurl4-openssl-dev libarchive-dev libyaml-dev zlib1g-dev libzstd-dev libisal-dev libwslay-dev runc crun iproute2 nftables e2fsprogs busybox-static jq"
 TEST_PKGS="postgresql haproxy sqlite3 curl xxd openssl docker-registry skopeo debootstrap apache2-utils python3 chromium faketime bc"
 # command:package - packages wanted only when the command is missing (a
 # Node.js from elsewhere, NodeSource's say, brings npm and conflicts with
