@@ -120,7 +120,11 @@ test_expect_success 'Backend.AI'"'"'s client shapes: "files" as JSON text beside
         as u1 POST /folders/mine/update-options "{\"permission\": \"ro\", \"cloneable\": null}" && test "$CODE" = 200 &&
         test "$(db_sql "SELECT permission FROM vfolders WHERE name = '"'"'mine'"'"'")" = ro &&
         as u1 POST /folders/mine/update-options "{\"permission\": \"rx\"}" && test "$CODE" = 400 &&
-        as u1 POST /folders/mine/update-options "{\"cloneable\": true}" && test "$CODE" = 400 &&
+        as u1 POST /folders/mine/update-options "{\"cloneable\": true}" && test "$CODE" = 200 &&
+        jq -e ".cloneable == true" "$TMP/out" && as u1 GET /folders/mine && jq -e ".cloneable == true" "$TMP/out" &&
+        as u1 POST /folders/mine/update-options "{\"cloneable\": 1}" && test "$CODE" = 400 &&
+        as u1 POST /folders/mine/update-options "{\"cloneable\": false}" && test "$CODE" = 200 &&
+        jq -e ".cloneable == false" "$TMP/out" &&
         as u2 POST /folders/mine/update-options "{\"permission\": \"rw\"}" && test "$CODE" = 404 &&
         as u1 POST /folders/mine/update-options "{\"permission\": \"rw\"}" && test "$CODE" = 200
 '

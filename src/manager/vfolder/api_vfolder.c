@@ -1,11 +1,13 @@
 /* api_vfolder.c - the /folders route table, and folders themselves:
  *
- *   POST /folders {name, host?, usage_mode?, permission?, group?}   create
+ *   POST /folders {name, host?, usage_mode?, permission?, group?, cloneable?}
+ *                                                                   create
  *   GET /folders[?all=true&group_id=&status=delete-pending]         list
  *   GET /folders/{name}                                             info (num_files, and
  *                                           numFiles as Backend.AI's client reads it)
  *   POST /folders/{name}/rename {new_name}
- *   POST /folders/{name}/update-options {permission, cloneable: false}
+ *   POST /folders/{name}/update-options {permission, cloneable}
+ *   POST /folders/{name}/clone {target_name, ...}   api_vfolder_clone.c
  *   DELETE /folders/{name}                  to the trash (owner; DELETE /folders {id}
  *                                           too, as Backend.AI's SDK sends it)
  *   POST /folders/{name}/restore            out of the trash (owner)
@@ -33,6 +35,7 @@
 #include "manager/http/http.h"
 #include "manager/vfolder/api_vfolder.h"
 #include "manager/vfolder/vfolder.h"
+#include "manager/vfolder/vfolder_fs.h"
 
 /* clang-format off */
 const struct route vfolder_routes[] = {
@@ -65,7 +68,8 @@ const struct route vfolder_routes[] = {
         { "GET", "/folders/{name}", api_vfolder_info, ROUTE_READ, "A folder", "vfolder" },
         { "DELETE", "/folders/{name}", api_vfolder_delete, 0, "Move a folder to the trash", "vfolder" },
         { "POST", "/folders/{name}/rename", api_vfolder_rename, 0, "Rename a folder {new_name}", "vfolder" },
-        { "POST", "/folders/{name}/update-options", api_vfolder_update_options, 0, "Set a folder's default permission {permission}", "vfolder" },
+        { "POST", "/folders/{name}/update-options", api_vfolder_update_options, 0, "Set a folder's default permission and whether it may be cloned {permission, cloneable}", "vfolder" },
+        { "POST", "/folders/{name}/clone", api_vfolder_clone, ROUTE_CREATES, "Copy a cloneable folder into a new folder of the caller {target_name, target_host, usage_mode, permission, cloneable}; a background task copies", "vfolder" },
         { "POST", "/folders/{name}/restore", api_vfolder_restore, 0, "Restore a folder from the trash", "vfolder" },
         { "POST", "/folders/{name}/purge", api_vfolder_purge, 0, "Purge a trashed folder and its files", "vfolder" },
         { "GET", "/folders/{name}/files", api_vfolder_files, ROUTE_READ, "List a directory (?path=)", "vfolder" },
@@ -135,35 +139,20 @@ static int check_count(struct api_ctx *c, const char *type, const char *owner, s
         return 0;
 }
 
-struct create_req {
-        const char *name, *host, *mode, *perm, *group;
-};
-
-static int parse_create(struct api_ctx *c, struct create_req *q, struct tess_error **err)
+int vf_new_check(struct api_ctx *c, struct vf_new *q, struct tess_error **err)
 {
-        int r = api_get_string(c->body, NAMES("name"), 80, &q->name, err);
-        if (r >= 0)
-                r = api_get_string(c->body, NAMES("host", "folder_host"), 64, &q->host, err);
-        if (r >= 0)
-                r = api_get_string(c->body, NAMES("usage_mode", "usageMode"), 16, &q->mode, err);
-        if (r >= 0)
-                r = api_get_string(c->body, NAMES("permission", "mount_permission"), 16, &q->perm, err);
-        if (r >= 0)
-                r = api_get_string(c->body, NAMES("group", "group_id", "project"), 64, &q->group, err);
-        if (r < 0)
-                return r;
         if (!q->name)
-                return tess_err(err, EINVAL, "'name' is required");
+                return tess_err(err, EINVAL, "'%s' is required", q->name_field);
         if (!vf_valid_name(q->name))
                 return tess_err(err, EINVAL,
-                                "'name': '%.80s' is not a folder name (1 to 64 letters, digits, '.', '_' or '-', "
+                                "'%s': '%.80s' is not a folder name (1 to 64 letters, digits, '.', '_' or '-', "
                                 "starting with a letter or digit, or with a dot for one mounted in every session; "
                                 "not .ssh, .jupyter, .terminfo)",
-                                q->name);
+                                q->name_field, q->name);
         if (!q->host || !*q->host)
                 q->host = c->m->conf.vfolder_default_host;
         if (!vf_hosts_find(&c->m->vfolder_hosts, q->host))
-                return tess_err(err, EINVAL, "'host': no storage host '%.64s'", q->host);
+                return tess_err(err, EINVAL, "'%s': no storage host '%.64s'", q->host_field, q->host);
         if (!q->mode)
                 q->mode = "general";
         if (!one_of(q->mode, usage_modes))
@@ -176,58 +165,96 @@ static int parse_create(struct api_ctx *c, struct create_req *q, struct tess_err
         return 0;
 }
 
-void api_vfolder_create(struct api_ctx *c)
+static int parse_create(struct api_ctx *c, struct vf_new *q, struct tess_error **err)
 {
-        struct tess_error *err = NULL;
-        struct create_req q = { 0 };
-        char project_id[37] = "", id[UUID_STR_LEN];
-        struct vfolder f;
-        unsigned hp = 0;
+        int r = api_get_string(c->body, NAMES("name"), 80, &q->name, err);
+        if (r >= 0)
+                r = api_get_string(c->body, NAMES("host", "folder_host"), 64, &q->host, err);
+        if (r >= 0)
+                r = api_get_string(c->body, NAMES("usage_mode", "usageMode"), 16, &q->mode, err);
+        if (r >= 0)
+                r = api_get_string(c->body, NAMES("permission", "mount_permission"), 16, &q->perm, err);
+        if (r >= 0)
+                r = api_get_string(c->body, NAMES("group", "group_id", "project"), 64, &q->group, err);
+        if (r >= 0)
+                r = api_get_bool(c->body, NAMES("cloneable"), &q->cloneable, err);
+        return r < 0 ? r : vf_new_check(c, q, err);
+}
+
+/* The row of q, its directory made and given to the sessions' user, its
+ * quota scope prepared; in the caller's transaction. */
+static int insert_folder(struct api_ctx *c, const struct vf_new *q, const char *type, const char *owner,
+                         struct vfolder *f, struct tess_error **err)
+{
+        char id[UUID_STR_LEN];
         int64_t now = now_usec();
         int r;
 
-        r = parse_create(c, &q, &err);
-        if (r >= 0 && q.group)
-                r = create_project(c, q.group, project_id, &err);
-        if (r >= 0)
-                r = vf_host_perms(c, q.host, q.group ? project_id : NULL, &hp, &err);
-        if (r >= 0 && !(hp & VFH_CREATE))
-                r = tess_err(&err, EACCES, "you lack 'create-vfolder' on storage host '%s'", q.host);
-        const char *type = q.group ? "project" : "user", *owner = q.group ? project_id : c->who.user_id;
-        if (r >= 0)
-                r = check_count(c, type, owner, &err);
-        if (r < 0) {
-                api_fail(c, err);
-                return;
-        }
-        api_audit_target(c, "vfolder:%s", q.name);
         uuid_generate_str(id);
-        r = db_begin(c->m->db, &err);
-        if (r >= 0)
-                r = DBQ(c->m->db,
-                        "INSERT INTO vfolders(id, name, host, domain_name, ownership_type, owner_id, creator,"
-                        " usage_mode, permission, created_at, modified_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        NULL, &err, DB_TEXT(id), DB_TEXT(q.name), DB_TEXT(q.host), DB_TEXT(c->who.domain),
-                        DB_TEXT(type), DB_TEXT(owner), DB_TEXT(c->who.email), DB_TEXT(q.mode),
-                        DB_TEXT(q.group ? q.perm : "wd"), DB_INT(now), DB_INT(now));
+        r = DBQ(c->m->db,
+                "INSERT INTO vfolders(id, name, host, domain_name, ownership_type, owner_id, creator, usage_mode,"
+                " permission, status, cloneable, created_at, modified_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                NULL, err, DB_TEXT(id), DB_TEXT(q->name), DB_TEXT(q->host), DB_TEXT(c->who.domain), DB_TEXT(type),
+                DB_TEXT(owner), DB_TEXT(c->who.email), DB_TEXT(q->mode), DB_TEXT(q->group ? q->perm : "wd"),
+                DB_TEXT(q->status), DB_BOOL(q->cloneable), DB_INT(now), DB_INT(now));
         if (r == -EEXIST) {
-                err = tess_error_free(err);
-                r = tess_err(&err, EEXIST, "a folder named '%s' already exists", q.name);
+                *err = tess_error_free(*err);
+                return tess_err(err, EEXIST, "a folder named '%s' already exists", q->name);
         }
         if (r >= 0)
-                r = vf_find(c, id, VF_STATUS_READY, VF_PERM_RO, &f, &err);
+                r = vf_find(c, id, q->status, VF_PERM_RO, f, err);
         if (r >= 0)
-                r = fs_mkdir_p(f.path, 0755, &err);
-        if (r >= 0 && chown(f.path, TESSERA_WORK_UID, TESSERA_WORK_GID) < 0)
-                log_debug("vfolder %s: cannot give it to uid %d: %s", f.id, TESSERA_WORK_UID, strerror(errno));
+                r = fs_mkdir_p(f->path, 0755, err);
+        if (r >= 0 && chown(f->path, TESSERA_WORK_UID, TESSERA_WORK_GID) < 0)
+                log_debug("vfolder %s: cannot give it to uid %d: %s", f->id, TESSERA_WORK_UID, strerror(errno));
         if (r >= 0)
-                r = vf_quota_prepare(c->m, &f, &err);
+                r = vf_quota_prepare(c->m, f, err);
+        return r;
+}
+
+int vf_new_create(struct api_ctx *c, const struct vf_new *q, struct vfolder *ret, struct tess_error **err)
+{
+        char project_id[37] = "";
+        unsigned hp = 0;
+        int r = 0;
+
+        if (q->group)
+                r = create_project(c, q->group, project_id, err);
         if (r >= 0)
-                r = db_commit(c->m->db, &err);
+                r = vf_host_perms(c, q->host, q->group ? project_id : NULL, &hp, err);
+        if (r >= 0 && !(hp & VFH_CREATE))
+                r = tess_err(err, EACCES, "you lack 'create-vfolder' on storage host '%s'", q->host);
+        const char *type = q->group ? "project" : "user", *owner = q->group ? project_id : c->who.user_id;
+        if (r >= 0)
+                r = check_count(c, type, owner, err);
+        if (r < 0)
+                return r;
+        ret->path[0] = '\0';
+        r = db_begin(c->m->db, err);
+        if (r >= 0)
+                r = insert_folder(c, q, type, owner, ret, err);
+        if (r >= 0)
+                r = db_commit(c->m->db, err);
         if (r < 0) {
                 db_rollback(c->m->db);
-                if (f.path[0] && r != -EEXIST)
-                        rmdir(f.path);
+                if (ret->path[0] && r != -EEXIST)
+                        rmdir(ret->path);
+        }
+        return r;
+}
+
+void api_vfolder_create(struct api_ctx *c)
+{
+        struct tess_error *err = NULL;
+        struct vf_new q = { .status = VF_STATUS_READY, .name_field = "name", .host_field = "host" };
+        struct vfolder f;
+        int r = parse_create(c, &q, &err);
+
+        if (r >= 0) {
+                api_audit_target(c, "vfolder:%s", q.name);
+                r = vf_new_create(c, &q, &f, &err);
+        }
+        if (r < 0) {
                 api_fail(c, err);
                 return;
         }
@@ -290,23 +317,22 @@ static int folder_to_modify(struct api_ctx *c, const char *what, struct vfolder 
 }
 
 /* POST /folders/{name}/update-options {permission, cloneable} (Backend.AI's):
- * the owner sets the permission project members get by default; a folder
- * cannot be made cloneable (no clone here), so cloneable true is a 400. */
+ * the owner sets the permission project members get by default, and
+ * whether those who may read the folder may clone it; a field left out
+ * (or null) stays as it is. */
 void api_vfolder_update_options(struct api_ctx *c)
 {
         struct tess_error *err = NULL;
         const char *perm = NULL;
-        bool cloneable = false;
+        bool cloneable = false, set_cloneable = api_field(c->body, NAMES("cloneable")) != NULL; /* null: as is */
         struct vfolder f;
 
         api_audit_target(c, "vfolder:%s", c->param[0]);
         int r = api_get_string(c->body, NAMES("permission"), 16, &perm, &err);
-        if (r >= 0 && !json_is_null(api_field(c->body, NAMES("cloneable"))))
+        if (r >= 0 && set_cloneable)
                 r = api_get_bool(c->body, NAMES("cloneable"), &cloneable, &err);
         if (r >= 0 && perm && vf_perm_parse(perm) < 0)
                 r = tess_err(&err, EINVAL, "'permission' must be ro, rw or wd");
-        if (r >= 0 && cloneable)
-                r = tess_err(&err, EINVAL, "'cloneable': folders cannot be cloned here");
         if (r >= 0)
                 r = folder_to_modify(c, "changes", &f, &err);
         if (r >= 0 && perm) {
@@ -314,6 +340,11 @@ void api_vfolder_update_options(struct api_ctx *c)
                 r = DBQ(c->m->db, "UPDATE vfolders SET permission = ?, modified_at = ? WHERE id = ?", NULL, &err,
                         DB_TEXT(perm), DB_INT(now_usec()), DB_TEXT(f.id));
                 snprintf(f.permission, sizeof(f.permission), "%s", perm);
+        }
+        if (r >= 0 && set_cloneable) {
+                r = DBQ(c->m->db, "UPDATE vfolders SET cloneable = ?, modified_at = ? WHERE id = ?", NULL, &err,
+                        DB_BOOL(cloneable), DB_INT(now_usec()), DB_TEXT(f.id));
+                f.cloneable = cloneable;
         }
         if (r < 0)
                 return api_fail(c, err);
@@ -425,15 +456,9 @@ void api_vfolder_purge(struct api_ctx *c)
                 r = DBQ(c->m->db, "DELETE FROM vfolders WHERE id = ?", NULL, &err, DB_TEXT(f.id));
         if (r >= 0 && f.path[0]) {
                 struct tess_error *rm_err = NULL;
-                if (fs_remove_tree(f.path, &rm_err) < 0 && rm_err) {
+                if (vf_remove_dir(f.path, &rm_err) < 0 && rm_err) {
                         log_warn("vfolder %s: purged, but its files stay: %s", f.id, rm_err->msg);
                         tess_error_free(rm_err);
-                }
-                /* the two spreading levels above it, when now empty */
-                for (int up = 0; up < 2 && strrchr(f.path, '/'); up++) {
-                        *strrchr(f.path, '/') = '\0';
-                        if (rmdir(f.path) < 0)
-                                break;
                 }
         }
         if (r < 0) {

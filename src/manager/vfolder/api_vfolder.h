@@ -3,6 +3,7 @@
  *
  *   api_vfolder.c           folders: create, list, info, rename, trash,
  *                           restore, purge; storage hosts
+ *   api_vfolder_clone.c     clones: a new folder, filled by a background task
  *   api_vfolder_files.c     files inside a folder: list, mkdir, rename,
  *                           move, delete
  *   api_vfolder_transfer.c  request-upload / request-download tokens, tus
@@ -30,6 +31,8 @@ void api_vfolder_purge(struct api_ctx *c);
 void api_vfolder_hosts(struct api_ctx *c);
 void api_vfolder_all_hosts(struct api_ctx *c);
 void api_vfolder_allowed_types(struct api_ctx *c);
+
+void api_vfolder_clone(struct api_ctx *c); /* api_vfolder_clone.c */
 
 void api_vfolder_files(struct api_ctx *c); /* api_vfolder_files.c */
 void api_vfolder_mkdir(struct api_ctx *c);
@@ -59,5 +62,27 @@ void api_vfolder_leave(struct api_ctx *c);
 
 void api_vfolder_usage(struct api_ctx *c); /* vfolder_quota.c */
 void api_vfolder_quota(struct api_ctx *c);
+
+/* ---- for the files of this folder ---- */
+
+struct vfolder;
+
+/* A new folder of the caller, as POST /folders makes one and a clone
+ * does (api_vfolder.c). */
+struct vf_new {
+        const char *name, *host, *mode, *perm, *group;
+        bool cloneable;
+        const char *status;                 /* VF_STATUS_READY, or VF_STATUS_CLONING */
+        const char *name_field, *host_field; /* the body's names for them, in messages */
+};
+/* Check and complete q as a create does: the name; the host (NULL: the
+ * default host), usage_mode (NULL: general) and permission (NULL: rw; then
+ * its short name).  -EINVAL naming the field. */
+int vf_new_check(struct api_ctx *c, struct vf_new *q, struct tess_error **err);
+/* Make the checked folder q: the caller's create-vfolder on its host, the
+ * owner's max_vfolder_count (-EDQUOT), its name free among the owner's
+ * (-EEXIST), its row, its directory, its quota scope prepared.  *ret: the
+ * folder as the caller sees it. */
+int vf_new_create(struct api_ctx *c, const struct vf_new *q, struct vfolder *ret, struct tess_error **err);
 
 #endif

@@ -133,8 +133,9 @@ void vf_relpath(const char *ownership_type, const char *owner_id, const char *id
 /* ---- finding folders ---- */
 
 #define VF_COLUMNS                                                                                                 \
-        "v.id, v.name, v.host, v.domain_name, v.ownership_type, v.owner_id, v.creator, v.usage_mode,"           \
-        " v.permission, v.status, v.created_at, v.modified_at, v.deleted_at, p.permission AS user_perm,"       \
+        "v.id, v.name, v.host, v.domain_name, v.ownership_type, v.owner_id, v.creator, v.usage_mode,"              \
+        " v.permission, v.status, v.cloneable, v.created_at, v.modified_at, v.deleted_at,"                         \
+        " p.permission AS user_perm,"                                                                              \
         " (SELECT 1 FROM project_members pm WHERE pm.project_id = v.owner_id AND pm.user_id = ?) AS member"
 
 /* Rows a user may use: its own, those shared with it, its projects', and
@@ -181,6 +182,7 @@ static void row_to_folder(const struct manager *m, const struct viewer *who, con
         copy_field(f->usage_mode, sizeof(f->usage_mode), db_getn(rows, i, "usage_mode"));
         copy_field(f->permission, sizeof(f->permission), db_getn(rows, i, "permission"));
         copy_field(f->status, sizeof(f->status), db_getn(rows, i, "status"));
+        f->cloneable = db_get_int(rows, i, "cloneable") != 0;
         f->created_at = db_get_int(rows, i, "created_at");
         f->modified_at = db_get_int(rows, i, "modified_at");
         f->deleted_at = db_getn(rows, i, "deleted_at") ? db_get_int(rows, i, "deleted_at") : 0;
@@ -280,7 +282,7 @@ json_t *vf_json(const struct vfolder *f)
                          f->usage_mode, "is_owner", f->is_owner, "permission", vf_perm_name(f->perm), "user",
                          user ? f->owner_id : NULL, "group", user ? NULL : f->owner_id, "type",
                          user ? "user" : "group", "ownership_type", user ? "user" : "project", "creator", f->creator,
-                         "status", f->status, "domain_name", f->domain, "cloneable", false, "created_at",
+                         "status", f->status, "domain_name", f->domain, "cloneable", f->cloneable, "created_at",
                          (json_int_t)(f->created_at / 1000000), "modified_at", (json_int_t)(f->modified_at / 1000000));
 }
 
@@ -292,12 +294,15 @@ int vf_list(struct api_ctx *c, const char *status, bool all, const char *project
         struct vfolder f;
         int r;
 
+        /* folders being cloned are listed with the ready ones, as Backend.AI
+         * lists them, and found by nothing else until their copy is done */
         r = DBQ(c->m->db,
-                "SELECT " VF_COLUMNS VF_FROM_VISIBLE " AND v.status = ? AND (CAST(? AS TEXT) IS NULL OR v.owner_id = ?)"
-                " ORDER BY v.name, v.created_at",
+                "SELECT " VF_COLUMNS VF_FROM_VISIBLE " AND (v.status = ? OR v.status = ?)"
+                " AND (CAST(? AS TEXT) IS NULL OR v.owner_id = ?) ORDER BY v.name, v.created_at",
                 &rows, err, DB_TEXT(who.user_id), DB_TEXT(who.user_id), DB_TEXT(who.user_id), DB_TEXT(who.user_id),
                 DB_BOOL(who.admin), DB_TEXT(who.domain), DB_BOOL(who.superadmin), DB_TEXT(status),
-                DB_TEXT(project_id), DB_TEXT(project_id));
+                DB_TEXT(streq(status, VF_STATUS_READY) ? VF_STATUS_CLONING : status), DB_TEXT(project_id),
+                DB_TEXT(project_id));
         if (r < 0)
                 return r;
         *ret = json_array();

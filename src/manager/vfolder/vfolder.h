@@ -71,8 +71,9 @@ char *vf_host_perms_all_text(const char *host);
  * or a dot and such a name (auto-mounted); not a reserved name. */
 bool vf_valid_name(const char *s);
 
-#define VF_STATUS_READY "ready"
-#define VF_STATUS_TRASH "delete-pending"
+#define VF_STATUS_READY   "ready"
+#define VF_STATUS_TRASH   "delete-pending"
+#define VF_STATUS_CLONING "cloning" /* being filled by its clone's task: listed, used by nothing */
 
 /* A folder as the caller sees it. */
 struct vfolder {
@@ -86,6 +87,7 @@ struct vfolder {
         char usage_mode[16];
         char permission[4]; /* the folder's own: project members' default */
         char status[24];
+        bool cloneable; /* others who may read it may clone it (update-options) */
         int64_t created_at, modified_at, deleted_at;
         enum vf_perm perm; /* the caller's */
         bool is_owner;     /* the caller owns it (its user, or an admin of its project's domain) */
@@ -108,8 +110,9 @@ int vf_find(struct api_ctx *c, const char *ref, const char *status, enum vf_perm
  * session's owner, whose folders it mounts. */
 int vf_find_as(struct manager *m, const char *user_id, const char *domain, int role, const char *ref,
                enum vf_perm need, struct vfolder *ret, struct tess_error **err);
-/* Every ready folder the caller may use; json objects as GET /folders
- * lists them.  all: admins see every folder of their domain(s). */
+/* Every folder in `status` the caller may use; json objects as GET
+ * /folders lists them (with VF_STATUS_READY, the folders being cloned
+ * too).  all: admins see every folder of their domain(s). */
 int vf_list(struct api_ctx *c, const char *status, bool all, const char *project_id, json_t **ret,
             struct tess_error **err);
 json_t *vf_json(const struct vfolder *f);
@@ -148,13 +151,25 @@ int vf_quota_prepare(struct manager *m, const struct vfolder *f, struct tess_err
 /* May `add_bytes` more go into the folder?  -EDQUOT (412) naming the
  * scope's limit and use when the owner's quota scope would exceed it. */
 int vf_quota_check(struct manager *m, const struct vfolder *f, int64_t add_bytes, struct tess_error **err);
+/* The limit of the folder's quota scope (0: none) and that scope's
+ * directory (for a walk off the loop; "" when its host is not here). */
+int vf_quota_limit(struct manager *m, const struct vfolder *f, int64_t *ret_limit, char *scope_dir, size_t n,
+                   struct tess_error **err);
+/* `bytes` went into the folder without a check (a clone's copy): count
+ * them in its scope's cached use until the next walk. */
+void vf_quota_charge(struct manager *m, const struct vfolder *f, int64_t bytes);
 
 /* Parse conf.vfolder_hosts (default local=state_dir/vfolders) and create
  * each host's directory (vfolder.c). */
 int vfolder_hosts_open(struct manager *m, struct tess_error **err);
 
 /* Remove partial folder uploads idle for conf.vfolder_upload_keep, now
- * and from time to time (vfolder_upload_sweep.c). */
+ * and from time to time (vfolder_upload_sweep.c); start the clones'
+ * leases and their sweep too (vf_clone_sweep_start). */
 void vfolder_upload_sweep_start(struct manager *m);
+/* Keep the leases of this manager's clones, and remove the folders of
+ * clones that ended without finishing (api_vfolder_clone.c): now and
+ * every conf.task_lease / 4. */
+void vf_clone_sweep_start(struct manager *m);
 
 #endif

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "common/beneath.h"
+#include "common/fs.h"
 #include "common/log.h"
 #include "common/work_user.h"
 #include "manager/vfolder/vfolder.h"
@@ -116,6 +117,20 @@ void vf_give_to_work_user(int dirfd, const char *name)
 int vf_remove_tree_at(int dirfd, const char *name)
 {
         return remove_at(dirfd, name, 0);
+}
+
+int vf_remove_dir(const char *path, struct tess_error **err)
+{
+        char up[PATH_MAX];
+        int r = fs_remove_tree(path, err);
+
+        snprintf(up, sizeof(up), "%s", path);
+        for (int level = 0; level < 2 && strrchr(up, '/'); level++) {
+                *strrchr(up, '/') = '\0';
+                if (rmdir(up) < 0)
+                        break;
+        }
+        return r;
 }
 
 int vf_fs_error(struct tess_error **err, int e, const char *what, const char *path)

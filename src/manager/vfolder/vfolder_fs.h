@@ -30,6 +30,10 @@ void vf_give_to_work_user(int dirfd, const char *name);
 /* Remove name in dirfd and, for a directory, all it holds; symlinks are
  * removed, never followed.  0 or -errno. */
 int vf_remove_tree_at(int dirfd, const char *name);
+/* Remove a folder's directory `path` and all it holds (symlinks not
+ * followed), then the two spreading levels above it that it leaves empty
+ * (vf_relpath).  The levels go even when some files stay (err says why). */
+int vf_remove_dir(const char *path, struct tess_error **err);
 /* err from an errno of an operation on the user's path: ENOENT 404,
  * EEXIST/ENOTEMPTY 409, a way out of the folder (EXDEV, ELOOP) 403, ... */
 int vf_fs_error(struct tess_error **err, int e, const char *what, const char *path);

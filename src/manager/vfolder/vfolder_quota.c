@@ -16,12 +16,13 @@
  * project's own column.
  *
  * Enforcement: vf_quota_check() refuses what would go past the limit
- * (request-upload calls it).  Where the host is XFS mounted with prjquota,
- * vf_quota_prepare() also gives the scope directory an XFS project id
- * (kept on the directory itself: FS_XFLAG_PROJINHERIT and fsx_projid) and
- * sets the project's hard block limit, so that sessions writing into a
- * mounted folder stop at the limit too; the check re-applies a limit an
- * admin changed.  Elsewhere it is accounting only.
+ * (request-upload calls it; a clone measures its room off the loop, with
+ * vf_quota_limit() and a walk of its own).  Where the host is XFS mounted
+ * with prjquota, vf_quota_prepare() also gives the scope directory an XFS
+ * project id (kept on the directory itself: FS_XFLAG_PROJINHERIT and
+ * fsx_projid) and sets the project's hard block limit, so that sessions
+ * writing into a mounted folder stop at the limit too; the check re-applies
+ * a limit an admin changed.  Elsewhere it is accounting only.
  *
  * Scope walks are cached for a few seconds (SCOPE_TTL_USEC) so that checks
  * on scopes of many files stay cheap; what a check lets through is added to
@@ -446,6 +447,24 @@ int vf_quota_check(struct manager *m, const struct vfolder *f, int64_t add_bytes
                                 s.type, s.owner, f->host, (long long)limit, (long long)u.bytes, (long long)add_bytes);
         scope_charge(&s, add_bytes);
         return 0;
+}
+
+int vf_quota_limit(struct manager *m, const struct vfolder *f, int64_t *ret_limit, char *scope_dir, size_t n,
+                   struct tess_error **err)
+{
+        struct scope s;
+
+        scope_of(m, f->ownership_type, f->owner_id, f->host, &s);
+        snprintf(scope_dir, n, "%s", s.dir);
+        return scope_limit(m, &s, NULL, ret_limit, err);
+}
+
+void vf_quota_charge(struct manager *m, const struct vfolder *f, int64_t bytes)
+{
+        struct scope s;
+
+        scope_of(m, f->ownership_type, f->owner_id, f->host, &s);
+        scope_charge(&s, bytes > 0 ? bytes : 0);
 }
 
 /* ---- routes ---- */

@@ -91,4 +91,5 @@ static void on_sweep(struct loop *l, void *data)
 void vfolder_upload_sweep_start(struct manager *m)
 {
         on_sweep(m->loop, m);
+        vf_clone_sweep_start(m); /* the manager's one start for folders' timers */
 }
