@@ -15,7 +15,11 @@
  *
  * The container runs the runner (src/runner) as process 1: interactive
  * sessions stay up until stopped; batch sessions run the startup command
- * and end with its exit code. */
+ * and end with its exit code.
+ *
+ * Dotfiles (the user's, which the manager sends with a kernel not made
+ * yet): a layer of their own over the image's, made before the container
+ * (dotfiles_layer.h). */
 #include "common/compat.h"
 
 #include <dirent.h>
@@ -24,6 +28,7 @@
 
 #include "agent/alloc.h"
 #include "agent/container/container.h"
+#include "agent/dotfiles_layer.h"
 #include "agent/gpu_stats.h"
 #include "agent/gpu_wiring.h"
 #include "agent/image_from_manager.h"
@@ -264,6 +269,20 @@ static json_t *image_json(const struct image_info *img)
                          labels);
 }
 
+/* The image's layers and the dotfiles' over them (NULL: none). */
+static const char **with_layer(char *const *layers, const char *top)
+{
+        size_t n = 0;
+
+        while (layers && layers[n])
+                n++;
+        const char **v = xcalloc(n + 2, sizeof(*v));
+        for (size_t i = 0; i < n; i++)
+                v[i] = layers[i];
+        v[n] = top;
+        return v;
+}
+
 /* A start again after a restart found the container there: it is ours if
  * it ran (its monitor lives, or it left an exit record); otherwise the
  * agent died while making it, and what it left is removed and the
@@ -325,6 +344,10 @@ static int start_held(struct agent_ctx *ctx, const char *id, const json_t *spec,
                 mounts[i] = gw.mounts[i];
         for (size_t i = 0; i < vm.n; i++)
                 mounts[gw.nmounts + i] = vm.v[i];
+        _cleanup_free_ char *dotfiles = NULL;
+        r = dotfiles_layer_make(ctx, id, json_object_get(spec, "dotfiles"), img.layer_dirs, mounts, gw.nmounts + vm.n,
+                                &dotfiles, err);
+        _cleanup_free_ const char **layers = with_layer(img.layer_dirs, dotfiles);
         char **env = kernel_env(spec, &img, alloc->ncores, gw.env, gw.nenv);
         _cleanup_free_ char *runner = runner_path(ctx);
         /* who the user is and who the agent is, as options: nothing of the
@@ -339,7 +362,7 @@ static int start_held(struct agent_ctx *ctx, const char *id, const json_t *spec,
                                            "--agent-uid", agent_uid, NULL };
         struct container_spec cs = {
                 .id = id,
-                .layers = (const char *const *)img.layer_dirs,
+                .layers = layers,
                 .args = batch ? batch_args : interactive_args,
                 .env = (const char *const *)env,
                 .cwd = "/home/work",
@@ -358,9 +381,13 @@ static int start_held(struct agent_ctx *ctx, const char *id, const json_t *spec,
                 .network_group = json_string_value(json_object_get(spec, "session_id")),
                 .disk_limit = disk_limit(ctx, spec),
         };
-        r = container_create(&cfg, &cs, err);
+        if (r >= 0)
+                r = container_create(&cfg, &cs, err);
         if (r == -EEXIST)
                 r = adopt_or_recreate(&cfg, &cs, err);
+        struct container_state left;
+        if (r < 0 && dotfiles && container_state(&cfg, id, &left, NULL) < 0) /* else it goes with the container */
+                dotfiles_layer_remove(ctx, id);
         for (char **e = env; *e; e++)
                 free(*e);
         free(env);
@@ -547,6 +574,8 @@ void kernel_runtime_remove(struct agent_ctx *ctx, const char *id)
         err = tess_error_free(err);
         if (container_remove(&cfg, id, &err) < 0 && err->code != ENOENT)
                 log_warn("kernel %s: removing its container: %s", id, err->msg);
+        else
+                dotfiles_layer_remove(ctx, id); /* no overlay uses it any more */
         tess_error_free(err);
         alloc_release(ctx, id);
         gpu_wiring_remove(ctx, id);

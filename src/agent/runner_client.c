@@ -12,6 +12,7 @@
 #include <sys/un.h>
 #include <termios.h>
 
+#include "common/fs.h"
 #include "common/timeutil.h"
 #include "agent/runner_client.h"
 
@@ -479,20 +480,6 @@ int runner_upload_buf(const struct runner_client *rc, const char *path, const vo
         return upload(rc, path, -1, data ? data : "", (int64_t)len, perm, err);
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-        while (n > 0) {
-                ssize_t w = write(fd, p, n);
-                if (w < 0 && errno == EINTR)
-                        continue;
-                if (w < 0)
-                        return -errno;
-                p += w;
-                n -= (size_t)w;
-        }
-        return 0;
-}
-
 /* Download into fd (>= 0) or out. */
 static int download(const struct runner_client *rc, const char *path, int fd, struct buf *out, int64_t max,
                     int64_t *ret_size, struct tess_error **err)
@@ -519,7 +506,7 @@ static int download(const struct runner_client *rc, const char *path, int fd, st
         for (;;) {
                 size_t have = c.in.len < (uint64_t)(size - got) ? c.in.len : (size_t)(size - got);
                 if (have) {
-                        if (fd >= 0 && (r = write_all(fd, c.in.data, have)) < 0) {
+                        if (fd >= 0 && (r = fs_write_all(fd, c.in.data, have)) < 0) {
                                 rconn_close(&c);
                                 return tess_err(err, -r, "writing '%s': %s", path, strerror(-r));
                         }

@@ -129,3 +129,19 @@ void fs_mode_string(mode_t mode, char out[11])
                 out[1 + b] = mode & (0400 >> b) ? "rwxrwxrwx"[b] : '-';
         out[10] = '\0';
 }
+
+int fs_write_all(int fd, const void *p, size_t n)
+{
+        const char *c = p;
+
+        while (n > 0) {
+                ssize_t w = write(fd, c, n);
+                if (w < 0 && errno == EINTR)
+                        continue;
+                if (w < 0)
+                        return -errno;
+                c += w;
+                n -= (size_t)w;
+        }
+        return 0;
+}

@@ -15,6 +15,8 @@ int fs_write_file_atomic(const char *path, const void *data, size_t len, mode_t 
  * power loss may lose it (for state that does not outlive a reboot). */
 int fs_write_file_replace(const char *path, const void *data, size_t len, mode_t mode, struct tess_error **err);
 int fs_mkdir_p(const char *path, mode_t mode, struct tess_error **err);
+/* Write all n bytes of p to fd (blocking; EINTR retried).  RET 0, -errno. */
+int fs_write_all(int fd, const void *p, size_t n);
 /* rm -rf dir, never crossing into a mount (e.g. a rootfs left mounted);
  * a missing dir is success. */
 int fs_remove_tree(const char *dir, struct tess_error **err);

@@ -11,6 +11,9 @@
 #     signed with KEY's keypair (a JSON body when BODY is not empty); at
 #     most 10 s, 1 s for /events/session, whose stream stays open after
 #     its status
+# sees CALLER OWNER
+#     whether CALLER may see what OWNER owns, as src/manager/api/authz.h
+#     says (both keys of make_user)
 # make_user KEY EMAIL DOMAIN ROLE [PROJECT]
 #     a user made by the superadmin (AK[superadmin]) with password
 #     $ROLES_PASSWORD, joined to PROJECT; its main keypair in AK[KEY] and
@@ -40,4 +43,13 @@ make_user() {
         [ ${#SK[$1]} = 40 ] || { echo "no secret key in: $(cat "$TMP/out")"; return 1; }
         ROLE[$1]=$4 DOM[$1]=$3
         UID_[$1]=$(db_sql "SELECT id FROM users WHERE email = '$2'")
+}
+
+sees() { # CALLER OWNER: the rule of src/manager/api/authz.h
+        [ "${ROLE[$1]}" = superadmin ] && return 0
+        [ "$1" = "$2" ] && return 0
+        case ${ROLE[$1]} in
+        admin | monitor) [ "${DOM[$1]}" = "${DOM[$2]}" ] && [ "${ROLE[$2]}" != superadmin ] ;;
+        *) return 1 ;;
+        esac
 }

@@ -24,6 +24,7 @@
 #include "common/sign.h"
 #include "common/strmap.h"
 #include "common/timeutil.h"
+#include "manager/accounts/dotfiles.h"
 #include "manager/agents/agent_sync.h"
 #include "manager/agents/api_agent.h"
 #include "manager/api/api.h"
@@ -88,6 +89,34 @@ static int add_registry_auth(struct manager *m, const struct db_rows *rows, int 
         return 0;
 }
 
+/* The user's dotfiles as "dotfiles": [{path, permission, data}], for a
+ * kernel whose container is not made yet: the agent writes them into its
+ * home when it makes it (kernel_runtime.c).  Read then, as Backend.AI
+ * does, and left out once the session runs, so that changing them moves
+ * no running kernel's description.  `seen`: the users' read so far. */
+static int add_dotfiles(struct manager *m, const struct db_rows *rows, int i, json_t *seen, json_t *k,
+                        struct tess_error **err)
+{
+        static const char *const before_running[] = { "SCHEDULED", "PREPARING", "PULLING", "CREATING", NULL };
+        const char *status = db_getn(rows, i, "session_status"), *user = db_getn(rows, i, "user_id");
+        bool early = false;
+        json_t *files;
+
+        for (const char *const *s = before_running; *s && !early; s++)
+                early = streq(status, *s);
+        if (!early || !user)
+                return 0;
+        files = json_object_get(seen, user);
+        if (!files) {
+                if (dotfiles_list(m, user, &files, err) < 0)
+                        return -1;
+                json_object_set_new(seen, user, files);
+        }
+        if (json_array_size(files) > 0)
+                json_object_set(k, "dotfiles", files);
+        return 0;
+}
+
 /* The desired state of `agent` and its digest. */
 static int desired_state(struct manager *m, const char *agent, json_t **ret, char digest[65], struct tess_error **err)
 {
@@ -96,7 +125,7 @@ static int desired_state(struct manager *m, const char *agent, json_t **ret, cha
 
         if (r < 0)
                 return r;
-        json_t *kernels = json_array();
+        json_t *kernels = json_array(), *seen = json_object();
         for (int i = 0; i < rows->nrows; i++) {
                 const char *status = db_getn(rows, i, "session_status");
                 json_t *k = json_pack(
@@ -120,6 +149,7 @@ static int desired_state(struct manager *m, const char *agent, json_t **ret, cha
                         json_or_empty(db_getn(rows, i, "vfolder_mounts"), true));
                 if (!k) {
                         json_decref(kernels);
+                        json_decref(seen);
                         return tess_err(err, EIO, "kernel %s: cannot describe it", db_getn(rows, i, "id"));
                 }
                 /* the writable layers' size the manager decided (0: the agent's own) */
@@ -127,13 +157,15 @@ static int desired_state(struct manager *m, const char *agent, json_t **ret, cha
                 json_object_set_new(k, "disk_limit",
                                     json_integer(json_integer_value(json_object_get(opts, "disk"))));
                 json_decref(opts);
-                if (add_registry_auth(m, rows, i, k, err) < 0) {
+                if (add_registry_auth(m, rows, i, k, err) < 0 || add_dotfiles(m, rows, i, seen, k, err) < 0) {
                         json_decref(k);
                         json_decref(kernels);
+                        json_decref(seen);
                         return -EIO;
                 }
                 json_array_append_new(kernels, k);
         }
+        json_decref(seen);
         _cleanup_free_ char *text = json_dumps(kernels, JSON_COMPACT | JSON_SORT_KEYS);
         sha256_hex(text, strlen(text), digest);
         digest[32] = '\0'; /* 128 bits name an answer; nothing secret */
