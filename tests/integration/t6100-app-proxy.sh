@@ -285,6 +285,19 @@ test_expect_success 'the CLI starts it again (a new Jupyter) and stops it' '
         test_must_fail as owner "$TESSERA" session app stop notebook jupyter --port 8888 2>/dev/null
 '
 
+test_expect_success 'tcpproxy (backend.ai app): a TCP connection to the app over a WebSocket, the app started on demand' '
+        as owner ws_client ws-tcp.py /stream/session/notebook/tcpproxy?app=jupyter \
+                "GET /api/status HTTP/1.0\r\nHost: localhost\r\n\r\n" >"$TMP/tcp.out" 2>"$TMP/tcp.err" ||
+                { cat "$TMP/tcp.err"; false; } &&
+        head -n 1 "$TMP/tcp.out" | grep -q "^HTTP/1.[01] 200" && grep -q "\"started\"" "$TMP/tcp.out" &&
+        grep -q "^closed 1000" "$TMP/tcp.err" &&
+        as other ws_client ws-tcp.py /stream/session/notebook/tcpproxy?app=jupyter "x" 2>"$TMP/tcp.err" >/dev/null;
+        grep -q "404" "$TMP/tcp.err" &&
+        as owner api GET "/stream/session/notebook/tcpproxy?app=nosuchapp" && test "$CODE" = 400 &&
+        as owner api GET "/stream/session/notebook/tcpproxy?app=jupyter&port=1" && test "$CODE" = 400 &&
+        as owner api POST /session/notebook/shutdown-service "{\"service_name\": \"jupyter\"}" && test "$CODE" = 204
+'
+
 test_expect_success 'with app_listen: start-service answers a link on the app port' '
         APP_PORT=$(test_free_port) && APPS=http://127.0.0.1:$APP_PORT &&
         MANAGER_LISTEN_PORT=$MANAGER_PORT WITH_AGENT="--agent-network none" restart_manager \

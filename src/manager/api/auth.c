@@ -185,10 +185,13 @@ int auth_request(struct api_ctx *c, struct tess_error **err)
         bool ok = sign_equal(expect, a.signature);
         /* Backend.AI's SDK (aiohttp) signs a request that carries no
          * Content-Type (its WebSockets and event streams) with the type
-         * aiohttp reports for it, application/octet-stream */
-        if (!ok && !http_header(req, "Content-Type")) {
+         * aiohttp reports for it, application/octet-stream, or (its app
+         * tunnel, tcpproxy) with the JSON type it asked for but does not
+         * send */
+        static const char *const unsent_types[] = { "application/octet-stream", "application/json" };
+        for (size_t i = 0; !ok && !http_header(req, "Content-Type") && i < ARRAY_SIZE(unsent_types); i++) {
                 r = sign_with_key(a.hash, key, keylen, http_method(req), http_raw_target(req), date, host,
-                                  "application/octet-stream", version, body_hash, expect, err);
+                                  unsent_types[i], version, body_hash, expect, err);
                 if (r < 0)
                         return tess_err(err, EACCES, "%s", (*err)->msg);
                 ok = sign_equal(expect, a.signature);
