@@ -4,11 +4,13 @@
  * declared by the part of the manager each belongs to. */
 #include "common/compat.h"
 
+#include "manager/accounts/dotfiles.h"
 #include "manager/accounts/model.h"
 #include "manager/admin/admin.h"
 #include "manager/agents/api_agent.h"
 #include "manager/api/api.h"
 #include "manager/api/web_session.h"
+#include "manager/api_error_logs.h"
 #include "manager/apps/app_proxy.h"
 #include "manager/images/api_images.h"
 #include "manager/main.h"
@@ -70,9 +72,42 @@ const struct route api_routes[] = {
           "Freeze the service for maintenance (no new sessions or folders; force_kill ends every session) or "
           "unfreeze it",
           "manager" },
+        { "POST", "/logs/error", api_error_log_append, ROUTE_SELF,
+          "Report a client's error ({severity, source, message, context_lang, context_env, request_url, "
+          "request_status, traceback}), kept with the caller's user and domain",
+          "logs" },
+        { "GET", "/logs/error", api_error_log_list, ROUTE_READ,
+          "Error logs, newest first (?mark_read=&page_size=&page_no=): {logs, count}; a user its own, an admin its "
+          "domain's",
+          "logs" },
+        { "POST", "/logs/error/{id}/clear", api_error_log_clear, 0,
+          "Clear an error log: hidden from its reporter, still shown to administrators", "logs" },
+        { "POST", "/user-config/dotfiles", api_dotfile_create, 0,
+          "Add a dotfile ({path, data, permission}): a file every new session finds in its home directory",
+          "user-config" },
+        { "GET", "/user-config/dotfiles", api_dotfile_get, ROUTE_READ,
+          "The caller's dotfiles ([{path, permission, data}]), or one (?path=); ?owner_access_key= for admins",
+          "user-config" },
+        { "PATCH", "/user-config/dotfiles", api_dotfile_update, 0,
+          "Change a dotfile's data or permission ({path, data, permission})", "user-config" },
+        { "DELETE", "/user-config/dotfiles", api_dotfile_delete, 0, "Remove a dotfile (?path=)", "user-config" },
         { "POST", "/session", api_session_create, ROUTE_CREATES, "Create (or get) a compute session", "session" },
         { "POST", "/session/_/create", api_session_create, ROUTE_CREATES, "Create (or get) a compute session",
           "session" },
+        { "POST", "/session/_/create-from-template", api_session_create_from_template, ROUTE_CREATES,
+          "Create a session from a session template ({template_id}, and POST /session's fields to override it)",
+          "session" },
+        { "POST", "/template/session", api_session_template_create, 0,
+          "Save session templates ({payload}: Backend.AI's taskTemplate, YAML or JSON; group, owner_access_key)",
+          "session-template" },
+        { "GET", "/template/session", api_session_template_list, ROUTE_READ,
+          "The caller's session templates (all=true: every one the caller may see)", "session-template" },
+        { "GET", "/template/session/{id}", api_session_template_get, ROUTE_READ,
+          "A session template: {template, name, user_uuid, group_id, domain_name}", "session-template" },
+        { "PUT", "/template/session/{id}", api_session_template_update, 0,
+          "Replace a session template's content ({payload})", "session-template" },
+        { "DELETE", "/template/session/{id}", api_session_template_delete, 0, "Delete a session template",
+          "session-template" },
         { "GET", "/sessions", api_session_list, ROUTE_READ, "List sessions with filters and paging", "session" },
         { "GET", "/session/{name}", api_session_info, ROUTE_READ, "Session information", "session" },
         { "DELETE", "/session/{name}", api_session_destroy, 0, "Destroy a session (PENDING: cancel)", "session" },
@@ -109,6 +144,10 @@ const struct route api_routes[] = {
           "session" },
         { "GET", "/stream/session/{name}/apps", api_session_apps_list, ROUTE_READ,
           "The apps a running session offers: [{name, protocol, ports}]", "session" },
+        { "GET", "/stream/session/{name}/tcpproxy", api_stream_tcpproxy, 0,
+          "A TCP connection to an app of a running session (?app=NAME[&port=N]; WebSocket: binary messages are "
+          "its bytes); the app is started first when the image says how",
+          "session" },
         { "GET", "/stream/session/{name}/pty", api_stream_pty, 0, "A terminal in a running session (WebSocket)",
           "session" },
         { "POST", "/session/{name}/start-service", api_session_start_service, 0,

@@ -56,9 +56,26 @@ GET /manager/announcement               -                       | 200 200 200 20
 POST /manager/announcement              {"enabled":true,"message":"walk"} | 403 403 403 403 204
 GET /manager/status                     -                       | 403 403 403 403 200
 PUT /manager/status                     {"status":"running"}    | 403 403 403 403 204
+POST /logs/error                        {"severity":"error","source":"walk","message":"m","context_lang":"js","context_env":"{}"} | 200 200 200 200 200
+GET /logs/error                         -                       | 200 200 200 200 200
+GET /logs/error?page_size=0             -                       | 400 400 400 400 400
+POST /logs/error/00000000-0000-4000-8000-000000000000/clear -   | 404 404 403 404 404
+POST /user-config/dotfiles              {"data":"x","path":".walk-{ROLE}","permission":"644"} | 200 200 403 200 200
+GET /user-config/dotfiles               -                       | 200 200 200 200 200
+GET /user-config/dotfiles?owner_access_key={U2AK} -             | 404 403 200 200 200
+GET /user-config/dotfiles?path=.walk-oadmin -                   | 200 404 404 404 404
+PATCH /user-config/dotfiles             {"path":".walk-{ROLE}","data":"y"} | 200 200 403 200 200
+PATCH /user-config/dotfiles?owner_access_key={U2AK} {"path":".walk-{ROLE}","data":"y"} | 404 403 403 404 404
+DELETE /user-config/dotfiles?path=.walk-oadmin -                | 200 404 403 404 404
 POST /session                           {"name":"walk-{ROLE}","image":"walk/img:1","enqueueOnly":true} | 400 201 403 201 201
 POST /session/_/create                  {"name":"walk-{ROLE}","image":"walk/img:1","enqueueOnly":true} | 400 200 403 200 200
 GET /sessions                           -                       | 200 200 200 200 200
+GET /template/session                   -                       | 200 200 200 200 200
+POST /template/session                  {"payload":"kind: x"}   | 400 400 403 400 400
+GET /template/session/{VICTIM}          -                       | 404 404 404 404 404
+PUT /template/session/{VICTIM}          {"payload":"x"}         | 404 404 403 404 404
+DELETE /template/session/{VICTIM}       -                       | 404 404 403 404 404
+POST /session/_/create-from-template    {"template_id":"x"}     | 404 404 403 404 404
 GET /session/{VICTIM}                   -                       | 404 404 200 200 200
 GET /session/victim?owner_access_key={U2AK} -                   | 404 403 200 200 200
 GET /session/{OSESS}                    -                       | 200 404 404 404 200
@@ -74,6 +91,7 @@ GET /session/{VICTIM}/download          {"files":["a"]}         | 404 404 403 40
 POST /session/{VICTIM}/complete         {"code":"pri"}          | 404 404 403 409 409
 PATCH /session/{VICTIM}                 -                       | 404 404 403 409 409
 GET /stream/session/{VICTIM}/apps       -                       | 404 404 409 409 409
+GET /stream/session/{VICTIM}/tcpproxy?app=x -                   | 404 404 403 400 400
 POST /session/{VICTIM}/commit          {"tag":"walk"}          | 404 404 403 409 409
 GET /session/{VICTIM}/commit           -                       | 404 404 200 200 200
 GET /events/background-task?taskId=nope -                      | 404 404 404 404 404
@@ -194,6 +212,7 @@ DELETE /folders/walkf                   -                       | 404 404 403 40
 DELETE /folders                         {"id":"{VF}"}           | 404 404 403 404 404
 POST /folders/walkf/rename              {"new_name":"walkg"}    | 404 404 403 404 404
 POST /folders/walkf/update-options      {"permission":"ro"}     | 404 404 403 404 404
+POST /folders/walkf/clone               {"target_name":"walkc"} | 404 404 403 404 404
 POST /folders/walkf/restore             {}                      | 404 404 403 404 404
 POST /folders/walkf/purge               {}                      | 404 404 403 404 404
 POST /folders/purge                     {"vfolder_id":"{VF}"}   | 404 404 403 404 404

@@ -28,15 +28,6 @@ new_session() {
         SID=$(jq -r .sessionId "$TMP/out")
 }
 
-sees() { # CALLER OWNER
-        [ "${ROLE[$1]}" = superadmin ] && return 0
-        [ "$1" = "$2" ] && return 0
-        case ${ROLE[$1]} in
-        admin | monitor) [ "${DOM[$1]}" = "${DOM[$2]}" ] && [ "${ROLE[$2]}" != superadmin ] ;;
-        *) return 1 ;;
-        esac
-}
-
 # expect CALLER OWNER NAMING ACCESS ANSWER: what the rule says
 expect() {
         local caller=$1 owner=$2 naming=$3 access=$4 ok=$5
@@ -103,6 +94,7 @@ POST /session/{name}/start-service    | {"app":"jupyter"}      | 409
 POST /session/{name}/shutdown-service | {"service_name":"jupyter"} | 409
 GET /stream/session/{name}/pty        | websocket              | 409
 GET /stream/session/{name}/execute    | websocket              | 409
+GET /stream/session/{name}/tcpproxy   | websocket              | 400
 DELETE /session/{name}                | -                      | 200
 EOF
 
@@ -116,6 +108,9 @@ POST ^/session$|^/session/_/create$          | creates for the caller or owner_a
 GET ^/sessions$                              | a list: tested below (the rule as SQL)
 GET ^/events/session$                        | tested below: events of every owner, by ownerAccessKey
 GET ^/events/background-task$|^/background-tasks/ | tested below: a task of every owner
+[A-Z]+ ^/logs/error                          | error logs, by the rule (authz_check, authz_scope_sql): every role x every owner in t1140
+[A-Z]+ ^/user-config/                        | dotfiles: the caller's own, another's by owner_access_key (authz_owner_keypair): every role x every owner in t1150
+[A-Z]+ ^/template/session|^/session/_/create-from-template$ | session templates by id, under authz_check: every role and a stranger in t1160
 [A-Z]+ ^/folders/[{]                         | a folder by name or id: generated below (every /folders/{name} route)
 [A-Z]+ ^/folders                             | the caller's own folders, invitations, tokens: t1300, t3210, t3220
 [A-Z]+ ^/admin/                              | admin tables by domain (admin_rows.c): every role in t1300
@@ -156,7 +151,10 @@ try() {
         local caller=$1 method=$2 tpl=$3 body=$4 owner=$5 naming=$6 hdr=() q
         ref "$owner" "$naming" "$7" "$8"
         q=$Q
-        case $tpl in */download_single) [ "$method" = GET ] && q=file=a${q:+&$q} ;; esac
+        case $tpl in
+        */download_single) [ "$method" = GET ] && q=file=a${q:+&$q} ;;
+        */tcpproxy) q=app=x${q:+&$q} ;; # an app the image does not declare: 400 for who may see it
+        esac
         path=${tpl/\{name\}/$REF}${q:+?$q}
         [ "$body" = - ] && body=
         if [ "$body" = websocket ]; then

@@ -247,6 +247,43 @@ static const struct migration migrations[] = {
         { 14,
           "CREATE TABLE manager_settings ("
           " key TEXT PRIMARY KEY, value TEXT NOT NULL, updated_at BIGINT NOT NULL);" },
+        /* folder clones (src/manager/vfolder/api_vfolder_clone.c): whether
+         * a folder may be cloned, the task copying into a folder being
+         * cloned; a folder's name is taken while it is cloned too */
+        { 15,
+          "ALTER TABLE vfolders ADD COLUMN cloneable INTEGER NOT NULL DEFAULT 0;"
+          "ALTER TABLE vfolders ADD COLUMN clone_task TEXT;"
+          "DROP INDEX vfolders_owner_name;"
+          "CREATE UNIQUE INDEX vfolders_owner_name ON vfolders(ownership_type, owner_id, name)"
+          " WHERE status IN ('ready', 'cloning');" },
+        /* Backend.AI's error logs (api_error_logs.c): what clients report,
+         * with the reporter's user and domain */
+        { 16,
+          "CREATE TABLE error_logs ("
+          " id TEXT PRIMARY KEY, created_at BIGINT NOT NULL, severity TEXT NOT NULL, source TEXT NOT NULL,"
+          " user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE, domain_name TEXT NOT NULL,"
+          " is_read INTEGER NOT NULL DEFAULT 0, is_cleared INTEGER NOT NULL DEFAULT 0, message TEXT NOT NULL,"
+          " context_lang TEXT NOT NULL, context_env TEXT NOT NULL, request_url TEXT, request_status BIGINT,"
+          " traceback TEXT);"
+          "CREATE INDEX error_logs_created ON error_logs(created_at);"
+          "CREATE INDEX error_logs_user ON error_logs(user_id, created_at);"
+          "CREATE INDEX error_logs_domain ON error_logs(domain_name, created_at);" },
+        /* a user's dotfiles (accounts/dotfiles.h): files every new session
+         * finds in its home directory */
+        { 17,
+          "CREATE TABLE user_dotfiles ("
+          " user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE, path TEXT NOT NULL,"
+          " permission TEXT NOT NULL, data TEXT NOT NULL, created_at BIGINT NOT NULL, modified_at BIGINT NOT NULL,"
+          " PRIMARY KEY (user_id, path));" },
+        /* Backend.AI's session templates (sessions/api_session_template.c):
+         * a user's saved session request, as JSON; deleting one only
+         * deactivates it */
+        { 18,
+          "CREATE TABLE session_templates ("
+          " id TEXT PRIMARY KEY, name TEXT NOT NULL, user_id TEXT NOT NULL, project_id TEXT,"
+          " domain_name TEXT NOT NULL, template TEXT NOT NULL, created_at BIGINT NOT NULL,"
+          " modified_at BIGINT NOT NULL, is_active INTEGER NOT NULL DEFAULT 1);"
+          "CREATE INDEX session_templates_user ON session_templates(user_id, is_active);" },
 };
 
 int db_schema_version(struct db *db, struct tess_error **err)

@@ -45,7 +45,14 @@ void api_session_upload(struct api_ctx *c);
 void api_session_download_single(struct api_ctx *c);
 void api_session_download(struct api_ctx *c); /* api_session_download.c */
 void api_session_files(struct api_ctx *c);
-void api_session_apps_list(struct api_ctx *c); /* manager/apps/api_session_apps.c */
+void api_session_template_create(struct api_ctx *c); /* api_session_template.c */
+void api_session_template_list(struct api_ctx *c);
+void api_session_template_get(struct api_ctx *c);
+void api_session_template_update(struct api_ctx *c);
+void api_session_template_delete(struct api_ctx *c);
+void api_session_create_from_template(struct api_ctx *c);
+void api_session_apps_list(struct api_ctx *c);
+void api_stream_tcpproxy(struct api_ctx *c); /* manager/apps/api_stream_tcpproxy.c */ /* manager/apps/api_session_apps.c */
 void api_stream_pty(struct api_ctx *c);     /* api_stream_pty.c */
 void api_stream_execute(struct api_ctx *c); /* api_stream_execute.c */
 void api_events_session(struct api_ctx *c); /* api_events.c */
