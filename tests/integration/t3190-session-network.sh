@@ -58,8 +58,11 @@ kernels() {
 # serve KEY: a web server on PORT in the kernel's network namespace that
 # answers "from-KEY"
 serve() {
-        mkdir -p "$TMP/www-$1" && echo "from-$1" >"$TMP/www-$1/index.html" &&
-                nsenter --net=/proc/${PID[$1]}/ns/net busybox httpd -f -p $PORT -h "$TMP/www-$1" &
+        mkdir -p "$TMP/www-$1" && echo "from-$1" >"$TMP/www-$1/index.html" || return 1
+        # alone in the background, so that $! is the server itself (nsenter
+        # execs it), which cleanup kills; a list in the background would be
+        # a subshell whose death leaves the server running
+        nsenter --net=/proc/${PID[$1]}/ns/net busybox httpd -f -p $PORT -h "$TMP/www-$1" &
         SERVERS="$SERVERS $!"
 }
 
