@@ -46,7 +46,6 @@
 #include "manager/sessions/api_session.h"
 #include "manager/sessions/session_apps.h"
 
-#define START_WAIT_MS   60000 /* for the app's port to listen */
 #define START_TIMEOUT_S 90
 #define ENVS_MAX        64
 
@@ -179,7 +178,6 @@ static int plan(struct api_ctx *c, const struct session_target *t, const struct 
         json_t *labels = NULL;
         struct service_ports sp;
         char user[40], prefix[160];
-        char **argv = NULL;
         int r;
 
         r = session_app_facts(c->m, t->session, &labels, &s->wsproxy_addr, user, sizeof(user), err);
@@ -219,22 +217,11 @@ static int plan(struct api_ctx *c, const struct session_target *t, const struct 
         s->wsproxy_addr = app_origin(c, t->session, group_addr);
         free(group_addr);
         app_prefix(t->session, s->g.app, prefix, sizeof(prefix));
-        r = app_start_argv(labels, q->app, s->g.port, prefix, q->arguments, &argv, err);
+        r = app_start_request(labels, q->app, s->g.app, s->g.port, prefix, q->arguments, q->env, ret_fwd, err);
         json_decref(labels);
-        if (r < 0) {
-                if ((*err)->code == ENOENT) /* the image's fault, not a missing object */
-                        (*err)->code = EINVAL;
-                return r;
-        }
-        json_t *argv_j = json_array();
-        for (char **a = argv; *a; a++) {
-                json_array_append_new(argv_j, json_string(*a));
-                free(*a);
-        }
-        free(argv);
-        *ret_fwd = json_pack("{s:s, s:i, s:o, s:O, s:i}", "name", s->g.app, "port", s->g.port, "argv", argv_j, "env",
-                             q->env, "waitMs", START_WAIT_MS);
-        return 0;
+        if (r < 0 && (*err)->code == ENOENT) /* the image's fault, not a missing object */
+                (*err)->code = EINVAL;
+        return r;
 }
 
 void api_session_start_service(struct api_ctx *c)

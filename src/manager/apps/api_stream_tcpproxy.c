@@ -34,7 +34,6 @@
 #include "manager/sessions/session_apps.h"
 #include "manager/sessions/stream_ws.h"
 
-#define START_WAIT_MS   60000 /* for the app's port to listen */
 #define START_TIMEOUT_S 90
 #define CHUNK           65536
 #define CLOSE_GRACE_MS  2000
@@ -179,7 +178,7 @@ static int plan(struct api_ctx *c, const char *session, struct tcpproxy *p, stru
         const char *port_text = http_query(c->req, "port");
         json_t *labels = NULL;
         struct service_ports sp;
-        char user[40], *wsproxy = NULL, **argv = NULL;
+        char user[40], *wsproxy = NULL;
         int r = session_app_facts(c->m, session, &labels, &wsproxy, user, sizeof(user), err);
 
         free(wsproxy);
@@ -199,20 +198,13 @@ static int plan(struct api_ctx *c, const char *session, struct tcpproxy *p, stru
                 p->port = (int)want;
         }
         if (r >= 0) {
-                int a = app_start_argv(labels, p->app, p->port, "/", NULL, &argv, err);
+                json_t *body = NULL;
+                int a = app_start_request(labels, p->app, p->app, p->port, "/", NULL, NULL, &body, err);
                 if (a == -ENOENT) {
                         *err = tess_error_free(*err); /* no command: it must run already */
                 } else if (a < 0) {
                         r = a;
                 } else {
-                        json_t *argv_j = json_array();
-                        for (char **s = argv; *s; s++) {
-                                json_array_append_new(argv_j, json_string(*s));
-                                free(*s);
-                        }
-                        free(argv);
-                        json_t *body = json_pack("{s:s, s:i, s:o, s:[], s:i}", "name", p->app, "port", p->port,
-                                                 "argv", argv_j, "env", "waitMs", START_WAIT_MS);
                         p->start = json_dumps(body, JSON_COMPACT);
                         json_decref(body);
                 }

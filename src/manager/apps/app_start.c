@@ -134,3 +134,23 @@ int app_start_argv(const json_t *labels, const char *app, int port, const char *
         *ret_argv = a.v;
         return 0;
 }
+
+int app_start_request(const json_t *labels, const char *app, const char *name, int port, const char *prefix,
+                      const json_t *arguments, const json_t *env, json_t **ret, struct tess_error **err)
+{
+        char **argv = NULL;
+        int r = app_start_argv(labels, app, port, prefix, arguments, &argv, err);
+
+        *ret = NULL;
+        if (r < 0)
+                return r;
+        json_t *argv_j = json_array();
+        for (char **a = argv; *a; a++) {
+                json_array_append_new(argv_j, json_string(*a));
+                free(*a);
+        }
+        free(argv);
+        *ret = json_pack("{s:s, s:i, s:o, s:o, s:i}", "name", name, "port", port, "argv", argv_j, "env",
+                         env ? json_incref((json_t *)env) : json_array(), "waitMs", APP_START_WAIT_MS);
+        return 0;
+}

@@ -14,6 +14,7 @@
 
 #define APP_START_LABEL_PREFIX "ai.backend.service-start."
 #define APP_START_ARGS_MAX     64
+#define APP_START_WAIT_MS      60000 /* for the app's port to listen */
 
 /* labels: the image's labels (an object, or NULL).  arguments: NULL, or an
  * object {"--flag": "value" | number | true | null} (a flag alone for
@@ -22,5 +23,12 @@
  * template; -EINVAL for a malformed label or argument. */
 int app_start_argv(const json_t *labels, const char *app, int port, const char *prefix, const json_t *arguments,
                    char ***ret_argv, struct tess_error **err);
+
+/* The agent's start-service body (src/agent/agent_http.c) for app on
+ * port, run under name: {name, port, argv (app_start_argv's), env (a JSON
+ * array of KEY=value strings, or NULL for none), waitMs}.  RET as
+ * app_start_argv; *ret: caller owns. */
+int app_start_request(const json_t *labels, const char *app, const char *name, int port, const char *prefix,
+                      const json_t *arguments, const json_t *env, json_t **ret, struct tess_error **err);
 
 #endif
