@@ -8,13 +8,6 @@ done
 
 declare -A AK SK UID_OF EMAIL
 
-# as WHO CMD...: run CMD (api ...) signed as WHO (superadmin: the admin)
-as() {
-        local who=$1
-        shift
-        BACKEND_ACCESS_KEY=${AK[$who]} BACKEND_SECRET_KEY=${SK[$who]} "$@"
-}
-
 # expect CODE: the last answer had that status
 expect() {
         [ "$CODE" = "$1" ] || { echo "expected HTTP $1, got $CODE: $(cat "$TMP/out")"; return 1; }

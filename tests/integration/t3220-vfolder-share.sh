@@ -6,13 +6,6 @@ command -v jq >/dev/null 2>&1 || skip_all "needs jq (scripts/install-deps.sh tes
 
 declare -A AK SK EMAIL UID_OF
 
-# as WHO CMD...: run CMD (api ...) signed as user WHO (superadmin: the admin)
-as() {
-        local who=$1
-        shift
-        BACKEND_ACCESS_KEY=${AK[$who]} BACKEND_SECRET_KEY=${SK[$who]} "$@"
-}
-
 # make_user WHO: a user of domain default with policy vfpol, in vfproj for a and b
 make_user() {
         local proj=

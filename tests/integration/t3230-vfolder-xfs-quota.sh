@@ -22,12 +22,6 @@ test_at_exit "umount -l '$MNT'"
 
 declare -A AK SK
 
-as() {
-        local who=$1
-        shift
-        BACKEND_ACCESS_KEY=${AK[$who]} BACKEND_SECRET_KEY=${SK[$who]} "$@"
-}
-
 expect() {
         [ "$CODE" = "$1" ] || { echo "expected HTTP $1, got $CODE: $(cat "$TMP/out")"; return 1; }
 }

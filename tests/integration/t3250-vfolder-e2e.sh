@@ -10,13 +10,6 @@ done
 
 declare -A AK SK
 
-# as USER CMD...: run CMD with USER's keypair (A, B or admin)
-as() {
-        local who=$1
-        shift
-        BACKEND_ACCESS_KEY=${AK[$who]} BACKEND_SECRET_KEY=${SK[$who]} "$@"
-}
-
 make_user() { # NAME EMAIL
         api POST /admin/users "{\"email\": \"$2\", \"password\": \"e2e-password-1\", \"projects\": [\"default\"]}"
         [ "$CODE" = 201 ] || { cat "$TMP/out"; return 1; }

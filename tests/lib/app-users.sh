@@ -5,15 +5,9 @@
 # make_user WHO   a user WHO@apps.test (password apps-password-1) in the
 #                 project default, made with the test's admin keypair; its
 #                 keypair in AK[WHO] and SK[WHO]
-# as WHO CMD...   CMD with WHO's keypair as BACKEND_ACCESS_KEY/_SECRET_KEY
+# (as WHO CMD..., test-lib.sh, signs CMD with it)
 
 declare -A AK SK
-
-as() {
-        local who=$1
-        shift
-        BACKEND_ACCESS_KEY=${AK[$who]} BACKEND_SECRET_KEY=${SK[$who]} "$@"
-}
 
 make_user() {
         api POST /admin/users "{\"email\": \"$1@apps.test\", \"password\": \"apps-password-1\", \"role\": \"user\", \"projects\": [\"default\"]}"

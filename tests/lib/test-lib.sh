@@ -440,6 +440,14 @@ api() {
                 -w '%{http_code}' "${h[@]}" ${3:+--data "$3"} "$BACKEND_ENDPOINT$2") || true
 }
 
+# as KEY CMD...: run CMD (api, ws_client, ...) signed as the keypair in
+# AK[KEY] and SK[KEY] (associative arrays the script declares)
+as() {
+        local who=$1
+        shift
+        BACKEND_ACCESS_KEY=${AK[$who]} BACKEND_SECRET_KEY=${SK[$who]} "$@"
+}
+
 # db_sql SQL: run SQL on the test manager's database (SQLite or
 # PostgreSQL, as the script runs); rows on stdout, one per line, |-separated
 db_sql() {
