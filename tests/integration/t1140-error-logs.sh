@@ -32,17 +32,7 @@ bad() {
 }
 
 test_expect_success 'set up two domains, every role' '
-        start_manager &&
-        AK[superadmin]=$BACKEND_ACCESS_KEY SK[superadmin]=$BACKEND_SECRET_KEY &&
-        ROLE[superadmin]=superadmin DOM[superadmin]=default &&
-        UID_[superadmin]=$(db_sql "SELECT id FROM users WHERE email = '\''$TEST_ADMIN_EMAIL'\''") &&
-        call superadmin POST /admin/domains "{\"name\": \"other\"}" && test "$CODE" = 201 &&
-        make_user admin admin1@logs.test default admin &&
-        make_user monitor mon1@logs.test default monitor &&
-        make_user user user1@logs.test default user default &&
-        make_user user2 user2@logs.test default user default &&
-        make_user oadmin oadmin@logs.test other admin &&
-        make_user ouser ouser@logs.test other user
+        start_manager && make_every_role logs.test
 '
 
 test_expect_success 'a report with every field is kept as sent, with the reporter'"'"'s user and domain' '

@@ -23,17 +23,7 @@ bad() {
 uri() { jq -rn --arg s "$1" '$s | @uri'; }
 
 test_expect_success 'set up two domains, every role, an image and an agent' '
-        start_manager &&
-        AK[superadmin]=$BACKEND_ACCESS_KEY SK[superadmin]=$BACKEND_SECRET_KEY &&
-        ROLE[superadmin]=superadmin DOM[superadmin]=default &&
-        UID_[superadmin]=$(db_sql "SELECT id FROM users WHERE email = '\''$TEST_ADMIN_EMAIL'\''") &&
-        call superadmin POST /admin/domains "{\"name\": \"other\"}" && test "$CODE" = 201 &&
-        make_user admin admin1@dot.test default admin &&
-        make_user monitor mon1@dot.test default monitor &&
-        make_user user user1@dot.test default user default &&
-        make_user user2 user2@dot.test default user default &&
-        make_user oadmin oadmin@dot.test other admin &&
-        make_user ouser ouser@dot.test other user &&
+        start_manager && make_every_role dot.test &&
         call superadmin POST /admin/images "{\"name\": \"python\", \"tag\": \"3.11\"}" && test "$CODE" = 201 &&
         AGENT_RUNTIME=runc agent_register n1 "{\"cpu\": 8, \"mem\": \"16g\"}"
 '

@@ -11,6 +11,11 @@
 #     signed with KEY's keypair (a JSON body when BODY is not empty); at
 #     most 10 s, 1 s for /events/session, whose stream stays open after
 #     its status
+# make_every_role SITE
+#     on a started manager: the superadmin's keys, id and domain in the
+#     arrays, a domain "other", and users of every role: admin, monitor,
+#     user and user2 (project default) in domain default, oadmin and ouser
+#     in "other", with emails at SITE
 # sees CALLER OWNER
 #     whether CALLER may see what OWNER owns, as src/manager/api/authz.h
 #     says (both keys of make_user)
@@ -52,4 +57,17 @@ sees() { # CALLER OWNER: the rule of src/manager/api/authz.h
         admin | monitor) [ "${DOM[$1]}" = "${DOM[$2]}" ] && [ "${ROLE[$2]}" != superadmin ] ;;
         *) return 1 ;;
         esac
+}
+
+make_every_role() {
+        AK[superadmin]=$BACKEND_ACCESS_KEY SK[superadmin]=$BACKEND_SECRET_KEY
+        ROLE[superadmin]=superadmin DOM[superadmin]=default
+        UID_[superadmin]=$(db_sql "SELECT id FROM users WHERE email = '$TEST_ADMIN_EMAIL'")
+        call superadmin POST /admin/domains "{\"name\": \"other\"}" && test "$CODE" = 201 &&
+                make_user admin "admin1@$1" default admin &&
+                make_user monitor "mon1@$1" default monitor &&
+                make_user user "user1@$1" default user default &&
+                make_user user2 "user2@$1" default user default &&
+                make_user oadmin "oadmin@$1" other admin &&
+                make_user ouser "ouser@$1" other user
 }
