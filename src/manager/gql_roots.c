@@ -52,6 +52,19 @@ static int page_args(const struct gql_field *f, int64_t *limit, int64_t *offset,
         return 0;
 }
 
+/* Backend.AI's filter and order arguments are expressions of its own
+ * query language, which is not served: refused rather than ignored, so
+ * that nobody takes a whole list for the part asked. */
+static int no_filter_order(const struct gql_field *f, struct tess_error **err)
+{
+        static const char *const names[] = { "filter", "order" };
+        for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+                if (arg_string(f, names[i]))
+                        return tess_err(err, EINVAL, "%s(%s:): Backend.AI's query expressions are not served", f->name,
+                                        names[i]);
+        return 0;
+}
+
 /* ---- values ---- */
 
 static json_t *iso_or_null(const char *usec)
@@ -77,14 +90,20 @@ static json_t *json_text_of(const json_t *v)
         return s;
 }
 
-static json_t *upper(const char *s)
+/* s in upper (or lower) case, as Backend.AI's enums are written. */
+static json_t *with_case(const char *s, int (*to)(int))
 {
         char buf[64];
         size_t i = 0;
         for (; s && s[i] && i < sizeof(buf) - 1; i++)
-                buf[i] = (char)toupper((unsigned char)s[i]);
+                buf[i] = (char)to((unsigned char)s[i]);
         buf[i] = '\0';
         return s ? json_string(buf) : json_null();
+}
+
+static json_t *upper(const char *s)
+{
+        return with_case(s, toupper);
 }
 
 /* ---- keypair ---- */
@@ -583,24 +602,88 @@ static void policy_extras(json_t *o, const json_t *src)
         json_object_set_new(o, "allowed_vfolder_hosts", hosts);
 }
 
+/* A list's argument, as the filter (query parameter) of its REST list:
+ * a String as is, a Boolean as true/false. */
+struct arg_filter {
+        const char *arg, *param;
+};
+
+#define MAX_ARG_FILTERS 4
+static const struct arg_filter user_args[MAX_ARG_FILTERS] = {
+        { "domain_name", "domain" }, { "group_id", "project" }, { "status", "status" }, { "is_active", "status" }
+};
+static const struct arg_filter keypair_args[MAX_ARG_FILTERS] = {
+        { "domain_name", "domain" }, { "email", "user" }, { "user_id", "user" }, { "is_active", "is_active" }
+};
+static const struct arg_filter domain_args[MAX_ARG_FILTERS] = { { "is_active", "is_active" } };
+static const struct arg_filter group_args[MAX_ARG_FILTERS] = { { "domain_name", "domain" },
+                                                               { "is_active", "is_active" } };
+static const struct arg_filter scaling_group_args[MAX_ARG_FILTERS] = { { "name", "name" },
+                                                                       { "is_active", "is_active" } };
+
 static const struct admin_list {
         const char *root, *path, *list_type, *type;
         const struct field_map *map;
         void (*extras)(json_t *o, const json_t *src);
         bool paged; /* (limit, offset) -> {items, total_count}; else every row as a list */
+        const struct arg_filter *args;
 } admin_lists[] = {
-        { "user_list", "/admin/users", "UserList", "User", user_map, user_extras, true },
-        { "users", "/admin/users", NULL, "User", user_map, user_extras, false },
-        { "keypair_list", "/admin/keypairs", "KeyPairList", "KeyPair", keypair_map, keypair_extras, true },
-        { "keypairs", "/admin/keypairs", NULL, "KeyPair", keypair_map, keypair_extras, false },
-        { "domains", "/admin/domains", NULL, "Domain", domain_map, NULL, false },
-        { "groups", "/admin/projects", NULL, "Group", group_map, NULL, false },
-        { "scaling_groups", "/admin/resource-groups", NULL, "ScalingGroup", scaling_group_map, NULL, false },
+        { "user_list", "/admin/users", "UserList", "User", user_map, user_extras, true, user_args },
+        { "users", "/admin/users", NULL, "User", user_map, user_extras, false, user_args },
+        { "keypair_list", "/admin/keypairs", "KeyPairList", "KeyPair", keypair_map, keypair_extras, true,
+          keypair_args },
+        { "keypairs", "/admin/keypairs", NULL, "KeyPair", keypair_map, keypair_extras, false, keypair_args },
+        { "domains", "/admin/domains", NULL, "Domain", domain_map, NULL, false, domain_args },
+        { "groups", "/admin/projects", NULL, "Group", group_map, NULL, false, group_args },
+        { "scaling_groups", "/admin/resource-groups", NULL, "ScalingGroup", scaling_group_map, NULL, false,
+          scaling_group_args },
         { "keypair_resource_policies", "/admin/keypair-policies", NULL, "KeyPairResourcePolicy", policy_map,
           policy_extras, false },
 };
 
+/* f's arguments as the filters of list l (*ret NULL: none given). */
+static int list_filters(const struct admin_list *l, const struct gql_field *f, json_t **ret, struct tess_error **err)
+{
+        *ret = NULL;
+        for (int i = 0; l->args && i < MAX_ARG_FILTERS && l->args[i].arg; i++) {
+                const struct arg_filter *a = &l->args[i];
+                json_t *v = json_object_get(f->args, a->arg), *text;
+                if (!v || json_is_null(v))
+                        continue;
+                if (json_is_boolean(v) && streq(a->param, "status")) /* users' is_active */
+                        text = json_string(json_is_true(v) ? "active" : "inactive");
+                else if (json_is_boolean(v))
+                        text = json_string(json_is_true(v) ? "true" : "false");
+                else if (json_is_string(v) && streq(a->param, "status")) /* Backend.AI's ACTIVE */
+                        text = with_case(json_string_value(v), tolower);
+                else if (json_is_string(v))
+                        text = json_incref(v);
+                else {
+                        json_decref(*ret);
+                        return tess_err(err, EINVAL, "%s(%s:): a String or Boolean", f->name, a->arg);
+                }
+                if (!*ret)
+                        *ret = json_object();
+                json_object_set_new(*ret, a->param, text);
+        }
+        return 0;
+}
+
 #define UNPAGED_MAX 10000 /* rows of a list asked for without paging */
+
+json_t *gql_admin_object(const char *path, const json_t *row)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(admin_lists); i++) {
+                const struct admin_list *l = &admin_lists[i];
+                if (!streq(l->path, path))
+                        continue;
+                json_t *o = map_object(row, l->type, l->map);
+                if (l->extras)
+                        l->extras(o, row);
+                return o;
+        }
+        abort(); /* a path without a Backend.AI type */
+}
 
 /* The caller's own user as GET /admin/users shows one. */
 static int own_user(struct api_ctx *c, json_t **ret, struct tess_error **err)
@@ -633,21 +716,91 @@ static int own_user(struct api_ctx *c, json_t **ret, struct tess_error **err)
         return 0;
 }
 
-/* The row of GET `path` whose `key` is `value`, among those that list
- * shows the caller (*ret NULL when none). */
-static int admin_item_of(struct api_ctx *c, const char *path, const char *key, const char *value, json_t **ret,
+static int resolve_user(struct api_ctx *c, const struct gql_field *f, json_t **ret, struct tess_error **err);
+
+/* The row of GET `path` whose filter `param` is `value`, among those
+ * that list shows the caller (*ret NULL when none). */
+static int admin_item_of(struct api_ctx *c, const char *path, const char *param, const char *value, json_t **ret,
                          struct tess_error **err)
 {
-        json_t *items, *v;
+        json_t *filters = json_pack("{s:s}", param, value), *items;
+        int64_t total;
+
+        *ret = NULL;
+        int r = admin_list_of(c, path, filters, 1, 0, &items, &total, err);
+        json_decref(filters);
+        if (r < 0)
+                return -1;
+        if (json_array_size(items))
+                *ret = json_incref(json_array_get(items, 0));
+        json_decref(items);
+        return 0;
+}
+
+/* One object of an /admin list by a filter, as its Backend.AI type (null
+ * when the caller sees none). */
+static int resolve_item(struct api_ctx *c, const char *path, const char *param, const char *value, json_t **ret,
+                        struct tess_error **err)
+{
+        json_t *src;
+        if (admin_item_of(c, path, param, value, &src, err) < 0)
+                return -1;
+        *ret = src ? gql_admin_object(path, src) : json_null();
+        json_decref(src);
+        return 0;
+}
+
+/* domain(name): the caller's own domain by default. */
+static int resolve_domain(struct api_ctx *c, const struct gql_field *f, json_t **ret, struct tess_error **err)
+{
+        return resolve_item(c, "/admin/domains", "name", arg_string(f, "name") ?: c->who.domain, ret, err);
+}
+
+static int resolve_group(struct api_ctx *c, const struct gql_field *f, json_t **ret, struct tess_error **err)
+{
+        const char *id = arg_string(f, "id");
+        if (!id)
+                return tess_err(err, EINVAL, "group(id:): a UUID is required");
+        return resolve_item(c, "/admin/projects", "id", id, ret, err);
+}
+
+static int resolve_scaling_group(struct api_ctx *c, const struct gql_field *f, json_t **ret, struct tess_error **err)
+{
+        const char *name = arg_string(f, "name");
+        if (!name)
+                return tess_err(err, EINVAL, "scaling_group(name:): a String is required");
+        return resolve_item(c, "/admin/resource-groups", "name", name, ret, err);
+}
+
+static int resolve_user_from_uuid(struct api_ctx *c, const struct gql_field *f, json_t **ret, struct tess_error **err)
+{
+        const char *id = arg_string(f, "user_id");
+        if (!id || streq(id, c->who.user_id))
+                return resolve_user(c, f, ret, err); /* the caller's own */
+        return resolve_item(c, "/admin/users", "id", id, ret, err);
+}
+
+/* groups_by_name(name, domain_name): the projects of that name the
+ * caller sees (in that domain). */
+static int resolve_groups_by_name(struct api_ctx *c, const struct gql_field *f, json_t **ret, struct tess_error **err)
+{
+        const char *name = arg_string(f, "name"), *domain = arg_string(f, "domain_name");
+        json_t *filters, *items, *v;
         int64_t total;
         size_t i;
 
-        *ret = NULL;
-        if (admin_list_of(c, path, UNPAGED_MAX, 0, &items, &total, err) < 0)
+        if (!name)
+                return tess_err(err, EINVAL, "groups_by_name(name:): a String is required");
+        filters = json_pack("{s:s}", "name", name);
+        if (domain)
+                json_object_set_new(filters, "domain", json_string(domain));
+        int r = admin_list_of(c, "/admin/projects", filters, UNPAGED_MAX, 0, &items, &total, err);
+        json_decref(filters);
+        if (r < 0)
                 return -1;
+        *ret = json_array();
         json_array_foreach(items, i, v)
-                if (!*ret && streq(json_string_value(json_object_get(v, key)) ?: "", value))
-                        *ret = json_incref(v);
+                json_array_append_new(*ret, gql_admin_object("/admin/projects", v));
         json_decref(items);
         return 0;
 }
@@ -659,18 +812,11 @@ static int resolve_user(struct api_ctx *c, const struct gql_field *f, json_t **r
         const char *email = arg_string(f, "email");
         json_t *src = NULL;
 
-        if (!email || streq(email, c->who.email)) {
-                if (own_user(c, &src, err) < 0)
-                        return -1;
-        } else if (admin_item_of(c, "/admin/users", "email", email, &src, err) < 0) {
+        if (email && !streq(email, c->who.email))
+                return resolve_item(c, "/admin/users", "email", email, ret, err);
+        if (own_user(c, &src, err) < 0)
                 return -1;
-        }
-        if (!src) {
-                *ret = json_null();
-                return 0;
-        }
-        *ret = map_object(src, "User", user_map);
-        user_extras(*ret, src);
+        *ret = gql_admin_object("/admin/users", src);
         json_decref(src);
         return 0;
 }
@@ -682,17 +828,17 @@ static int resolve_admin_list(struct api_ctx *c, const struct admin_list *l, con
         json_t *items, *v;
         size_t i;
 
-        if (l->paged && page_args(f, &limit, &offset, err) < 0)
+        json_t *filters;
+        if ((l->paged && page_args(f, &limit, &offset, err) < 0) || no_filter_order(f, err) < 0 ||
+            list_filters(l, f, &filters, err) < 0)
                 return -EINVAL;
-        if (admin_list_of(c, l->path, limit, offset, &items, &total, err) < 0)
+        int r = admin_list_of(c, l->path, filters, limit, offset, &items, &total, err);
+        json_decref(filters);
+        if (r < 0)
                 return -1;
         json_t *out = json_array();
-        json_array_foreach(items, i, v) {
-                json_t *o = map_object(v, l->type, l->map);
-                if (l->extras)
-                        l->extras(o, v);
-                json_array_append_new(out, o);
-        }
+        json_array_foreach(items, i, v)
+                json_array_append_new(out, gql_admin_object(l->path, v));
         json_decref(items);
         *ret = l->paged ? json_pack("{s:s, s:o, s:I}", "__typename", l->list_type, "items", out, "total_count",
                                     (json_int_t)total)
@@ -705,29 +851,8 @@ static int resolve_admin_list(struct api_ctx *c, const struct admin_list *l, con
  * /admin/keypair-policies' roles), null when there is no such policy. */
 static int resolve_policy(struct api_ctx *c, const struct gql_field *f, json_t **ret, struct tess_error **err)
 {
-        const char *name = arg_string(f, "name") ?: c->who.resource_policy;
-        json_t *src;
-
-        if (admin_item_of(c, "/admin/keypair-policies", "name", name, &src, err) < 0)
-                return -1;
-        *ret = src ? map_object(src, "KeyPairResourcePolicy", policy_map) : json_null();
-        if (src)
-                policy_extras(*ret, src);
-        json_decref(src);
-        return 0;
-}
-
-/* Backend.AI's filter and order arguments are expressions of its own
- * query language, which is not served: refused rather than ignored, so
- * that nobody takes a whole list for the part asked. */
-static int no_filter_order(const struct gql_field *f, struct tess_error **err)
-{
-        static const char *const names[] = { "filter", "order" };
-        for (size_t i = 0; i < ARRAY_SIZE(names); i++)
-                if (arg_string(f, names[i]))
-                        return tess_err(err, EINVAL, "%s(%s:): Backend.AI's query expressions are not served", f->name,
-                                        names[i]);
-        return 0;
+        return resolve_item(c, "/admin/keypair-policies", "name", arg_string(f, "name") ?: c->who.resource_policy, ret,
+                            err);
 }
 
 /* ---- agents: GET /admin/agents' rows with what they run now ---- */
@@ -850,7 +975,7 @@ static int gql_agents(struct api_ctx *c, const struct gql_field *f, int64_t limi
         int64_t n;
         size_t i;
 
-        if (admin_list_of(c, "/admin/agents", UNPAGED_MAX, 0, &all, &n, err) < 0)
+        if (admin_list_of(c, "/admin/agents", NULL, UNPAGED_MAX, 0, &all, &n, err) < 0)
                 return -1;
         if (agents_use(c, &uses, err) < 0) {
                 json_decref(all);
@@ -1003,6 +1128,11 @@ static const struct {
         { "images", resolve_images },
         { "image", resolve_image },
         { "user", resolve_user },
+        { "user_from_uuid", resolve_user_from_uuid },
+        { "domain", resolve_domain },
+        { "group", resolve_group },
+        { "groups_by_name", resolve_groups_by_name },
+        { "scaling_group", resolve_scaling_group },
         { "keypair_resource_policy", resolve_policy },
         { "agent_list", resolve_agent_list },
         { "agents", resolve_agents },

@@ -43,4 +43,9 @@ struct api_ctx;
  * *err (EINVAL: a bad argument; ENOENT: an unknown root field). */
 int gql_resolve_root(struct api_ctx *c, const struct gql_field *f, json_t **ret, struct tess_error **err);
 
+/* A row of GET `path` (an /admin list route with a Backend.AI type:
+ * users, keypairs, domains, projects, resource groups, keypair policies)
+ * as that type: the objects mutations answer with (gql_mutations.c). */
+json_t *gql_admin_object(const char *path, const json_t *row);
+
 #endif

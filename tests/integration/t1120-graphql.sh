@@ -117,12 +117,6 @@ test_expect_success 'admin lists (backend.ai admin user/keypair/agent/domain/gro
         gql monitor "query { domains { name } }" && jq -e ".errors == null and (.data.domains | length) == 1" "$TMP/out"
 '
 
-test_expect_success 'mutations answer an error pointing to the REST routes; nothing changes' '
-        gql superadmin "mutation { delete_user(email: \"u2@gql.test\") { ok msg } }" && test "$CODE" = 200 &&
-        jq -e ".data.delete_user == null and (.errors[0].message | test(\"REST admin routes\"))" "$TMP/out" &&
-        test "$(db_sql "SELECT COUNT(*) FROM users WHERE email = '"'"'u2@gql.test'"'"'")" = 1
-'
-
 test_expect_success 'image references: registry/name:tag is one image, whichever way it was registered' '
         call superadmin POST /admin/images "{\"name\": \"cr.test/stable/python\", \"tag\": \"3.11\"}" &&
         test "$CODE" = 409 && jq -e ".title | test(\"cr.test/stable/python:3.11\")" "$TMP/out" &&

@@ -185,8 +185,8 @@ int model_project_id(struct manager *m, const char *domain, const char *name, ch
                      struct tess_error **err)
 {
         _cleanup_rows_ struct db_rows *rows = NULL;
-        int r = DBQ(m->db, "SELECT id FROM projects WHERE domain_name = ? AND name = ?", &rows, err, DB_TEXT(domain),
-                    DB_TEXT(name));
+        int r = DBQ(m->db, "SELECT id FROM projects WHERE domain_name = ? AND (name = ? OR id = ?)", &rows, err,
+                    DB_TEXT(domain), DB_TEXT(name), DB_TEXT(name));
         if (r < 0)
                 return r;
         if (rows->nrows == 0)

@@ -59,7 +59,7 @@ int model_rg_list(struct manager *m, const char *domain, const char *project_id,
 int model_rg_default(struct manager *m, const char *domain, const char *project_id, const char *access_key,
                      char *ret, size_t n, struct tess_error **err);
 
-/* The id of project `name` in `domain` into ret_id.  1 found, 0 not. */
+/* The id of project `name` (or id) in `domain` into ret_id.  1 found, 0 not. */
 int model_project_id(struct manager *m, const char *domain, const char *name, char ret_id[37],
                      struct tess_error **err);
 

@@ -86,7 +86,7 @@ struct field {
 struct filter {
         const char *param;
         const char *sql;    /* " AND u.email = ?" */
-        enum field_type type; /* FT_TEXT, or FT_TIME for ISO 8601 values */
+        enum field_type type; /* FT_TEXT; FT_TIME for ISO 8601 values; FT_BOOL for true/false (bound 1/0) */
 };
 
 /* Delete refused (409) while `sql` (each ? bound to the primary key)
@@ -198,10 +198,12 @@ int admin_exists(struct api_ctx *c, const char *sql, const char *value, struct t
 /* Find the row {key} names among those the caller sees: -ENOENT if none. */
 int admin_find(struct api_ctx *c, const struct entity *e, const char *key, struct db_rows **ret,
                struct tess_error **err);
-/* One page of the rows the caller sees, filtered by the entity's query
- * filters, as a JSON array (*ret_items, caller owns) and the total count. */
-int admin_list_rows(struct api_ctx *c, const struct entity *e, int64_t limit, int64_t offset, json_t **ret_items,
-                    int64_t *ret_total, struct tess_error **err);
+/* One page of the rows the caller sees, filtered by the entity's filters
+ * (values from `filters`, an object of strings, or when NULL from the
+ * query string), as a JSON array (*ret_items, caller owns) and the total
+ * count. */
+int admin_list_rows(struct api_ctx *c, const struct entity *e, const json_t *filters, int64_t limit, int64_t offset,
+                    json_t **ret_items, int64_t *ret_total, struct tess_error **err);
 /* Load a row by primary key (no visibility check). */
 int admin_load(struct api_ctx *c, const struct entity *e, const char *pk, struct db_rows **ret,
                struct tess_error **err);

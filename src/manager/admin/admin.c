@@ -77,8 +77,8 @@ static const struct entity *entity_of(const struct api_ctx *c)
         abort(); /* a route of admin_routes[] without an entity */
 }
 
-int admin_list_of(struct api_ctx *c, const char *path, int64_t limit, int64_t offset, json_t **ret_items,
-                  int64_t *ret_total, struct tess_error **err)
+int admin_list_of(struct api_ctx *c, const char *path, const json_t *filters, int64_t limit, int64_t offset,
+                  json_t **ret_items, int64_t *ret_total, struct tess_error **err)
 {
         const struct route *r = admin_routes, *asked = c->route;
         while (r->method && !(streq(r->method, "GET") && streq(r->pattern, path)))
@@ -88,7 +88,7 @@ int admin_list_of(struct api_ctx *c, const char *path, int64_t limit, int64_t of
         if (!api_role_may_use(c, r))
                 return tess_err(err, EACCES, "your role (%s) may not list %s", role_to_string(c->who.role), path + 7);
         c->route = r; /* the list's own rules (entity_of, its filters) */
-        int ret = admin_list_rows(c, entity_of(c), limit, offset, ret_items, ret_total, err);
+        int ret = admin_list_rows(c, entity_of(c), filters, limit, offset, ret_items, ret_total, err);
         c->route = asked;
         return ret;
 }
@@ -108,7 +108,8 @@ static void admin_list(struct api_ctx *c)
         int64_t limit, offset, total;
         json_t *items;
 
-        if (api_page(c, &limit, &offset, &err) < 0 || admin_list_rows(c, e, limit, offset, &items, &total, &err) < 0)
+        if (api_page(c, &limit, &offset, &err) < 0 ||
+            admin_list_rows(c, e, NULL, limit, offset, &items, &total, &err) < 0)
                 return api_fail(c, err);
         api_json(c, 200,
                  json_pack("{s:o, s:I, s:I, s:I}", "items", items, "total", (json_int_t)total, "limit",

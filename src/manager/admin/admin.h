@@ -10,9 +10,11 @@
 extern const struct route admin_routes[];
 
 /* One page of what GET `path` ("/admin/users", a list route of the table)
- * shows c's caller, under that route's roles and rules: for other ways
- * of asking (POST /admin/gql).  EACCES when the caller's role may not. */
-int admin_list_of(struct api_ctx *c, const char *path, int64_t limit, int64_t offset, json_t **ret_items,
-                  int64_t *ret_total, struct tess_error **err);
+ * shows c's caller, under that route's roles and rules, with `filters`
+ * (its query parameters as an object of strings, or NULL): for other
+ * ways of asking (POST /admin/gql).  EACCES when the caller's role may
+ * not. */
+int admin_list_of(struct api_ctx *c, const char *path, const json_t *filters, int64_t limit, int64_t offset,
+                  json_t **ret_items, int64_t *ret_total, struct tess_error **err);
 
 #endif

@@ -166,6 +166,7 @@ static const struct field agent_fields[] = {
 };
 
 static const struct filter agent_filters[] = {
+        { "id", " AND a.id = ?" },
         { "status", " AND a.status = ?" },
         { "resource_group", " AND a.resource_group = ?" },
         {},

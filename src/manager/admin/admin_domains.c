@@ -19,6 +19,12 @@ static const struct field domain_fields[] = {
         {},
 };
 
+static const struct filter domain_filters[] = {
+        { "name", " AND d.name = ?" },
+        { "is_active", " AND d.is_active = ?", FT_BOOL },
+        {},
+};
+
 static const struct in_use domain_in_use[] = {
         { "SELECT 1 FROM users WHERE domain_name = ? LIMIT 1", "still has users" },
         { "SELECT 1 FROM projects WHERE domain_name = ? LIMIT 1", "still has projects" },
@@ -35,6 +41,7 @@ const struct entity admin_domains = {
         .label = "name",
         .order = "d.name",
         .fields = domain_fields,
+        .filters = domain_filters,
         .in_use = domain_in_use,
         .domain_scope = "d.name = ?",
         .create_roles = ROLES_SUPER,

@@ -37,6 +37,8 @@ static const struct field keypair_fields[] = {
 
 static const struct filter keypair_filters[] = {
         { "user", " AND u.email = ?" },
+        { "domain", " AND u.domain_name = ?" },
+        { "is_active", " AND k.is_active = ?", FT_BOOL },
         {},
 };
 
@@ -241,6 +243,11 @@ static const struct field policy_fields[] = {
         {},
 };
 
+static const struct filter policy_filters[] = {
+        { "name", " AND r.name = ?" },
+        {},
+};
+
 static const struct in_use policy_in_use[] = {
         { "SELECT 1 FROM keypairs WHERE resource_policy = ? LIMIT 1", "is used by keypairs" },
         {},
@@ -256,6 +263,7 @@ const struct entity admin_policies = {
         .label = "name",
         .order = "r.name",
         .fields = policy_fields,
+        .filters = policy_filters,
         .in_use = policy_in_use,
         .create_roles = ROLES_SUPER,
         .update_roles = ROLES_SUPER,

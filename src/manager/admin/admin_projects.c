@@ -28,7 +28,10 @@ static const struct field project_fields[] = {
 };
 
 static const struct filter project_filters[] = {
+        { "id", " AND p.id = ?" },
+        { "name", " AND p.name = ?" },
         { "domain", " AND p.domain_name = ?" },
+        { "is_active", " AND p.is_active = ?", FT_BOOL },
         {},
 };
 
@@ -101,7 +104,7 @@ void admin_members_list(struct api_ctx *c)
         api_json(c, 200, answer);
 }
 
-/* Add (or remove) the users whose e-mails are in `list`. */
+/* Add (or remove) the users named in `list`, each by e-mail or id. */
 static int change_members(struct api_ctx *c, const char *project_id, const char *domain, const json_t *list,
                           bool add, struct tess_error **err)
 {
@@ -110,13 +113,13 @@ static int change_members(struct api_ctx *c, const char *project_id, const char 
 
         json_array_foreach(list, i, v) {
                 _cleanup_rows_ struct db_rows *user = NULL;
-                const char *email = json_string_value(v);
-                int r = DBQ(c->m->db, "SELECT id FROM users WHERE email = ? AND domain_name = ?", &user, err,
-                            DB_TEXT(email), DB_TEXT(domain));
+                const char *who = json_string_value(v);
+                int r = DBQ(c->m->db, "SELECT id FROM users WHERE (email = ? OR id = ?) AND domain_name = ?", &user,
+                            err, DB_TEXT(who), DB_TEXT(who), DB_TEXT(domain));
                 if (r < 0)
                         return r;
                 if (user->nrows == 0)
-                        return tess_err(err, EINVAL, "user '%s' does not exist in domain '%s'", email, domain);
+                        return tess_err(err, EINVAL, "user '%s' does not exist in domain '%s'", who, domain);
                 r = add ? model_add_member(c->m, project_id, db_get(user, 0, 0), err)
                         : model_remove_member(c->m, project_id, db_get(user, 0, 0), err);
                 if (r < 0)

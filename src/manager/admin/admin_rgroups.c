@@ -110,6 +110,12 @@ static int rgroup_access_json(struct api_ctx *c, const struct db_rows *rows, int
         return 0;
 }
 
+static const struct filter rgroup_filters[] = {
+        { "name", " AND g.name = ?" },
+        { "is_active", " AND g.is_active = ?", FT_BOOL },
+        {},
+};
+
 const struct entity admin_rgroups = {
         .path = "/admin/resource-groups",
         .noun = "resource group",
@@ -120,6 +126,7 @@ const struct entity admin_rgroups = {
         .label = "name",
         .order = "g.name",
         .fields = rgroup_fields,
+        .filters = rgroup_filters,
         .in_use = rgroup_in_use,
         .domain_scope =
                 "EXISTS (SELECT 1 FROM resource_group_domains x WHERE x.resource_group = g.name AND x.domain_name = ?)"

@@ -150,28 +150,46 @@ int admin_find_for_change(struct api_ctx *c, const struct entity *e, struct db_r
         return admin_only_keys(c->body, NAMES("add", "remove"), "", err);
 }
 
-static int add_filters(struct api_ctx *c, const struct entity *e, struct buf *where, struct db_arg *args,
-                       int *nargs, struct tess_error **err)
+/* The list's filters: from `given` (param -> string) when not NULL,
+ * else the query string. */
+static int add_filters(struct api_ctx *c, const struct entity *e, const json_t *given, struct buf *where,
+                       struct db_arg *args, int *nargs, struct tess_error **err)
 {
+        const char *key;
+        json_t *v;
+
+        json_object_foreach((json_t *)given, key, v) { /* a filter the code names exists */
+                const struct filter *f = e->filters;
+                while (f && f->param && !streq(f->param, key))
+                        f++;
+                if (!f || !f->param)
+                        return tess_err(err, EINVAL, "%s cannot be filtered by '%s'", e->path, key);
+        }
         for (const struct filter *f = e->filters; f && f->param; f++) {
-                const char *v = http_query(c->req, f->param);
+                const char *v = given ? json_string_value(json_object_get(given, f->param)) : http_query(c->req, f->param);
                 int64_t t;
 
                 if (!v)
                         continue;
-                if (f->type != FT_TIME) {
-                        admin_where(where, args, nargs, f->sql, DB_TEXT(v));
-                        continue;
+                switch (f->type) {
+                case FT_TIME:
+                        if (time_parse(v, &t, NULL) < 0)
+                                return tess_err(err, EINVAL, "'%s' must be an ISO 8601 time", f->param);
+                        admin_where(where, args, nargs, f->sql, DB_INT(t));
+                        break;
+                case FT_BOOL:
+                        if (!streq(v, "true") && !streq(v, "false"))
+                                return tess_err(err, EINVAL, "'%s' must be true or false", f->param);
+                        admin_where(where, args, nargs, f->sql, DB_INT(streq(v, "true")));
+                        break;
+                default: admin_where(where, args, nargs, f->sql, DB_TEXT(v));
                 }
-                if (time_parse(v, &t, NULL) < 0)
-                        return tess_err(err, EINVAL, "'%s' must be an ISO 8601 time", f->param);
-                admin_where(where, args, nargs, f->sql, DB_INT(t));
         }
         return 0;
 }
 
-int admin_list_rows(struct api_ctx *c, const struct entity *e, int64_t limit, int64_t offset, json_t **ret_items,
-                    int64_t *ret_total, struct tess_error **err)
+int admin_list_rows(struct api_ctx *c, const struct entity *e, const json_t *filters, int64_t limit, int64_t offset,
+                    json_t **ret_items, int64_t *ret_total, struct tess_error **err)
 {
         _cleanup_(buf_release) struct buf where = BUF_INIT, q = BUF_INIT, cq = BUF_INIT;
         _cleanup_rows_ struct db_rows *rows = NULL, *count = NULL;
@@ -181,7 +199,7 @@ int admin_list_rows(struct api_ctx *c, const struct entity *e, int64_t limit, in
         buf_puts(&where, " WHERE 1 = 1");
         if (!add_scope(c, e, &where, args, &nargs))
                 return tess_err(err, EACCES, "your role may not list these");
-        r = add_filters(c, e, &where, args, &nargs, err);
+        r = add_filters(c, e, filters, &where, args, &nargs, err);
         if (r < 0)
                 return r;
         buf_puts(&cq, "SELECT COUNT(*)");

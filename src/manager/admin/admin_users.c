@@ -41,6 +41,9 @@ static const struct field user_fields[] = {
 };
 
 static const struct filter user_filters[] = {
+        { "id", " AND u.id = ?" },
+        { "email", " AND u.email = ?" },
+        { "project", " AND EXISTS (SELECT 1 FROM project_members pm WHERE pm.user_id = u.id AND pm.project_id = ?)" },
         { "domain", " AND u.domain_name = ?" },
         { "role", " AND u.role = ?" },
         { "status", " AND u.status = ?" },

@@ -8,6 +8,7 @@
 #include "common/log.h"
 #include "common/vfolder_hosts.h"
 #include "manager/api/api.h"
+#include "manager/api/subcall.h"
 #include "manager/core/manager.h"
 #include "manager/http/http.h"
 
@@ -36,6 +37,8 @@ enum role role_from_string(const char *s)
 
 static void reply_json_text(struct api_ctx *c, unsigned status, const char *ctype, json_t *body)
 {
+        if (api_is_subcall(c))
+                return api_subcall_answer(c, status, body);
         char *text = json_dumps(body, JSON_COMPACT);
         if (!text)
                 abort();

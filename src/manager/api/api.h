@@ -77,6 +77,8 @@ struct api_ctx {
         void *state;
         void (*state_free)(void *state);
         void (*on_shutdown)(struct api_ctx *ctx); /* answer a parked request */
+        struct subcall *sub;                      /* a route run by api_subcall (subcall.h), or NULL */
+        struct api_ctx *subcall_child;            /* the subcall this request waits for, or NULL */
 };
 
 typedef void (*api_handler_fn)(struct api_ctx *ctx);
@@ -121,6 +123,11 @@ void api_dispatch_apps(struct http_req *req, void *data);
 void api_admit(struct http_req *req, void *data);
 void api_admit_apps(struct http_req *req, void *data);
 void api_request_done(struct http_req *req, void *data);
+/* What the end of a request does but for the HTTP side (dispatch.c):
+ * the audit entry and the revocation checks of a write, then freeing
+ * what the handler held. */
+void api_record_outcome(struct manager *m, struct api_ctx *c, unsigned status);
+void api_ctx_release(struct manager *m, struct api_ctx *c);
 void api_request_abort(struct http_req *req, void *data);
 /* The largest body a request may send (http_server_opts.body_limit). */
 size_t api_body_limit(const char *method, const char *path, void *data);
@@ -144,6 +151,12 @@ void api_fail(struct api_ctx *c, struct tess_error *err);
  * about 3 s by default, and Backend.AI's SDK reads it as seconds. */
 void api_event_stream_start(struct api_ctx *c);
 #define API_EVENT_STREAM_OPENED ": open\n\n"
+
+/* Park the request to answer later, then answer and api_resume(): the
+ * same as http_suspend/http_resume, which also works for a route run as
+ * a subcall (subcall.h). */
+void api_suspend(struct api_ctx *c);
+void api_resume(struct api_ctx *c);
 
 /* Problem body as text (used for streaming / late answers). */
 char *api_problem_text(unsigned status, const char *kind, const char *title);

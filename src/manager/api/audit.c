@@ -7,6 +7,7 @@
 #include "common/timeutil.h"
 #include "manager/api/api.h"
 #include "manager/api/audit.h"
+#include "manager/api/subcall.h"
 #include "manager/core/manager.h"
 #include "manager/db/db.h"
 #include "manager/http/http.h"
@@ -114,9 +115,9 @@ void audit_record(struct manager *m, const struct api_ctx *c, unsigned status)
         e->access_key = dup_or_null(c->who.access_key);
         e->user_id = dup_or_null(c->who.user_id);
         e->remote_addr = dup_or_null(http_remote_addr(c->req));
-        e->method = xstrdup(http_method(c->req));
-        e->path = xstrdup(http_path(c->req));
-        e->action = xasprintf("%s %s", http_method(c->req), c->route->pattern);
+        e->method = xstrdup(api_method(c));
+        e->path = xstrdup(api_path(c));
+        e->action = xasprintf("%s %s", api_method(c), c->route->pattern);
         e->target = dup_or_null(c->audit_target);
         if (a->n == AUDIT_BATCH)
                 audit_flush(m);

@@ -14,6 +14,7 @@
 #include "manager/api/auth.h"
 #include "manager/api/held_conn.h"
 #include "manager/api/server_state.h"
+#include "manager/api/subcall.h"
 #include "manager/api/web_session.h"
 #include "manager/core/events.h"
 #include "manager/core/manager.h"
@@ -330,26 +331,23 @@ void api_request_abort(struct http_req *req, void *data UNUSED)
                 c->on_shutdown(c);
 }
 
-void api_request_done(struct http_req *req, void *data)
+void api_record_outcome(struct manager *m, struct api_ctx *c, unsigned status)
 {
-        struct manager *m = data;
-        struct api_ctx *c = http_get_user(req);
-        double secs = (double)(monotonic_usec() - http_start_usec(req)) / 1e6;
-        unsigned status = http_reply_status(req);
-
-        metrics_observe_request(m->metrics, c && c->route ? c->route->pattern : "unmatched", http_method(req), status,
-                                secs);
-        if (c && c->route && c->authenticated && (!(c->route->flags & ROUTE_READ) || m->conf.audit_reads))
+        if (c->route && c->authenticated && (!(c->route->flags & ROUTE_READ) || m->conf.audit_reads))
                 audit_record(m, c, status);
         /* a change to users, keypairs, policies or domains may revoke access */
-        if (c && c->route && !(c->route->flags & ROUTE_READ) && status < 400 &&
+        if (c->route && !(c->route->flags & ROUTE_READ) && status < 400 &&
             (strncmp(c->route->pattern, "/admin/", 7) == 0 || strncmp(c->route->pattern, "/auth/", 6) == 0 ||
              strncmp(c->route->pattern, "/server/logout", 14) == 0)) {
                 auth_cache_clear(m->authcache);
                 held_conns_check_soon(m);
         }
-        if (!c)
-                return;
+}
+
+void api_ctx_release(struct manager *m, struct api_ctx *c)
+{
+        if (c->subcall_child) /* the client left while a subcall waited */
+                api_ctx_release(m, c->subcall_child);
         if (c->listener_id)
                 events_unlisten(m->events, c->listener_id);
         if (c->timer_id)
@@ -360,5 +358,22 @@ void api_request_done(struct http_req *req, void *data)
                 free(c->param[i]);
         json_decref(c->body);
         free(c->password_hash);
+        if (c->sub)
+                api_subcall_forget(c);
         free(c);
+}
+
+void api_request_done(struct http_req *req, void *data)
+{
+        struct manager *m = data;
+        struct api_ctx *c = http_get_user(req);
+        double secs = (double)(monotonic_usec() - http_start_usec(req)) / 1e6;
+        unsigned status = http_reply_status(req);
+
+        metrics_observe_request(m->metrics, c && c->route ? c->route->pattern : "unmatched", http_method(req), status,
+                                secs);
+        if (!c)
+                return;
+        api_record_outcome(m, c, status);
+        api_ctx_release(m, c);
 }

@@ -58,7 +58,7 @@ static void on_shutdown(struct api_ctx *c)
         struct check *k = c->state;
         k->c = NULL;
         api_problem(c, 503, "service-unavailable", "the manager is stopping");
-        http_resume(c->req);
+        api_resume(c);
 }
 
 static void work(struct worker *w UNUSED, void *data)
@@ -84,7 +84,7 @@ static void checked(struct manager *m, void *data, void *msg UNUSED)
                 k->new_hash = NULL;
                 c->on_shutdown = NULL;
                 k->done(c, k->ok, h, k->data);
-                http_resume(c->req);
+                api_resume(c);
         }
         check_unref(k); /* the thread's */
         start_next(m);
@@ -111,7 +111,7 @@ static void start_next(struct manager *m)
                         c->on_shutdown = NULL;
                         api_problem(c, 503, "service-unavailable", "cannot check the password now: %s", err->msg);
                         http_add_header(c->req, "Retry-After", "1");
-                        http_resume(c->req);
+                        api_resume(c);
                         tess_error_free(err);
                         check_unref(k);
                 }
@@ -141,7 +141,7 @@ void password_check(struct api_ctx *c, const char *password, const char *stored,
         c->state = k;
         c->state_free = ctx_released;
         c->on_shutdown = on_shutdown;
-        http_suspend(c->req);
+        api_suspend(c);
         *queue_tail = k;
         queue_tail = &k->next;
         waiting++;
