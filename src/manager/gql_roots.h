@@ -10,10 +10,18 @@
  *   images(is_installed, is_operation)             [Image]
  *   image(reference, architecture)                 Image
  *   user(email)                 User: the caller's own, or (admins) another
+ *   user_from_uuid(user_id)     User: the same, by id
+ *   domain(name)                Domain (default: the caller's)
+ *   group(id)                   Group
+ *   groups_by_name(name, domain_name)               [Group]
+ *   scaling_group(name)         ScalingGroup
  *   user_list, keypair_list(limit, offset)          {items, total_count}
  *   users, keypairs, domains, groups, scaling_groups,
  *   keypair_resource_policies   [...] what the /admin/... list routes show
- *                               the caller (admins; others get an error)
+ *                               the caller (admins; others get an error),
+ *                               their arguments (domain_name, group_id,
+ *                               status, email, is_active, name) as the
+ *                               routes' filters
  *   keypair_resource_policy(name)  KeyPairResourcePolicy (default: the
  *                               caller's keypair's), as the list shows it
  *   agent_list(limit, offset, status, scaling_group)   AgentList
