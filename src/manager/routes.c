@@ -72,6 +72,9 @@ const struct route api_routes[] = {
           "Freeze the service for maintenance (no new sessions or folders; force_kill ends every session) or "
           "unfreeze it",
           "manager" },
+        { "POST", "/manager/scheduler/operation", api_scheduler_operation, ROUTE_SUPERADMIN,
+          "Include agents in scheduling or exclude them ({op: include-agents or exclude-agents, args: [agent ids]})",
+          "manager" },
         { "POST", "/logs/error", api_error_log_append, ROUTE_SELF,
           "Report a client's error ({severity, source, message, context_lang, context_env, request_url, "
           "request_status, traceback}), kept with the caller's user and domain",

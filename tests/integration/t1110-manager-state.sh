@@ -1,5 +1,5 @@
 #!/bin/bash
-test_description='Backend.AI'"'"'s /manager routes: the announcement every CLI command fetches (anyone reads it, only a superadmin posts or takes it down), and the service'"'"'s status: a superadmin freezes it for maintenance (no new sessions or folders, 503 server-frozen, for every role), force_kill ends every session, unfreezing lets creation through again'
+test_description='Backend.AI'"'"'s /manager routes: the announcement every CLI command fetches (anyone reads it, only a superadmin posts or takes it down), and the service'"'"'s status: a superadmin freezes it for maintenance (no new sessions or folders, 503 server-frozen, for every role), force_kill ends every session, unfreezing lets creation through again; scheduler operations include and exclude agents'
 . "$(dirname "$0")/../lib/test-lib.sh"
 . "$(dirname "$0")/../lib/roles.sh"
 
@@ -94,6 +94,31 @@ test_expect_success 'force_kill ends every session: pending ones are cancelled' 
         test "$(db_sql "SELECT COUNT(*) FROM sessions WHERE status = '"'"'CANCELLED'"'"' AND status_info = '"'"'force-killed-by-freeze'"'"'")" = 2 &&
         call superadmin GET /manager/status && jq -e ".active_sessions == 0 and .status == \"frozen\"" "$TMP/out" &&
         call superadmin PUT /manager/status "{\"status\": \"running\"}" && test "$CODE" = 204
+'
+
+test_expect_success 'scheduler operation exclude-agents / include-agents sets the agents'"'"' schedulable flag, as the CLI sends it' '
+        agent_register a1 "{\"cpu\": 4, \"mem\": \"8g\"}" && agent_register a2 "{\"cpu\": 4, \"mem\": \"8g\"}" &&
+        call superadmin POST /manager/scheduler/operation "{\"op\": \"exclude-agents\", \"args\": [\"a1\", \"a2\"]}" &&
+        test "$CODE" = 204 &&
+        test "$(db_sql "SELECT COUNT(*) FROM agents WHERE schedulable = 0")" = 2 &&
+        call superadmin POST /manager/scheduler/operation "{\"op\": \"include-agents\", \"args\": [\"a2\"]}" &&
+        test "$CODE" = 204 &&
+        call superadmin GET /admin/agents/a2 && jq -e ".schedulable == true" "$TMP/out" &&
+        call superadmin GET /admin/agents/a1 && jq -e ".schedulable == false" "$TMP/out" &&
+        call superadmin GET "/admin/audit-log?action=PATCH%20/admin/agents/%7Bid%7D" &&
+        jq -e "[.items[].path] | sort == [\"/admin/agents/a1\", \"/admin/agents/a2\", \"/admin/agents/a2\"]" "$TMP/out"
+'
+
+test_expect_success 'scheduler operations: superadmins only; an unknown agent is a 404 after the ones before it; bad bodies a 400' '
+        call admin POST /manager/scheduler/operation "{\"op\": \"include-agents\", \"args\": [\"a1\"]}" &&
+        test "$CODE" = 403 &&
+        call superadmin POST /manager/scheduler/operation "{\"op\": \"include-agents\", \"args\": [\"a1\", \"nope\"]}" &&
+        test "$CODE" = 404 && jq -e ".title | test(\"nope\")" "$TMP/out" &&
+        test "$(db_sql "SELECT schedulable FROM agents WHERE id = '"'"'a1'"'"'")" = 1 &&
+        call superadmin POST /manager/scheduler/operation "{\"op\": \"drain\", \"args\": []}" && test "$CODE" = 400 &&
+        call superadmin POST /manager/scheduler/operation "{\"op\": \"include-agents\", \"args\": \"a1\"}" &&
+        test "$CODE" = 400 &&
+        call superadmin POST /manager/scheduler/operation "{\"op\": \"include-agents\", \"args\": [1]}" && test "$CODE" = 400
 '
 
 test_done

@@ -56,6 +56,7 @@ GET /manager/announcement               -                       | 200 200 200 20
 POST /manager/announcement              {"enabled":true,"message":"walk"} | 403 403 403 403 204
 GET /manager/status                     -                       | 403 403 403 403 200
 PUT /manager/status                     {"status":"running"}    | 403 403 403 403 204
+POST /manager/scheduler/operation       {"op":"include-agents","args":[]} | 403 403 403 403 204
 POST /logs/error                        {"severity":"error","source":"walk","message":"m","context_lang":"js","context_env":"{}"} | 200 200 200 200 200
 GET /logs/error                         -                       | 200 200 200 200 200
 GET /logs/error?page_size=0             -                       | 400 400 400 400 400
