@@ -68,6 +68,7 @@ void api_manager_status_get(struct api_ctx *c);
 void api_manager_status_set(struct api_ctx *c);
 void api_admin_gql(struct api_ctx *c); /* api_gql.c: POST /admin/gql */
 void api_scheduler_operation(struct api_ctx *c); /* api_scheduler_op.c */
+void api_not_served(struct api_ctx *c);          /* api_not_served.c: 501 with what to use instead */
 void api_config_resource_slots(struct api_ctx *c); /* api_config.c */
 void api_config_docker_registries(struct api_ctx *c);
 void api_web_static(struct api_ctx *c);   /* web_static.c */

@@ -1,5 +1,5 @@
 #!/bin/bash
-test_description='a user'"'"'s quota is the user'"'"'s: sessions and slots of all its keypairs count against the policy; keypairs per user capped, self-service keypairs need the password and may be forbidden, users never choose keys; max_concurrent_sessions 0 is unlimited; a user'"'"'s priority is capped by its policy'
+test_description='a user'"'"'s quota is the user'"'"'s: sessions and slots of all its keypairs count against the policy; keypairs per user capped, self-service keypairs need the password and may be forbidden, users never choose keys; max_concurrent_sessions 0 is unlimited; a user'"'"'s priority is capped by its policy; recalculate-usage recounts agents'"'"' occupancy'
 . "$(dirname "$0")/../lib/test-lib.sh"
 
 command -v jq >/dev/null 2>&1 || skip_all "needs jq"
@@ -143,6 +143,19 @@ test_expect_success 'the CLI sets and shows the new policy fields' '
                 --max-session-priority 20 >"$TMP/cli" 2>&1 &&
         api GET /admin/keypair-policies/one && expect 200 &&
         jq -e ".max_keypairs_per_user == 7 and .allow_user_keypairs == true and .max_session_priority == 20" "$TMP/out"
+'
+
+test_expect_success 'recalculate-usage (backend.ai admin resource recalculate-usage) recounts an agent'"'"'s occupancy from its kernels' '
+        USED=$(db_sql "SELECT occupied_slots FROM agents WHERE id = '"'"'a1'"'"'") &&
+        jq -e ".cpu != null" <<<"$USED" &&
+        db_sql "UPDATE agents SET occupied_slots = '"'"'{\"cpu\": \"999\"}'"'"' WHERE id = '"'"'a1'"'"'" &&
+        api POST /resource/recalculate-usage && expect 200 &&
+        for _ in $(seq 1 50); do
+                test "$(db_sql "SELECT occupied_slots FROM agents WHERE id = '"'"'a1'"'"'")" = "$USED" && break
+                sleep 0.1
+        done &&
+        test "$(db_sql "SELECT occupied_slots FROM agents WHERE id = '"'"'a1'"'"'")" = "$USED" &&
+        as u2 POST /resource/recalculate-usage && expect 403
 '
 
 test_done

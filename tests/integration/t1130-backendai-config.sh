@@ -38,4 +38,14 @@ test_expect_success 'GraphQL user: the caller'"'"'s own; another'"'"'s only for 
         jq -e ".data.user == null and (.errors[0].message | test(\"may not list users\"))" "$TMP/out"
 '
 
+test_expect_success 'etcd (/config/get|set|delete) and the agent watcher (/resource/watcher...): 501 saying what Tessera has instead' '
+        call superadmin POST /config/get "{\"key\": \"config/docker/registry\", \"prefix\": true}" && test "$CODE" = 501 &&
+        jq -e ".type | endswith(\"not-implemented\")" "$TMP/out" && jq -e ".title | test(\"no etcd\") and test(\"--config\")" "$TMP/out" &&
+        call superadmin POST /config/set "{\"key\": \"a\", \"value\": \"b\"}" && test "$CODE" = 501 &&
+        call superadmin GET /resource/watcher "{\"agent_id\": \"i-1\"}" && test "$CODE" = 501 &&
+        jq -e ".title | test(\"no watcher\") and test(\"/admin/agents\")" "$TMP/out" &&
+        call superadmin POST /resource/watcher/agent/restart "{\"agent_id\": \"i-1\"}" && test "$CODE" = 501 &&
+        call user POST /config/get "{\"key\": \"a\"}" && test "$CODE" = 403
+'
+
 test_done

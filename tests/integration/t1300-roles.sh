@@ -52,6 +52,12 @@ POST /auth/update-password              {"old_password":"wrong-password","new_pa
 GET /config/resource-slots              -                       | 200 200 200 200 200
 GET /config/vfolder-types               -                       | 200 200 200 200 200
 GET /config/docker-registries           -                       | 403 403 403 403 200
+POST /config/get                        {"key":"config/docker"} | 403 403 403 403 501
+POST /config/set                        {"key":"a","value":"b"} | 403 403 403 403 501
+POST /config/delete                     {"key":"a"}             | 403 403 403 403 501
+GET /resource/watcher                   -                       | 403 403 403 403 501
+POST /resource/recalculate-usage        -                       | 403 403 403 403 200
+POST /resource/watcher/agent/restart    {"agent_id":"a1"}       | 403 403 403 403 501
 GET /manager/announcement               -                       | 200 200 200 200 200
 POST /manager/announcement              {"enabled":true,"message":"walk"} | 403 403 403 403 204
 GET /manager/status                     -                       | 403 403 403 403 200

@@ -115,7 +115,7 @@ GET ^/events/background-task$|^/background-tasks/ | tested below: a task of ever
 [A-Z]+ ^/folders                             | the caller's own folders, invitations, tokens: t1300, t3210, t3220
 [A-Z]+ ^/admin/                              | admin tables by domain (admin_rows.c): every role in t1300
 [A-Z]+ ^/manager/                            | the whole service's announcement and status: nobody's own, superadmins write (t1300, t1110)
-GET ^/config/                                | the service's configuration, nobody's own (t1300, t1130)
+[A-Z]+ ^/config/                             | the service's configuration, nobody's own (t1300, t1130)
 [A-Z]+ ^/images$|^/resource/|^/projects$|^/scaling-groups$ | the caller's own scopes and usage (t1300, t1310, t1400)
 EOF
 

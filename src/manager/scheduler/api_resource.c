@@ -1,4 +1,5 @@
-/* api_resource.c - /resource/presets and /resource/check-presets.
+/* api_resource.c - /resource/presets, /resource/check-presets and
+ * /resource/recalculate-usage.
  *
  * check-presets answers, for the caller's keypair, the given project and
  * resource group: limits, what is in use and what remains (unlimited is
@@ -172,4 +173,15 @@ void api_resource_check_presets(struct api_ctx *c)
                            slots_to_json(&kp_rem), "group_limits", slots_to_json(&g_limit), "group_using",
                            slots_to_json(&g_used), "group_remaining", slots_to_json(&g_rem),
                            "scaling_group_remaining", slots_to_json(&rg_rem), "scaling_groups", sgs));
+}
+
+/* POST /resource/recalculate-usage: superadmins.  Backend.AI keeps counters
+ * of what agents and keypairs hold and this recounts them; Tessera's
+ * scheduler counts from the kernels at every pass and stores each agent's
+ * occupied_slots when they differ, so this asks for a pass now, which
+ * sets what GET /admin/agents shows right within moments. */
+void api_resource_recalculate(struct api_ctx *c)
+{
+        scheduler_kick(c->m);
+        api_json(c, 200, json_object());
 }

@@ -37,5 +37,6 @@ void scheduler_kick(struct manager *m);
  * (api_resource.c). */
 void api_resource_presets(struct api_ctx *c);
 void api_resource_check_presets(struct api_ctx *c);
+void api_resource_recalculate(struct api_ctx *c);
 
 #endif
