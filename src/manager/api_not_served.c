@@ -11,7 +11,13 @@
  *       Backend.AI runs a watcher daemon beside each agent; a Tessera
  *       agent is a process of its node, started and stopped there by
  *       whatever supervises it (a restart keeps the containers), and the
- *       manager shows its state. */
+ *       manager shows its state.
+ *   /folders/_/mounts (POST, DELETE), /folders/_/fstab, /folders/_/perf-metric
+ *   (`backend.ai admin vfolder mount-host / umount-host / get-fstab-contents
+ *   / perf-metric`)
+ *       A Tessera folder host is a directory of the config, mounted by the
+ *       node's own fstab when it is a network file system; the API mounts
+ *       nothing and measures no storage. */
 #include "common/compat.h"
 
 #include "manager/api/api.h"
@@ -24,6 +30,12 @@ static const struct {
                       "tessera agent --config; --print-config shows it), and what the whole service shares has "
                       "routes of its own: /config/resource-slots, /config/docker-registries, "
                       "/admin/container-registries, /manager/announcement, /manager/status" },
+        { "/folders/_/perf-metric", "Tessera measures no storage performance: a folder host is a directory "
+                                    "(local, or a network mount the same on every node), whose capacity and use "
+                                    "GET /folders/_/all-hosts shows; use the storage's own tools for its I/O" },
+        { "/folders/_/", "Tessera mounts nothing through the API: a folder host is a directory named in the "
+                         "vfolder_hosts of the manager's and every agent's config, mounted (if it is a network "
+                         "file system) by the node's own /etc/fstab; GET /folders/_/mounts lists them" },
         { "/resource/watcher", "Tessera's agents have no watcher: an agent (tessera agent) is started, stopped and "
                                "restarted on its node by whatever supervises it there, and a restart keeps its "
                                "running containers; GET /admin/agents/{id} shows its state, and "

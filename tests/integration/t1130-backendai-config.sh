@@ -45,7 +45,20 @@ test_expect_success 'etcd (/config/get|set|delete) and the agent watcher (/resou
         call superadmin GET /resource/watcher "{\"agent_id\": \"i-1\"}" && test "$CODE" = 501 &&
         jq -e ".title | test(\"no watcher\") and test(\"/admin/agents\")" "$TMP/out" &&
         call superadmin POST /resource/watcher/agent/restart "{\"agent_id\": \"i-1\"}" && test "$CODE" = 501 &&
-        call user POST /config/get "{\"key\": \"a\"}" && test "$CODE" = 403
+        call user POST /config/get "{\"key\": \"a\"}" && test "$CODE" = 403 &&
+        call superadmin POST /folders/_/mounts "{\"name\": \"nfs1\", \"fs_location\": \"10.0.0.1:/x\"}" &&
+        test "$CODE" = 501 && jq -e ".title | test(\"mounts nothing\") and test(\"fstab\")" "$TMP/out" &&
+        call superadmin DELETE /folders/_/mounts "{\"name\": \"nfs1\"}" && test "$CODE" = 501 &&
+        call superadmin GET /folders/_/fstab && test "$CODE" = 501 &&
+        call superadmin GET /folders/_/perf-metric "{\"folder_host\": \"local\"}" && test "$CODE" = 501 &&
+        jq -e ".title | test(\"all-hosts\")" "$TMP/out"
+'
+
+test_expect_success 'list-mounts (GET /folders/_/mounts): the folder hosts, NAME: PATH, superadmins only' '
+        call superadmin GET /folders/_/mounts && test "$CODE" = 200 &&
+        jq -e ".manager.success == true and .manager.message == \"\" and (.manager.mounts | length) >= 1 and .agents == {}" "$TMP/out" &&
+        jq -e ".manager.mounts[0] | test(\"^local: /\")" "$TMP/out" &&
+        call user GET /folders/_/mounts && test "$CODE" = 403
 '
 
 test_done

@@ -57,6 +57,11 @@ POST /config/set                        {"key":"a","value":"b"} | 403 403 403 40
 POST /config/delete                     {"key":"a"}             | 403 403 403 403 501
 GET /resource/watcher                   -                       | 403 403 403 403 501
 POST /resource/recalculate-usage        -                       | 403 403 403 403 200
+GET /folders/_/mounts                   -                       | 403 403 403 403 200
+POST /folders/_/mounts                  {"name":"x","fs_location":"y"} | 403 403 403 403 501
+DELETE /folders/_/mounts                {"name":"x"}            | 403 403 403 403 501
+GET /folders/_/fstab                    -                       | 403 403 403 403 501
+GET /folders/_/perf-metric              -                       | 403 403 403 403 501
 POST /resource/watcher/agent/restart    {"agent_id":"a1"}       | 403 403 403 403 501
 GET /manager/announcement               -                       | 200 200 200 200 200
 POST /manager/announcement              {"enabled":true,"message":"walk"} | 403 403 403 403 204

@@ -41,6 +41,7 @@
 const struct route vfolder_routes[] = {
         { "GET", "/folders/_/hosts", api_vfolder_hosts, ROUTE_READ, "Storage hosts the caller may use, with its permissions", "vfolder" },
         { "GET", "/folders/_/all-hosts", api_vfolder_all_hosts, ROUTE_SUPERADMIN | ROUTE_READ, "Every configured storage host", "vfolder" },
+        { "GET", "/folders/_/mounts", api_vfolder_mounts, ROUTE_SUPERADMIN | ROUTE_READ, "The storage hosts' directories (Backend.AI's list-mounts)", "vfolder" },
         { "GET", "/folders/_/allowed-types", api_vfolder_allowed_types, ROUTE_READ, "Folder ownership types", "vfolder" },
         /* the spellings of Backend.AI's SDK 22.03 (func/vfolder.py) */
         { "GET", "/folders/_/all_hosts", api_vfolder_all_hosts, ROUTE_SUPERADMIN | ROUTE_READ, "Every configured storage host (Backend.AI's spelling)", "vfolder" },
@@ -527,6 +528,24 @@ void api_vfolder_all_hosts(struct api_ctx *c)
         api_json(c, 200,
                  json_pack("{s:s, s:o, s:o}", "default", c->m->conf.vfolder_default_host, "allowed", all,
                            "volume_info", info));
+}
+
+/* GET /folders/_/mounts: Backend.AI's `admin vfolder list-mounts`, whose
+ * manager, storage proxy and agents each mount folder hosts.  Tessera's
+ * hosts are the directories of the config's vfolder_hosts, the same on
+ * the manager (which serves the files) and on every agent (which mounts
+ * them into sessions): one list, "NAME: PATH", under "manager"; there is
+ * no storage proxy, and agents have no mounts of their own to list. */
+void api_vfolder_mounts(struct api_ctx *c)
+{
+        json_t *mounts = json_array();
+
+        for (size_t i = 0; i < c->m->vfolder_hosts.n; i++)
+                json_array_append_new(mounts, json_sprintf("%s: %s", c->m->vfolder_hosts.v[i].name,
+                                                           c->m->vfolder_hosts.v[i].path));
+        api_json(c, 200,
+                 json_pack("{s:{s:b, s:o, s:s}, s:{}}", "manager", "success", 1, "mounts", mounts, "message", "",
+                           "agents"));
 }
 
 void api_vfolder_allowed_types(struct api_ctx *c)

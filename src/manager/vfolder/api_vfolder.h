@@ -30,6 +30,7 @@ void api_vfolder_restore(struct api_ctx *c);
 void api_vfolder_purge(struct api_ctx *c);
 void api_vfolder_hosts(struct api_ctx *c);
 void api_vfolder_all_hosts(struct api_ctx *c);
+void api_vfolder_mounts(struct api_ctx *c);
 void api_vfolder_allowed_types(struct api_ctx *c);
 
 void api_vfolder_clone(struct api_ctx *c); /* api_vfolder_clone.c */
