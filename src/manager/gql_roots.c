@@ -160,36 +160,55 @@ static json_t *json_column(const char *text)
 }
 
 /* The session's kernels as ComputeContainer objects. */
-static int session_containers(struct api_ctx *c, const char *session, json_t **ret, struct tess_error **err)
+#define KERNEL_COLUMNS                                                                                        \
+        "SELECT id, session_id, cluster_role, cluster_idx, cluster_hostname, agent_id, status, status_info,"   \
+        " status_data, status_history, image, occupied_slots, container_id FROM kernels"
+
+/* Row i of KERNEL_COLUMNS as a ComputeContainer. */
+static json_t *compute_container(const struct db_rows *k, int i)
 {
+        const char *status = db_getn(k, i, "status");
+        json_t *history = json_column(db_getn(k, i, "status_history"));
+        json_t *o = json_pack(
+                "{s:s, s:s, s:s, s:s?, s:I, s:s?, s:s?, s:s, s:s?, s:o, s:O?, s:s, s:s, s:o, s:n, s:n, s:n,"
+                " s:s?}",
+                "__typename", "ComputeContainer", "id", db_getn(k, i, "id"), "session_id", db_getn(k, i, "session_id"),
+                "cluster_role", db_getn(k, i, "cluster_role"), "cluster_idx", (json_int_t)db_get_int(k, i, "cluster_idx"),
+                "cluster_hostname", db_getn(k, i, "cluster_hostname"), "agent", db_getn(k, i, "agent_id"), "status",
+                status, "status_info", db_getn(k, i, "status_info"), "status_data",
+                json_string(db_getn(k, i, "status_data")), "status_changed", json_object_get(history, status), "image",
+                db_getn(k, i, "image"), "registry", "", "occupied_slots", json_string(db_getn(k, i, "occupied_slots")),
+                "resource_opts", "live_stat", "last_stat", "container_id", db_getn(k, i, "container_id"));
+        json_object_set(o, "role", json_object_get(o, "cluster_role"));
+        json_object_set(o, "idx", json_object_get(o, "cluster_idx"));
+        json_decref(history);
+        return o;
+}
+
+/* The containers of the sessions of rows (their "id" column), in one
+ * query: *ret maps each session id to its list, by cluster_idx. */
+static int sessions_containers(struct api_ctx *c, const struct db_rows *sessions, json_t **ret, struct tess_error **err)
+{
+        _cleanup_(buf_release) struct buf q = BUF_INIT;
         _cleanup_rows_ struct db_rows *k = NULL;
-        if (DBQ(c->m->db,
-                "SELECT id, cluster_role, cluster_idx, cluster_hostname, agent_id, status, status_info, status_data,"
-                " status_history, image, occupied_slots, container_id FROM kernels"
-                " WHERE session_id = ? ORDER BY cluster_idx",
-                &k, err, DB_TEXT(session)) < 0)
-                return -1;
-        *ret = json_array();
-        for (int i = 0; i < k->nrows; i++) {
-                const char *status = db_getn(k, i, "status");
-                json_t *history = json_column(db_getn(k, i, "status_history"));
-                json_t *o = json_pack(
-                        "{s:s, s:s, s:s, s:s?, s:I, s:s?, s:s?, s:s, s:s?, s:o, s:O?, s:s, s:s, s:o, s:n, s:n, s:n,"
-                        " s:s?}",
-                        "__typename", "ComputeContainer", "id", db_getn(k, i, "id"), "session_id", session,
-                        "cluster_role", db_getn(k, i, "cluster_role"), "cluster_idx",
-                        (json_int_t)db_get_int(k, i, "cluster_idx"), "cluster_hostname",
-                        db_getn(k, i, "cluster_hostname"), "agent", db_getn(k, i, "agent_id"), "status", status,
-                        "status_info", db_getn(k, i, "status_info"), "status_data",
-                        json_string(db_getn(k, i, "status_data")), "status_changed", json_object_get(history, status),
-                        "image", db_getn(k, i, "image"), "registry", "", "occupied_slots",
-                        json_string(db_getn(k, i, "occupied_slots")), "resource_opts", "live_stat", "last_stat",
-                        "container_id", db_getn(k, i, "container_id"));
-                json_object_set(o, "role", json_object_get(o, "cluster_role"));
-                json_object_set(o, "idx", json_object_get(o, "cluster_idx"));
-                json_decref(history);
-                json_array_append_new(*ret, o);
+        struct db_arg *args = xcalloc((size_t)sessions->nrows + 1, sizeof(*args));
+
+        *ret = json_object();
+        buf_puts(&q, KERNEL_COLUMNS " WHERE session_id IN (");
+        for (int i = 0; i < sessions->nrows; i++) {
+                buf_puts(&q, i ? ", ?" : "?");
+                args[i] = DB_TEXT(db_getn(sessions, i, "id"));
+                json_object_set_new(*ret, db_getn(sessions, i, "id"), json_array());
         }
+        buf_puts(&q, ") ORDER BY session_id, cluster_idx");
+        int r = sessions->nrows ? db_query(c->m->db, q.data, args, sessions->nrows, &k, err) : 0;
+        free(args);
+        if (r < 0) {
+                *ret = (json_decref(*ret), NULL);
+                return r;
+        }
+        for (int i = 0; k && i < k->nrows; i++)
+                json_array_append_new(json_object_get(*ret, db_getn(k, i, "session_id")), compute_container(k, i));
         return 0;
 }
 
@@ -250,6 +269,12 @@ static char *statuses_tessera_has(const char *list)
         return b.len ? buf_detach(&b, NULL) : (buf_release(&b), xstrdup(""));
 }
 
+static int empty_session_list(json_t **ret)
+{
+        *ret = json_pack("{s:s, s:[], s:i}", "__typename", "ComputeSessionList", "items", "total_count", 0);
+        return 0;
+}
+
 static int resolve_session_list(struct api_ctx *c, const struct gql_field *f, json_t **ret, struct tess_error **err)
 {
         const char *group_id = arg_string(f, "group_id");
@@ -265,15 +290,15 @@ static int resolve_session_list(struct api_ctx *c, const struct gql_field *f, js
         if (page_args(f, &p.limit, &p.offset, err) < 0)
                 return -EINVAL;
         _cleanup_free_ char *statuses = p.status ? statuses_tessera_has(p.status) : NULL;
-        if (statuses && !*statuses) { /* only statuses no session is in */
-                *ret = json_pack("{s:s, s:[], s:i}", "__typename", "ComputeSessionList", "items", "total_count", 0);
-                return 0;
-        }
+        if (statuses && !*statuses) /* only statuses no session is in */
+                return empty_session_list(ret);
         p.status = statuses;
         if (group_id) { /* Backend.AI names the project by id, GET /sessions by name */
                 if (DBQ(c->m->db, "SELECT name FROM projects WHERE id = ?", &project, err, DB_TEXT(group_id)) < 0)
                         return -1;
-                p.group = project->nrows ? db_get(project, 0, 0) : "\x01none";
+                if (!project->nrows) /* no such project: none of its sessions */
+                        return empty_session_list(ret);
+                p.group = db_get(project, 0, 0);
         }
         if (session_list_build(&p, &q, err) < 0)
                 return -EINVAL;
@@ -283,18 +308,18 @@ static int resolve_session_list(struct api_ctx *c, const struct gql_field *f, js
         session_list_release(&q);
         if (r < 0)
                 return r;
-        json_t *items = json_array();
-        for (int i = 0; r >= 0 && i < rows->nrows; i++) {
-                json_t *s = session_info_json(rows, i), *containers = NULL;
-                r = session_containers(c, db_getn(rows, i, "id"), &containers, err);
-                if (r >= 0)
-                        json_array_append_new(items, compute_session(s, containers));
+        json_t *containers, *items = json_array();
+        if (sessions_containers(c, rows, &containers, err) < 0) {
+                json_decref(items);
+                return -1;
+        }
+        for (int i = 0; i < rows->nrows; i++) {
+                json_t *s = session_info_json(rows, i);
+                json_array_append_new(items,
+                                      compute_session(s, json_incref(json_object_get(containers, db_getn(rows, i, "id")))));
                 json_decref(s);
         }
-        if (r < 0) {
-                json_decref(items);
-                return r;
-        }
+        json_decref(containers);
         *ret = json_pack("{s:s, s:o, s:I}", "__typename", "ComputeSessionList", "items", items, "total_count",
                          (json_int_t)strtoll(db_get(count, 0, 0), NULL, 10));
         return 0;
@@ -314,10 +339,11 @@ static int resolve_session(struct api_ctx *c, const struct gql_field *f, json_t 
                 *ret = json_null();
                 return 0;
         }
-        if (r < 0 || session_containers(c, db_getn(rows, 0, "id"), &containers, err) < 0)
+        if (r < 0 || sessions_containers(c, rows, &containers, err) < 0)
                 return -1;
         json_t *s = session_info_json(rows, 0);
-        *ret = compute_session(s, containers);
+        *ret = compute_session(s, json_incref(json_object_get(containers, db_getn(rows, 0, "id"))));
+        json_decref(containers);
         json_decref(s);
         return 0;
 }

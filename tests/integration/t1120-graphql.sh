@@ -63,7 +63,12 @@ test_expect_success 'compute_session_list pages and filters; the superadmin sees
         gql user "$LIST_Q" "{\"limit\": 1000, \"offset\": 0}" &&
         jq -e ".data.compute_session_list == null and (.errors[0].message | test(\"limit\"))" "$TMP/out" &&
         gql user "$LIST_Q" "{\"offset\": 0}" && test "$CODE" = 400 &&
-        jq -e ".errors[0].message | test(\"limit\")" "$TMP/out"
+        jq -e ".errors[0].message | test(\"limit\")" "$TMP/out" &&
+        gql superadmin "query { compute_session_list(limit: 20, offset: 0) { items { session_id containers { session_id cluster_idx } } } }" &&
+        jq -e ".errors == null and (.data.compute_session_list.items | length) == 3" "$TMP/out" &&
+        jq -e "[.data.compute_session_list.items[] | .session_id as \$s | (.containers | length == 1) and all(.containers[]; .session_id == \$s and .cluster_idx == 1)] | all" "$TMP/out" &&
+        gql user "query { compute_session_list(limit: 20, offset: 0, group_id: \"00000000-0000-0000-0000-000000000000\") { items { name } total_count } }" &&
+        jq -e ".errors == null and .data.compute_session_list == {\"items\": [], \"total_count\": 0}" "$TMP/out"
 '
 
 test_expect_success 'compute_session: one of the caller'"'"'s with its containers; another user'"'"'s is null' '
