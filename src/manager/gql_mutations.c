@@ -84,6 +84,7 @@ static int arg_text(const struct gql_field *f, const char *name, const char **re
 
 enum conv {
         SAME,      /* the REST field's value */
+        NAME,      /* the same, but "" is absent (Backend.AI: "the default", e.g. the e-mail as username) */
         JSON_TEXT, /* Backend.AI's JSONString: the text is parsed */
         HOSTS,     /* allowed_vfolder_hosts: a list of hosts, each with every permission */
         ONLY,      /* no such thing in Tessera: null, or `only` (JSON text; NULL: nothing else) */
@@ -125,6 +126,7 @@ static int convert(const struct prop *p, const json_t *v, json_t **ret, struct t
         *ret = NULL;
         switch (p->conv) {
         case SAME: *ret = json_incref((json_t *)v); return 0;
+        case NAME: *ret = json_is_string(v) && !json_string_length(v) ? NULL : json_incref((json_t *)v); return 0;
         case JSON_TEXT:
                 *ret = parsed_text(v);
                 return *ret ? 0 : tess_err(err, EINVAL, "'%s' must be JSON text", p->from);
@@ -193,7 +195,7 @@ static const struct prop keypair_props[] = {
 
 static const struct prop user_props[] = {
         { "password", "password" },
-        { "username", "username" },
+        { "username", "username", NAME },
         { "full_name", "full_name" },
         { "role", "role" },
         { "status", "status" },
@@ -209,7 +211,7 @@ static const struct prop user_props[] = {
 
 static const struct prop user_modify_props[] = {
         { "password", "password" },
-        { "username", "username" },
+        { "username", "username", NAME },
         { "full_name", "full_name" },
         { "role", "role" },
         { "status", "status" },

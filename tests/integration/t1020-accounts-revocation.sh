@@ -7,11 +7,6 @@ command -v jq >/dev/null 2>&1 || skip_all "needs jq"
 declare -A AK SK UID_OF
 
 # as ROLE METHOD PATH [BODY]: api signed with ROLE's keypair.
-as() {
-        local role=$1
-        shift
-        BACKEND_ACCESS_KEY=${AK[$role]} BACKEND_SECRET_KEY=${SK[$role]} api "$@"
-}
 
 make_user() { # ROLE EMAIL [EXTRA JSON FIELDS]
         api POST /admin/users "{\"email\": \"$2\", \"password\": \"revoke-password-1\", \"role\": \"user\", \"projects\": [\"default\"]${3:+, $3}}"
@@ -44,7 +39,7 @@ login() { # JAR EMAIL PASSWORD
 
 # token ROLE FOLDER KIND BODY: request-KIND; sets TOKEN and URL
 token() {
-        as "$1" POST "/folders/$2/request-$3" "$4"
+        api_as "$1" POST "/folders/$2/request-$3" "$4"
         [ "$CODE" = 200 ] || { cat "$TMP/out"; echo; return 1; }
         TOKEN=$(jq -r .token "$TMP/out") && URL=$(jq -r .url "$TMP/out")
 }
@@ -115,7 +110,7 @@ test_expect_success 'a manager, users a and b, a folder of a with a file' '
         start_manager &&
         AK[admin]=$BACKEND_ACCESS_KEY && SK[admin]=$BACKEND_SECRET_KEY &&
         make_user a a@revoke.test && make_user b b@revoke.test &&
-        as a POST /folders "{\"name\": \"data\"}" && expect 201 &&
+        api_as a POST /folders "{\"name\": \"data\"}" && expect 201 &&
         token a data upload "{\"path\": \"f.txt\", \"size\": 5}" &&
         curl -s -o /dev/null -X POST -H "Tus-Resumable: 1.0.0" -H "Upload-Length: 5" "$URL?token=$TOKEN" &&
         printf hello >"$TMP/hello" &&
@@ -136,13 +131,13 @@ test_expect_success 'a download token stops working when its keypair is deactiva
 '
 
 test_expect_success 'a token of a folder shared with b stops working when a unshares it' '
-        as a POST /folders/data/invite "{\"perm\": \"ro\", \"emails\": [\"b@revoke.test\"]}" && expect 201 &&
-        as b GET /folders/invitations/list && INV=$(jq -r ".invitations[0].id" "$TMP/out") &&
-        as b POST /folders/invitations/accept "{\"inv_id\": \"$INV\"}" && expect 200 &&
-        as a GET /folders && ID=$(jq -r ".[] | select(.name == \"data\") | .id" "$TMP/out") && test -n "$ID" &&
+        api_as a POST /folders/data/invite "{\"perm\": \"ro\", \"emails\": [\"b@revoke.test\"]}" && expect 201 &&
+        api_as b GET /folders/invitations/list && INV=$(jq -r ".invitations[0].id" "$TMP/out") &&
+        api_as b POST /folders/invitations/accept "{\"inv_id\": \"$INV\"}" && expect 200 &&
+        api_as a GET /folders && ID=$(jq -r ".[] | select(.name == \"data\") | .id" "$TMP/out") && test -n "$ID" &&
         token b "$ID" download "{\"path\": \"f.txt\"}" && T=$TOKEN &&
         download "$T" && test "$HTTP_STATUS" = 200 &&
-        as a POST /folders/data/unshare "{\"emails\": [\"b@revoke.test\"]}" && expect 200 &&
+        api_as a POST /folders/data/unshare "{\"emails\": [\"b@revoke.test\"]}" && expect 200 &&
         download "$T" && test "$HTTP_STATUS" = 404 && grep -q "no longer shared" "$HTTP_BODY"
 '
 
@@ -152,9 +147,9 @@ test_expect_success 'deactivating a user: its tokens, web logins and sessions en
         login ja a@revoke.test revoke-password-1 && web ja GET /folders && expect 200 &&
         api POST /admin/images "{\"name\": \"revoke/img\", \"tag\": \"1\"}" && expect 201 &&
         agent_register r1 "{\"cpu\": 8, \"mem\": \"16g\"}" &&
-        as a POST /session "{\"name\": \"runs\", \"image\": \"revoke/img:1\", \"enqueueOnly\": true, \"config\": {\"resources\": {\"cpu\": 1, \"mem\": \"1g\"}}}" &&
+        api_as a POST /session "{\"name\": \"runs\", \"image\": \"revoke/img:1\", \"enqueueOnly\": true, \"config\": {\"resources\": {\"cpu\": 1, \"mem\": \"1g\"}}}" &&
         expect 201 && wait_status runs SCHEDULED &&
-        as a POST /session "{\"name\": \"waits\", \"image\": \"revoke/img:1\", \"enqueueOnly\": true, \"config\": {\"resources\": {\"cpu\": 64, \"mem\": \"1g\"}}}" &&
+        api_as a POST /session "{\"name\": \"waits\", \"image\": \"revoke/img:1\", \"enqueueOnly\": true, \"config\": {\"resources\": {\"cpu\": 64, \"mem\": \"1g\"}}}" &&
         expect 201 &&
         api PATCH /admin/users/a@revoke.test "{\"status\": \"inactive\"}" && expect 200 &&
         test "$(db_sql "SELECT COUNT(*) FROM web_sessions WHERE user_id = '\''${UID_OF[a]}'\''")" = 0 &&
@@ -173,7 +168,7 @@ test_expect_success 'deactivating a user: its tokens, web logins and sessions en
 test_expect_success 'terminate_inactive_users = false leaves a deactivated user'"'"'s sessions running' '
         printf "terminate_inactive_users = false\nscheduler_interval = 1s\n" >"$TMP/keep.conf" &&
         restart_manager --config "$TMP/keep.conf" &&
-        as a POST /session "{\"name\": \"stays\", \"image\": \"revoke/img:1\", \"enqueueOnly\": true, \"config\": {\"resources\": {\"cpu\": 1, \"mem\": \"1g\"}}}" &&
+        api_as a POST /session "{\"name\": \"stays\", \"image\": \"revoke/img:1\", \"enqueueOnly\": true, \"config\": {\"resources\": {\"cpu\": 1, \"mem\": \"1g\"}}}" &&
         expect 201 && wait_status stays SCHEDULED &&
         api PATCH /admin/users/a@revoke.test "{\"status\": \"inactive\"}" && expect 200 &&
         sleep 4 && test "$(field stays status)" = SCHEDULED &&
@@ -251,15 +246,15 @@ test_expect_success 'squatting: a domain admin cannot give a username that is an
         api POST /admin/domains "{\"name\": \"other\"}" && expect 201 &&
         api POST /admin/users "{\"email\": \"oadmin@other.test\", \"password\": \"revoke-password-1\", \"domain\": \"other\", \"role\": \"admin\"}" &&
         expect 201 && AK[oadmin]=$(jq -r .keypair.access_key "$TMP/out") && SK[oadmin]=$(jq -r .keypair.secret_key "$TMP/out") &&
-        as oadmin POST /admin/users "{\"email\": \"s1@other.test\", \"username\": \"$TEST_ADMIN_EMAIL\", \"password\": \"squat-password-1\"}" &&
+        api_as oadmin POST /admin/users "{\"email\": \"s1@other.test\", \"username\": \"$TEST_ADMIN_EMAIL\", \"password\": \"squat-password-1\"}" &&
         expect 409 &&
-        as oadmin POST /admin/users "{\"email\": \"s2@other.test\", \"username\": \"B@REVOKE.TEST\", \"password\": \"squat-password-1\"}" &&
+        api_as oadmin POST /admin/users "{\"email\": \"s2@other.test\", \"username\": \"B@REVOKE.TEST\", \"password\": \"squat-password-1\"}" &&
         expect 409 &&
-        as oadmin POST /admin/users "{\"email\": \"s3@other.test\", \"username\": \"newhire@revoke.test\", \"password\": \"squat-password-1\"}" &&
+        api_as oadmin POST /admin/users "{\"email\": \"s3@other.test\", \"username\": \"newhire@revoke.test\", \"password\": \"squat-password-1\"}" &&
         expect 400 &&
-        as oadmin POST /admin/users "{\"email\": \"s4@other.test\", \"username\": \"squatter\", \"password\": \"squat-password-1\"}" &&
+        api_as oadmin POST /admin/users "{\"email\": \"s4@other.test\", \"username\": \"squatter\", \"password\": \"squat-password-1\"}" &&
         expect 201 &&
-        as oadmin PATCH /admin/users/s4@other.test "{\"username\": \"a@revoke.test\"}" && expect 409 &&
+        api_as oadmin PATCH /admin/users/s4@other.test "{\"username\": \"a@revoke.test\"}" && expect 409 &&
         api POST /admin/users "{\"email\": \"x@revoke.test\", \"username\": \"squatter\", \"password\": \"squat-password-1\"}" &&
         expect 409
 '

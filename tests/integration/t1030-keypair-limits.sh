@@ -6,11 +6,6 @@ command -v jq >/dev/null 2>&1 || skip_all "needs jq"
 
 declare -A AK SK
 
-as() { # ROLE METHOD PATH [BODY]
-        local role=$1
-        shift
-        BACKEND_ACCESS_KEY=${AK[$role]} BACKEND_SECRET_KEY=${SK[$role]} api "$@"
-}
 
 expect() { # STATUS
         test "$CODE" = "$1" || { echo "got $CODE, want $1: $(cat "$TMP/out")"; return 1; }
@@ -18,7 +13,7 @@ expect() { # STATUS
 
 # create ROLE NAME [EXTRA FIELDS]: enqueue a small session as ROLE
 create() {
-        as "$1" POST /session "{\"name\": \"$2\", \"image\": \"limits/img:1\", \"enqueueOnly\": true, \"config\": {\"resources\": {\"cpu\": 1, \"mem\": \"1g\"}}${3:+, $3}}"
+        api_as "$1" POST /session "{\"name\": \"$2\", \"image\": \"limits/img:1\", \"enqueueOnly\": true, \"config\": {\"resources\": {\"cpu\": 1, \"mem\": \"1g\"}}${3:+, $3}}"
 }
 
 status_of() {
@@ -40,7 +35,7 @@ wait_status() { # NAME STATUS
 # pending_for ROLE NAME PREDICATE: ROLE's session waits, and says why
 pending_for() {
         for _ in $(seq 1 150); do
-                OUT=$TMP/why as "$1" GET "/session/$2"
+                OUT=$TMP/why api_as "$1" GET "/session/$2"
                 grep -q "\"failed_predicates\":\[{\"name\":\"$3\"" "$TMP/why" && break
                 sleep 0.1
         done
@@ -72,12 +67,12 @@ test_expect_success 'a new policy: at most 10 keypairs a user, self-service allo
 '
 
 test_expect_success 'a user creates its own keypair only with its password, and never chooses its keys' '
-        as u POST /admin/keypairs "{}" && expect 403 && grep -q password "$TMP/out" &&
-        as u POST /admin/keypairs "{\"password\": \"wrong-password\"}" && expect 403 &&
-        as u POST /admin/keypairs "{\"password\": \"limits-password-1\", \"secret_key\": \"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\"}" &&
+        api_as u POST /admin/keypairs "{}" && expect 403 && grep -q password "$TMP/out" &&
+        api_as u POST /admin/keypairs "{\"password\": \"wrong-password\"}" && expect 403 &&
+        api_as u POST /admin/keypairs "{\"password\": \"limits-password-1\", \"secret_key\": \"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\"}" &&
         expect 403 &&
-        as u POST /admin/keypairs "{\"password\": \"limits-password-1\", \"access_key\": \"AKIACHOSENCHOSEN0001\"}" && expect 403 &&
-        as u POST /admin/keypairs "{\"password\": \"limits-password-1\"}" && expect 201 &&
+        api_as u POST /admin/keypairs "{\"password\": \"limits-password-1\", \"access_key\": \"AKIACHOSENCHOSEN0001\"}" && expect 403 &&
+        api_as u POST /admin/keypairs "{\"password\": \"limits-password-1\"}" && expect 201 &&
         test "$(jq -r .secret_key "$TMP/out" | wc -c)" = 41 && test "$(jq -r .resource_policy "$TMP/out")" = one
 '
 
@@ -95,7 +90,7 @@ test_expect_success 'slots too: the policy'"'"'s 2 cores count the user'"'"'s se
 '
 
 test_expect_success 'check-presets shows the user'"'"'s use, from either keypair' '
-        as u2 POST /resource/check-presets "{\"group\": \"default\"}" && expect 200 &&
+        api_as u2 POST /resource/check-presets "{\"group\": \"default\"}" && expect 200 &&
         test "$(jq -r ".keypair_using.cpu" "$TMP/out")" = 2
 '
 
@@ -106,8 +101,8 @@ test_expect_success 'max_concurrent_sessions 0 is unlimited (as its help says)' 
 '
 
 test_expect_success 'keypairs per user: the policy'"'"'s cap holds for users and admins' '
-        as u POST /admin/keypairs "{\"password\": \"limits-password-1\"}" && expect 201 &&
-        as u POST /admin/keypairs "{\"password\": \"limits-password-1\"}" && expect 403 &&
+        api_as u POST /admin/keypairs "{\"password\": \"limits-password-1\"}" && expect 201 &&
+        api_as u POST /admin/keypairs "{\"password\": \"limits-password-1\"}" && expect 403 &&
         grep -q max_keypairs_per_user "$TMP/out" &&
         api POST /admin/keypairs "{\"user\": \"u@limits.test\", \"resource_policy\": \"one\"}" && expect 403 &&
         api PATCH /admin/keypair-policies/one "{\"max_keypairs_per_user\": 0}" && expect 200 &&
@@ -116,7 +111,7 @@ test_expect_success 'keypairs per user: the policy'"'"'s cap holds for users and
 
 test_expect_success 'a policy may forbid self-service keypairs' '
         api PATCH /admin/keypair-policies/one "{\"allow_user_keypairs\": false}" && expect 200 &&
-        as u POST /admin/keypairs "{\"password\": \"limits-password-1\"}" && expect 403 &&
+        api_as u POST /admin/keypairs "{\"password\": \"limits-password-1\"}" && expect 403 &&
         grep -q "only admins" "$TMP/out"
 '
 
@@ -155,7 +150,7 @@ test_expect_success 'recalculate-usage (backend.ai admin resource recalculate-us
                 sleep 0.1
         done &&
         test "$(db_sql "SELECT occupied_slots FROM agents WHERE id = '"'"'a1'"'"'")" = "$USED" &&
-        as u2 POST /resource/recalculate-usage && expect 403
+        api_as u2 POST /resource/recalculate-usage && expect 403
 '
 
 test_done

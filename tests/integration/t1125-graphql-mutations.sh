@@ -182,8 +182,8 @@ test_expect_success 'the routes'"'"' roles and rules hold: a domain admin runs i
         refused admin "$MODIFY_USER" "{\"email\": \"alice@lab.test\", \"input\": {\"full_name\": \"Mallory\"}}" modify_user "not found" &&
         refused admin "$MODIFY_USER" "{\"email\": \"$TEST_ADMIN_EMAIL\", \"input\": {\"full_name\": \"Mallory\"}}" modify_user "not found" &&
         refused admin "$MODIFY_GROUP" "{\"gid\": \"$GID\", \"input\": {\"description\": \"mine now\"}}" modify_group "not found" &&
-        ok admin "$CREATE_USER" "{\"email\": \"carol@gqlm.test\", \"input\": {\"password\": \"carol-password-1\", \"role\": \"user\"}}" create_user &&
-        jq -e ".data.create_user.user.domain_name == \"default\"" "$TMP/out" &&
+        ok admin "$CREATE_USER" "{\"email\": \"carol@gqlm.test\", \"input\": {\"password\": \"carol-password-1\", \"username\": \"\", \"role\": \"user\"}}" create_user &&
+        jq -e ".data.create_user.user | .domain_name == \"default\" and .username == \"carol@gqlm.test\"" "$TMP/out" &&
         refused admin "$CREATE_USER" "{\"email\": \"eve@gqlm.test\", \"input\": {\"password\": \"eve-password-1\", \"role\": \"superadmin\"}}" create_user "superadmin" &&
         refused admin "$DISSOC_ALL_DOMAIN" "{\"domain\": \"default\"}" disassociate_all_scaling_groups_with_domain "may not" &&
         refused admin "$ALIAS" "{\"alias\": \"x\", \"target\": \"cr.test/stable/python:3.11\"}" alias_image "may not" &&

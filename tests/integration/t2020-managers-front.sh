@@ -14,8 +14,8 @@ sql() {
         psql -X -q -t -A -v ON_ERROR_STOP=1 "$TEST_DB_URL" -c "$1"
 }
 
-# as ENDPOINT CMD...: run CMD with BACKEND_ENDPOINT=ENDPOINT
-as() {
+# via ENDPOINT CMD...: run CMD with BACKEND_ENDPOINT=ENDPOINT
+via() {
         local saved=$BACKEND_ENDPOINT rc
         BACKEND_ENDPOINT=$1
         shift
@@ -161,25 +161,25 @@ test_expect_success 'GET /health: 200, the database, and events heard from the o
 
 test_expect_success 'a stream on B has the events of a session created and cancelled through A, with the ids A gave them' '
         sse_open a "$A" "/events/session" && sse_open b "$B" "/events/session" &&
-        as "$A" api POST /session "{\"name\": \"ev-1\", \"image\": \"python:3.11\", \"enqueueOnly\": true, \"config\": {\"resources\": {\"cpu\": 1, \"mem\": \"1g\"}}}" &&
+        via "$A" api POST /session "{\"name\": \"ev-1\", \"image\": \"python:3.11\", \"enqueueOnly\": true, \"config\": {\"resources\": {\"cpu\": 1, \"mem\": \"1g\"}}}" &&
         test "$CODE" = 201 &&
         sse_wait b session_enqueued ev-1 &&
         sse_wait a session_enqueued ev-1 &&
         test "$(sse_id a session_enqueued ev-1)" = "$(sse_id b session_enqueued ev-1)" &&
-        as "$A" api DELETE /session/ev-1 && test "$CODE" = 200 &&
+        via "$A" api DELETE /session/ev-1 && test "$CODE" = 200 &&
         sse_wait b session_cancelled ev-1 &&
         test "$(sse_id a session_cancelled ev-1)" = "$(sse_id b session_cancelled ev-1)" &&
         test "$(sse_id b session_cancelled ev-1)" -gt "$(sse_id b session_enqueued ev-1)"
 '
 
 test_expect_success 'an agent waiting on B is answered as soon as A places a session on it' '
-        as "$A" agent_register n1 "{\"cpu\": 1, \"mem\": \"1g\"}" "$(gpus 1 1)" &&
-        as "$B" agent_post n1 /agent/sync "{\"id\": \"n1\"}" && test "$AGENT_STATUS" = 200 &&
+        via "$A" agent_register n1 "{\"cpu\": 1, \"mem\": \"1g\"}" "$(gpus 1 1)" &&
+        via "$B" agent_post n1 /agent/sync "{\"id\": \"n1\"}" && test "$AGENT_STATUS" = 200 &&
         D=$(jq -r .digest "$TMP/agent-out") && test "$(jq ".kernels | length" "$TMP/agent-out")" = 0 &&
-        { (sleep 1; as "$A" api POST /session "{\"name\": \"sync-1\", \"image\": \"python:3.11\", \"enqueueOnly\": true, \"config\": {\"resources\": {\"cpu\": 1, \"mem\": \"1g\", \"cuda.shares\": \"1\"}}}") & } &&
+        { (sleep 1; via "$A" api POST /session "{\"name\": \"sync-1\", \"image\": \"python:3.11\", \"enqueueOnly\": true, \"config\": {\"resources\": {\"cpu\": 1, \"mem\": \"1g\", \"cuda.shares\": \"1\"}}}") & } &&
         CREATE_PID=$! &&
         start=$(date +%s%N) &&
-        as "$B" agent_post n1 /agent/sync "{\"id\": \"n1\", \"digest\": \"$D\", \"wait\": 30}" &&
+        via "$B" agent_post n1 /agent/sync "{\"id\": \"n1\", \"digest\": \"$D\", \"wait\": 30}" &&
         end=$(date +%s%N) && wait $CREATE_PID &&
         test "$AGENT_STATUS" = 200 &&
         echo "answered after $(((end - start) / 1000000)) ms" &&
@@ -189,13 +189,13 @@ test_expect_success 'an agent waiting on B is answered as soon as A places a ses
 
 test_expect_success CONTAINERS 'a real agent behind the front and a busybox session on it' '
         image=$(test_image busybox) && test -d "$image" &&
-        as "$A" api POST /admin/images "{\"name\": \"busybox\", \"tag\": \"latest\"}" && test "$CODE" = 201 &&
+        via "$A" api POST /admin/images "{\"name\": \"busybox\", \"tag\": \"latest\"}" && test "$CODE" = 201 &&
         agent_conf &&
         test_at_exit "stop_agent_and_containers $TMP/agent $TMP/agent.conf" &&
         "$TESSERA" agent image --store "$TMP/agent/images" import "$image" >/dev/null &&
         start_agent "$TMP/agent.conf" "$TMP/agent.log" &&
         WAIT_TENTHS=300 &&
-        as "$B" create_session term interactive && as "$B" wait_status term RUNNING
+        via "$B" create_session term interactive && via "$B" wait_status term RUNNING
 '
 
 test_expect_success CONTAINERS 'a terminal through B answers' '
@@ -247,7 +247,7 @@ test_expect_success CONTAINERS 'the terminal through B outlived A' '
 
 test_expect_success 'the event streams on B go on: a session ended through the front shows on it' '
         kill -0 ${SSE_PID[b]} &&
-        as "$FRONT" api DELETE /session/sync-1 && test "$CODE" = 200 &&
+        via "$FRONT" api DELETE /session/sync-1 && test "$CODE" = 200 &&
         sse_wait b session_terminating sync-1
 '
 
@@ -255,7 +255,7 @@ test_expect_success 'A again, on its address: B hears it, the front uses it agai
         MANAGER_LISTEN_PORT=$MANAGER_PORT start_manager --config "$TMP/manager.conf" && test "$BACKEND_ENDPOINT" = "$A" &&
         for _ in $(seq 1 300); do grep -q "manager1 is UP" "$TMP/haproxy.log" && break; sleep 0.1; done &&
         grep -q "manager1 is UP" "$TMP/haproxy.log" &&
-        as "$A" api POST /session "{\"name\": \"ev-2\", \"image\": \"python:3.11\", \"enqueueOnly\": true, \"config\": {\"resources\": {\"cpu\": 1000, \"mem\": \"1g\"}}}" &&
+        via "$A" api POST /session "{\"name\": \"ev-2\", \"image\": \"python:3.11\", \"enqueueOnly\": true, \"config\": {\"resources\": {\"cpu\": 1000, \"mem\": \"1g\"}}}" &&
         test "$CODE" = 201 &&
         sse_wait b session_enqueued ev-2
 '
@@ -285,7 +285,7 @@ test_expect_success 'the database back: both answer again, listen again, and eve
         for _ in $(seq 1 300); do health "$A"; [ "$HEALTH" = 200 ] && break; sleep 0.1; done &&
         test "$HEALTH" = 200 &&
         grep -q "listening again" "$TMP/manager2.log" &&
-        as "$A" api POST /session "{\"name\": \"ev-3\", \"image\": \"python:3.11\", \"enqueueOnly\": true, \"config\": {\"resources\": {\"cpu\": 1000, \"mem\": \"1g\"}}}" &&
+        via "$A" api POST /session "{\"name\": \"ev-3\", \"image\": \"python:3.11\", \"enqueueOnly\": true, \"config\": {\"resources\": {\"cpu\": 1000, \"mem\": \"1g\"}}}" &&
         test "$CODE" = 201 &&
         sse_wait b session_enqueued ev-3 &&
         for _ in $(seq 1 300); do health "$FRONT"; [ "$HEALTH" = 200 ] && break; sleep 0.1; done &&

@@ -10,11 +10,6 @@ TT=$BUILD/test-tool
 declare -A AK SK
 
 # as ROLE METHOD PATH [BODY]: api signed with ROLE's keypair.
-as() {
-        local role=$1
-        shift
-        BACKEND_ACCESS_KEY=${AK[$role]} BACKEND_SECRET_KEY=${SK[$role]} api "$@"
-}
 
 make_user() { # ROLE EMAIL
         api POST /admin/users "{\"email\": \"$2\", \"password\": \"walk-password-1\", \"role\": \"user\", \"projects\": [\"default\"]}"
@@ -32,7 +27,7 @@ dir_of() {
 
 # token ROLE FOLDER KIND BODY: request-KIND; sets TOKEN and URL
 token() {
-        as "$1" POST "/folders/$2/request-$3" "$4"
+        api_as "$1" POST "/folders/$2/request-$3" "$4"
         [ "$CODE" = 200 ] || { cat "$TMP/out"; echo; return 1; }
         TOKEN=$(jq -r .token "$TMP/out") && URL=$(jq -r .url "$TMP/out")
 }
@@ -58,92 +53,92 @@ test_expect_success 'a manager, a folder of user1, a read-only and a read-write 
         start_manager &&
         AK[admin]=$BACKEND_ACCESS_KEY && SK[admin]=$BACKEND_SECRET_KEY &&
         make_user u1 u1@walk.test && make_user u2 u2@walk.test &&
-        as u1 POST /folders "{\"name\": \"mine\"}" && test "$CODE" = 201 &&
+        api_as u1 POST /folders "{\"name\": \"mine\"}" && test "$CODE" = 201 &&
         MINE=$(jq -r .id "$TMP/out") && D=$(dir_of "$MINE") && test -d "$D" &&
-        as admin POST /folders "{\"name\": \"pro\", \"group\": \"default\", \"permission\": \"ro\"}" &&
+        api_as admin POST /folders "{\"name\": \"pro\", \"group\": \"default\", \"permission\": \"ro\"}" &&
         test "$CODE" = 201 && PRO=$(jq -r .id "$TMP/out") &&
-        as admin POST /folders "{\"name\": \"prw\", \"group\": \"default\", \"permission\": \"rw\"}" &&
+        api_as admin POST /folders "{\"name\": \"prw\", \"group\": \"default\", \"permission\": \"rw\"}" &&
         test "$CODE" = 201 && PRW=$(jq -r .id "$TMP/out")
 '
 
 test_expect_success 'hosts and types under Backend.AI'"'"'s SDK spellings too (_/all_hosts, _/allowed_types): the same answers' '
-        OUT=$TMP/h1 as admin GET /folders/_/all-hosts && test "$CODE" = 200 &&
-        OUT=$TMP/h2 as admin GET /folders/_/all_hosts && test "$CODE" = 200 &&
+        OUT=$TMP/h1 api_as admin GET /folders/_/all-hosts && test "$CODE" = 200 &&
+        OUT=$TMP/h2 api_as admin GET /folders/_/all_hosts && test "$CODE" = 200 &&
         test "$(jq -S "del(.volume_info[].usage)" "$TMP/h1")" = "$(jq -S "del(.volume_info[].usage)" "$TMP/h2")" &&
-        OUT=$TMP/t1 as u1 GET /folders/_/allowed-types && test "$CODE" = 200 &&
-        OUT=$TMP/t2 as u1 GET /folders/_/allowed_types && test "$CODE" = 200 && cmp "$TMP/t1" "$TMP/t2" &&
+        OUT=$TMP/t1 api_as u1 GET /folders/_/allowed-types && test "$CODE" = 200 &&
+        OUT=$TMP/t2 api_as u1 GET /folders/_/allowed_types && test "$CODE" = 200 && cmp "$TMP/t1" "$TMP/t2" &&
         jq -e "index(\"user\")" "$TMP/t2" >/dev/null &&
-        as u1 GET /folders/_/all_hosts && test "$CODE" = 403
+        api_as u1 GET /folders/_/all_hosts && test "$CODE" = 403
 '
 
 test_expect_success 'mkdir, list, rename, move, delete in the own folder' '
-        as u1 POST /folders/mine/mkdir "{\"path\": \"a/b/c\", \"parents\": true}" && test "$CODE" = 201 &&
-        as u1 POST /folders/mine/mkdir "{\"path\": \"a/b\"}" && test "$CODE" = 409 &&
-        as u1 POST /folders/mine/mkdir "{\"path\": [\"a/b\", \"x\"], \"exist_ok\": true}" && test "$CODE" = 201 &&
-        as u1 POST /folders/mine/mkdir "{\"path\": \"no/such\"}" && test "$CODE" = 404 &&
+        api_as u1 POST /folders/mine/mkdir "{\"path\": \"a/b/c\", \"parents\": true}" && test "$CODE" = 201 &&
+        api_as u1 POST /folders/mine/mkdir "{\"path\": \"a/b\"}" && test "$CODE" = 409 &&
+        api_as u1 POST /folders/mine/mkdir "{\"path\": [\"a/b\", \"x\"], \"exist_ok\": true}" && test "$CODE" = 201 &&
+        api_as u1 POST /folders/mine/mkdir "{\"path\": \"no/such\"}" && test "$CODE" = 404 &&
         echo hello >"$D/a/f.txt" &&
-        as u1 GET "/folders/mine/files?path=a" && test "$CODE" = 200 &&
+        api_as u1 GET "/folders/mine/files?path=a" && test "$CODE" = 200 &&
         test "$(jq -r "[.items[] | .name + \":\" + .type] | sort | join(\",\")" "$TMP/out")" = "b:DIRECTORY,f.txt:FILE" &&
         test "$(jq -r ".items[] | select(.name == \"f.txt\") | .size" "$TMP/out")" = 6 &&
-        as u1 GET /folders/mine/files "{\"path\": \"a/b\"}" && test "$CODE" = 200 &&
+        api_as u1 GET /folders/mine/files "{\"path\": \"a/b\"}" && test "$CODE" = 200 &&
         test "$(jq -r ".items[0].name" "$TMP/out")" = c &&
-        as u1 POST /folders/mine/rename-file "{\"target_path\": \"a/f.txt\", \"new_name\": \"g.txt\"}" &&
+        api_as u1 POST /folders/mine/rename-file "{\"target_path\": \"a/f.txt\", \"new_name\": \"g.txt\"}" &&
         test "$CODE" = 200 && test -f "$D/a/g.txt" &&
-        as u1 POST /folders/mine/rename-file "{\"target_path\": \"a/g.txt\", \"new_name\": \"../g.txt\"}" &&
+        api_as u1 POST /folders/mine/rename-file "{\"target_path\": \"a/g.txt\", \"new_name\": \"../g.txt\"}" &&
         test "$CODE" = 400 &&
-        as u1 POST /folders/mine/move-file "{\"src\": \"a/g.txt\", \"dst\": \"x\"}" && test "$CODE" = 200 &&
+        api_as u1 POST /folders/mine/move-file "{\"src\": \"a/g.txt\", \"dst\": \"x\"}" && test "$CODE" = 200 &&
         test -f "$D/x/g.txt" &&
-        as u1 POST /folders/mine/move-file "{\"src\": \"x/g.txt\", \"dst\": \"a/b/h.txt\"}" && test "$CODE" = 200 &&
+        api_as u1 POST /folders/mine/move-file "{\"src\": \"x/g.txt\", \"dst\": \"a/b/h.txt\"}" && test "$CODE" = 200 &&
         test -f "$D/a/b/h.txt" &&
-        as u1 DELETE /folders/mine/delete-files "{\"files\": [\"a\"]}" && test "$CODE" = 409 &&
-        as u1 DELETE /folders/mine/delete-files "{\"files\": [\"a\", \"x\"], \"recursive\": true}" &&
+        api_as u1 DELETE /folders/mine/delete-files "{\"files\": [\"a\"]}" && test "$CODE" = 409 &&
+        api_as u1 DELETE /folders/mine/delete-files "{\"files\": [\"a\", \"x\"], \"recursive\": true}" &&
         test "$CODE" = 200 && test ! -e "$D/a" && test ! -e "$D/x" &&
-        as u1 POST /folders/mine/delete-files "{\"files\": [\"a\"]}" && test "$CODE" = 404
+        api_as u1 POST /folders/mine/delete-files "{\"files\": [\"a\"]}" && test "$CODE" = 404
 '
 
 test_expect_success 'Backend.AI'"'"'s client shapes: "files" as JSON text beside items, numFiles, rename_file, delete_files, DELETE /folders {id}' '
-        as u1 POST /folders/mine/mkdir "{\"path\": \"bai\"}" && test "$CODE" = 201 &&
+        api_as u1 POST /folders/mine/mkdir "{\"path\": \"bai\"}" && test "$CODE" = 201 &&
         printf 12345 >"$D/bai/five.bin" && chmod 640 "$D/bai/five.bin" && touch -d @1700000000 "$D/bai/five.bin" &&
-        as u1 GET /folders/mine/files "{\"path\": \"bai\"}" && test "$CODE" = 200 &&
+        api_as u1 GET /folders/mine/files "{\"path\": \"bai\"}" && test "$CODE" = 200 &&
         jq -r .files "$TMP/out" | jq -e "length == 1 and .[0].filename == \"five.bin\" and .[0].size == 5 and .[0].mode == \"-rw-r-----\" and (.[0].mtime | floor) == 1700000000" &&
-        as u1 GET /folders/mine && test "$CODE" = 200 &&
+        api_as u1 GET /folders/mine && test "$CODE" = 200 &&
         jq -e ".numFiles == .num_files and .numFiles >= 1" "$TMP/out" &&
-        as u1 POST /folders/mine/rename_file "{\"target_path\": \"bai/five.bin\", \"new_name\": \"5.bin\"}" &&
+        api_as u1 POST /folders/mine/rename_file "{\"target_path\": \"bai/five.bin\", \"new_name\": \"5.bin\"}" &&
         test "$CODE" = 200 && test -f "$D/bai/5.bin" &&
-        as u1 DELETE /folders/mine/delete_files "{\"files\": [\"bai\"], \"recursive\": true}" &&
+        api_as u1 DELETE /folders/mine/delete_files "{\"files\": [\"bai\"], \"recursive\": true}" &&
         test "$CODE" = 200 && test ! -e "$D/bai" &&
-        as u1 POST /folders "{\"name\": \"bye\"}" && test "$CODE" = 201 && BYE=$(jq -r .id "$TMP/out") &&
-        as u2 DELETE /folders "{\"id\": \"$BYE\"}" && test "$CODE" = 404 &&
-        as u1 DELETE /folders "{}" && test "$CODE" = 400 &&
-        as u1 DELETE /folders "{\"id\": \"$BYE\"}" && test "$CODE" = 200 && jq -e ".status == \"delete-pending\"" "$TMP/out" &&
-        as u1 GET /folders/invitations/list_sent && test "$CODE" = 200 &&
-        as u1 POST /folders/mine/update-options "{\"permission\": \"ro\", \"cloneable\": null}" && test "$CODE" = 200 &&
+        api_as u1 POST /folders "{\"name\": \"bye\"}" && test "$CODE" = 201 && BYE=$(jq -r .id "$TMP/out") &&
+        api_as u2 DELETE /folders "{\"id\": \"$BYE\"}" && test "$CODE" = 404 &&
+        api_as u1 DELETE /folders "{}" && test "$CODE" = 400 &&
+        api_as u1 DELETE /folders "{\"id\": \"$BYE\"}" && test "$CODE" = 200 && jq -e ".status == \"delete-pending\"" "$TMP/out" &&
+        api_as u1 GET /folders/invitations/list_sent && test "$CODE" = 200 &&
+        api_as u1 POST /folders/mine/update-options "{\"permission\": \"ro\", \"cloneable\": null}" && test "$CODE" = 200 &&
         test "$(db_sql "SELECT permission FROM vfolders WHERE name = '"'"'mine'"'"'")" = ro &&
-        as u1 POST /folders/mine/update-options "{\"permission\": \"rx\"}" && test "$CODE" = 400 &&
-        as u1 POST /folders/mine/update-options "{\"cloneable\": true}" && test "$CODE" = 200 &&
-        jq -e ".cloneable == true" "$TMP/out" && as u1 GET /folders/mine && jq -e ".cloneable == true" "$TMP/out" &&
-        as u1 POST /folders/mine/update-options "{\"cloneable\": 1}" && test "$CODE" = 400 &&
-        as u1 POST /folders/mine/update-options "{\"cloneable\": false}" && test "$CODE" = 200 &&
+        api_as u1 POST /folders/mine/update-options "{\"permission\": \"rx\"}" && test "$CODE" = 400 &&
+        api_as u1 POST /folders/mine/update-options "{\"cloneable\": true}" && test "$CODE" = 200 &&
+        jq -e ".cloneable == true" "$TMP/out" && api_as u1 GET /folders/mine && jq -e ".cloneable == true" "$TMP/out" &&
+        api_as u1 POST /folders/mine/update-options "{\"cloneable\": 1}" && test "$CODE" = 400 &&
+        api_as u1 POST /folders/mine/update-options "{\"cloneable\": false}" && test "$CODE" = 200 &&
         jq -e ".cloneable == false" "$TMP/out" &&
-        as u2 POST /folders/mine/update-options "{\"permission\": \"rw\"}" && test "$CODE" = 404 &&
-        as u1 POST /folders/mine/update-options "{\"permission\": \"rw\"}" && test "$CODE" = 200
+        api_as u2 POST /folders/mine/update-options "{\"permission\": \"rw\"}" && test "$CODE" = 404 &&
+        api_as u1 POST /folders/mine/update-options "{\"permission\": \"rw\"}" && test "$CODE" = 200
 '
 
 test_expect_success 'permissions: none (404), ro lists only, rw changes but does not delete' '
-        as u2 GET "/folders/$MINE/files" && test "$CODE" = 404 &&
-        as u2 POST "/folders/$MINE/mkdir" "{\"path\": \"z\"}" && test "$CODE" = 404 &&
-        as admin POST /folders/pro/mkdir "{\"path\": \"d\"}" && test "$CODE" = 201 &&
-        as u2 GET /folders/pro/files && test "$CODE" = 200 && test "$(jq -r ".items[0].name" "$TMP/out")" = d &&
-        as u2 POST /folders/pro/mkdir "{\"path\": \"e\"}" && test "$CODE" = 403 &&
-        as u2 POST /folders/pro/rename-file "{\"target_path\": \"d\", \"new_name\": \"e\"}" && test "$CODE" = 403 &&
-        as u2 POST /folders/pro/move-file "{\"src\": \"d\", \"dst\": \"e\"}" && test "$CODE" = 403 &&
-        as u2 POST /folders/pro/delete-files "{\"files\": [\"d\"]}" && test "$CODE" = 403 &&
-        as u2 POST /folders/pro/request-upload "{\"path\": \"f\", \"size\": 1}" && test "$CODE" = 403 &&
-        as u2 POST /folders/prw/mkdir "{\"path\": \"e\"}" && test "$CODE" = 201 &&
-        as u2 POST /folders/prw/rename-file "{\"target_path\": \"e\", \"new_name\": \"f\"}" && test "$CODE" = 200 &&
-        as u2 POST /folders/prw/move-file "{\"src\": \"f\", \"dst\": \"g\"}" && test "$CODE" = 200 &&
-        as u2 POST /folders/prw/delete-files "{\"files\": [\"g\"]}" && test "$CODE" = 403 &&
-        as admin POST /folders/prw/delete-files "{\"files\": [\"g\"]}" && test "$CODE" = 200
+        api_as u2 GET "/folders/$MINE/files" && test "$CODE" = 404 &&
+        api_as u2 POST "/folders/$MINE/mkdir" "{\"path\": \"z\"}" && test "$CODE" = 404 &&
+        api_as admin POST /folders/pro/mkdir "{\"path\": \"d\"}" && test "$CODE" = 201 &&
+        api_as u2 GET /folders/pro/files && test "$CODE" = 200 && test "$(jq -r ".items[0].name" "$TMP/out")" = d &&
+        api_as u2 POST /folders/pro/mkdir "{\"path\": \"e\"}" && test "$CODE" = 403 &&
+        api_as u2 POST /folders/pro/rename-file "{\"target_path\": \"d\", \"new_name\": \"e\"}" && test "$CODE" = 403 &&
+        api_as u2 POST /folders/pro/move-file "{\"src\": \"d\", \"dst\": \"e\"}" && test "$CODE" = 403 &&
+        api_as u2 POST /folders/pro/delete-files "{\"files\": [\"d\"]}" && test "$CODE" = 403 &&
+        api_as u2 POST /folders/pro/request-upload "{\"path\": \"f\", \"size\": 1}" && test "$CODE" = 403 &&
+        api_as u2 POST /folders/prw/mkdir "{\"path\": \"e\"}" && test "$CODE" = 201 &&
+        api_as u2 POST /folders/prw/rename-file "{\"target_path\": \"e\", \"new_name\": \"f\"}" && test "$CODE" = 200 &&
+        api_as u2 POST /folders/prw/move-file "{\"src\": \"f\", \"dst\": \"g\"}" && test "$CODE" = 200 &&
+        api_as u2 POST /folders/prw/delete-files "{\"files\": [\"g\"]}" && test "$CODE" = 403 &&
+        api_as admin POST /folders/prw/delete-files "{\"files\": [\"g\"]}" && test "$CODE" = 200
 '
 
 test_expect_success 'a tus upload in chunks: OPTIONS, create, HEAD, PATCH, 409 on a wrong offset' '
@@ -217,7 +212,7 @@ test_expect_success 'a directory downloads as a tar with its content' '
 '
 
 test_expect_success 'tokens: bound to folder and path, tamper-proof, expiring, for their operation' '
-        as admin POST /folders/prw/mkdir "{\"path\": \"secret\"}" && test "$CODE" = 201 &&
+        api_as admin POST /folders/prw/mkdir "{\"path\": \"secret\"}" && test "$CODE" = 201 &&
         token u1 mine download "{\"path\": \"res.bin\"}" && T1=$TOKEN &&
         http GET "/folders/_/download?token=${T1%.*}.AAAA" && test "$HTTP_STATUS" = 403 &&
         P=$(echo "${T1%.*}" | tr "A-Za-z" "B-ZAb-za") &&
@@ -227,24 +222,24 @@ test_expect_success 'tokens: bound to folder and path, tamper-proof, expiring, f
         token u1 mine download "{\"path\": \"res.bin\", \"ttl\": 1}" && sleep 2 &&
         http GET "/folders/_/download?token=$TOKEN" && test "$HTTP_STATUS" = 403 && grep -q expired "$HTTP_BODY" &&
         token u1 mine download "{\"path\": \"nope\", \"ttl\": 100000}" 2>/dev/null; test "$CODE" = 400 &&
-        as u1 POST /folders/prw/request-download "{\"path\": \"secret\"}" && test "$CODE" = 200 &&
-        as u1 POST /folders/pro/request-download "{\"path\": \"d\"}" && test "$CODE" = 200
+        api_as u1 POST /folders/prw/request-download "{\"path\": \"secret\"}" && test "$CODE" = 200 &&
+        api_as u1 POST /folders/pro/request-download "{\"path\": \"d\"}" && test "$CODE" = 200
 '
 
 test_expect_success 'paths never leave the folder: .., absolute, symlinks planted inside' '
         echo outside >"$TMP/outside.txt" && mkdir -p "$TMP/outdir" && echo o >"$TMP/outdir/o" &&
         ln -s "$TMP/outside.txt" "$D/evil" && ln -s "$TMP/outdir" "$D/evildir" && ln -s ../../../.. "$D/upper" &&
-        as u1 GET "/folders/mine/files?path=../" && test "$CODE" = 400 &&
-        as u1 GET "/folders/mine/files?path=evildir" && test "$CODE" = 403 &&
-        as u1 GET "/folders/mine/files?path=upper" && test "$CODE" = 403 &&
-        as u1 GET "/folders/mine/files?path=/etc" && test "$CODE" = 404 &&
-        as u1 POST /folders/mine/mkdir "{\"path\": \"evildir/new\"}" && test "$CODE" = 403 && test ! -e "$TMP/outdir/new" &&
-        as u1 POST /folders/mine/move-file "{\"src\": \"res.bin\", \"dst\": \"evildir/x\"}" && test "$CODE" = 403 &&
-        as u1 POST /folders/mine/delete-files "{\"files\": [\"evildir/o\"]}" && test "$CODE" = 403 &&
+        api_as u1 GET "/folders/mine/files?path=../" && test "$CODE" = 400 &&
+        api_as u1 GET "/folders/mine/files?path=evildir" && test "$CODE" = 403 &&
+        api_as u1 GET "/folders/mine/files?path=upper" && test "$CODE" = 403 &&
+        api_as u1 GET "/folders/mine/files?path=/etc" && test "$CODE" = 404 &&
+        api_as u1 POST /folders/mine/mkdir "{\"path\": \"evildir/new\"}" && test "$CODE" = 403 && test ! -e "$TMP/outdir/new" &&
+        api_as u1 POST /folders/mine/move-file "{\"src\": \"res.bin\", \"dst\": \"evildir/x\"}" && test "$CODE" = 403 &&
+        api_as u1 POST /folders/mine/delete-files "{\"files\": [\"evildir/o\"]}" && test "$CODE" = 403 &&
         test -f "$TMP/outdir/o" &&
-        as u1 POST /folders/mine/delete-files "{\"files\": [\"evildir\"], \"recursive\": true}" && test "$CODE" = 200 &&
+        api_as u1 POST /folders/mine/delete-files "{\"files\": [\"evildir\"], \"recursive\": true}" && test "$CODE" = 200 &&
         test -f "$TMP/outdir/o" && test ! -e "$D/evildir" &&
-        as u1 POST /folders/mine/request-download "{\"path\": \"../../x\"}" && test "$CODE" = 400 &&
+        api_as u1 POST /folders/mine/request-download "{\"path\": \"../../x\"}" && test "$CODE" = 400 &&
         token u1 mine download "{\"path\": \"evil\"}" &&
         test "$(curl -sS -o "$TMP/evil" -w "%{http_code}" "$URL?token=$TOKEN")" = 403 && ! grep -q outside "$TMP/evil" &&
         token u1 mine download "{\"path\": \"\", \"archive\": true}" &&

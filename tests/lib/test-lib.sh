@@ -448,6 +448,13 @@ as() {
         BACKEND_ACCESS_KEY=${AK[$who]} BACKEND_SECRET_KEY=${SK[$who]} "$@"
 }
 
+# api_as KEY METHOD PATH [BODY]: api as that keypair
+api_as() {
+        local who=$1
+        shift
+        as "$who" api "$@"
+}
+
 # db_sql SQL: run SQL on the test manager's database (SQLite or
 # PostgreSQL, as the script runs); rows on stdout, one per line, |-separated
 db_sql() {

@@ -423,7 +423,7 @@ void api_session_create(struct api_ctx *c)
         struct session_request q;
         struct principal owner;
         struct tess_error *err = NULL;
-        _cleanup_rows_ struct db_rows *proj = NULL, *img = NULL;
+        _cleanup_rows_ struct db_rows *img = NULL;
         char rg[128], id[UUID_STR_LEN];
         int r;
 
@@ -435,14 +435,13 @@ void api_session_create(struct api_ctx *c)
         const char *domain = q.domain ? q.domain : owner.domain;
         if (!streq(domain, owner.domain))
                 return api_problem(c, 400, "invalid-api-params", "domain '%s' is not the owner's domain", domain);
-        r = DBQ(c->m->db, "SELECT id FROM projects WHERE domain_name = ? AND name = ? AND is_active = 1", &proj, &err,
-                DB_TEXT(domain), DB_TEXT(q.group));
+        char project_id[UUID_STR_LEN];
+        r = model_active_project_id(c->m, domain, q.group, project_id, &err);
         if (r < 0)
                 return api_fail(c, err);
-        if (proj->nrows == 0)
+        if (r == 0)
                 return api_problem(c, 400, "invalid-api-params", "project '%s' not found in domain '%s'", q.group,
                                    domain);
-        const char *project_id = db_get(proj, 0, 0);
         if (owner.role != ROLE_SUPERADMIN && owner.role != ROLE_ADMIN) {
                 r = model_is_member(c->m, project_id, owner.user_id, &err);
                 if (r < 0)

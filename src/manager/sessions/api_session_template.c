@@ -22,6 +22,7 @@
 
 #include "common/crypto.h"
 #include "common/timeutil.h"
+#include "manager/accounts/model.h"
 #include "manager/api/api.h"
 #include "manager/api/authz.h"
 #include "manager/core/manager.h"
@@ -42,7 +43,6 @@ static const char template_from[] = " FROM session_templates t LEFT JOIN users u
 static int template_owner(struct api_ctx *c, struct principal *owner, char *project_id, size_t len,
                           struct tess_error **err)
 {
-        _cleanup_rows_ struct db_rows *proj = NULL;
         const char *group = "default", *domain = NULL;
         int r;
 
@@ -54,13 +54,13 @@ static int template_owner(struct api_ctx *c, struct principal *owner, char *proj
                 group = "default";
         if (domain && !streq(domain, owner->domain))
                 return tess_err(err, EINVAL, "domain '%s' is not the owner's domain", domain);
-        r = DBQ(c->m->db, "SELECT id FROM projects WHERE domain_name = ? AND name = ? AND is_active = 1", &proj, err,
-                DB_TEXT(owner->domain), DB_TEXT(group));
+        char id[UUID_STR_LEN];
+        r = model_active_project_id(c->m, owner->domain, group, id, err);
         if (r < 0)
                 return r;
-        if (proj->nrows == 0)
+        if (r == 0)
                 return tess_err(err, EINVAL, "project '%s' not found in domain '%s'", group, owner->domain);
-        snprintf(project_id, len, "%s", db_get(proj, 0, 0));
+        snprintf(project_id, len, "%s", id);
         return 0;
 }
 
