@@ -24,11 +24,12 @@
 /* Newest and oldest API versions we accept, as "v<major>.<YYYYMMDD>". */
 #define API_VERSION_NEWEST "v9.20250722"
 #define API_VERSION_OLDEST "v4.20181215"
-/* The version GET / advertises, which Backend.AI's clients negotiate down
- * to (the smaller of theirs and this): the newest whose client has been
- * run against Tessera and works (docs/backendai-compat.md).  Newer
- * clients then speak it, as they do to an older Backend.AI. */
-#define API_VERSION_SERVED "v6.20220315"
+/* The newest version GET / advertises, which Backend.AI's clients
+ * negotiate down to (the smaller of theirs and this): the newest whose
+ * client has been run against Tessera and works (docs/backendai-compat.md).
+ * Newer clients then speak it, as they do to an older Backend.AI; older
+ * ones are told their own (api_misc.c). */
+#define API_VERSION_SERVED "v8.20240315"
 
 struct sign_auth {
         char hash[16];          /* "sha256" (lower case) */

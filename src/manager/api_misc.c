@@ -18,11 +18,46 @@
 #include "manager/http/http.h"
 #include "manager/main.h"
 
+/* The API versions of the Backend.AI client releases run against Tessera
+ * (docs/backendai-compat.md), oldest first; the last is
+ * API_VERSION_SERVED. */
+static const struct {
+        int year, month;
+        const char *version;
+} client_releases[] = {
+        { 22, 3, "v6.20220315" },
+        { 23, 9, "v7.20230615" },
+        { 24, 3, API_VERSION_SERVED },
+};
+
+/* What GET / tells a client: its release's own API version when its
+ * User-Agent names the release ("Backend.AI Client for Python 22.03.2"),
+ * that is the newest of the table not newer than the release, so that a
+ * client neither warns that the server is newer than itself nor that it
+ * is too old; anyone else gets the newest served.  Every version from
+ * API_VERSION_OLDEST on is accepted whatever this says. */
+static const char *version_for(const char *user_agent)
+{
+        static const char prefix[] = "Backend.AI Client for Python ";
+        int year, month;
+
+        if (!user_agent || strncmp(user_agent, prefix, strlen(prefix)) != 0 ||
+            sscanf(user_agent + strlen(prefix), "%d.%d", &year, &month) != 2)
+                return API_VERSION_SERVED;
+        const char *v = client_releases[0].version;
+        for (size_t i = 0; i < ARRAY_SIZE(client_releases); i++)
+                if (year * 100 + month >= client_releases[i].year * 100 + client_releases[i].month)
+                        v = client_releases[i].version;
+        return v;
+}
+
 void api_root_version(struct api_ctx *c)
 {
         if (web_static_index(c)) /* a browser: the web UI */
                 return;
-        api_json(c, 200, json_pack("{s:s, s:s}", "version", API_VERSION_SERVED, "manager", TESSERA_VERSION));
+        api_json(c, 200,
+                 json_pack("{s:s, s:s}", "version", version_for(http_header(c->req, "User-Agent")), "manager",
+                           TESSERA_VERSION));
 }
 
 /* GET /health: can this manager serve?  200 when its database answers,

@@ -88,6 +88,7 @@ enum conv {
         JSON_TEXT, /* Backend.AI's JSONString: the text is parsed */
         HOSTS,     /* allowed_vfolder_hosts: a list of hosts, each with every permission */
         ONLY,      /* no such thing in Tessera: null, or `only` (JSON text; NULL: nothing else) */
+        MOOT,      /* a limit of something Tessera has none of: accepted, nothing to apply it to */
 };
 
 struct prop {
@@ -118,10 +119,44 @@ static json_t *hosts_text(const char *s)
         return list;
 }
 
-static int convert(const struct prop *p, const json_t *v, json_t **ret, struct tess_error **err)
+/* Backend.AI names a folder host PROXY:VOLUME ("local:volume1", its CLI's
+ * default); Tessera's hosts have one name: VOLUME when that is a host
+ * here, else PROXY when that is, else the name as given (refused then). */
+static const char *host_name(const struct api_ctx *c, const char *name, char *buf, size_t n)
 {
-        json_t *parsed, *hosts, *h;
+        const char *colon = strchr(name, ':');
+        if (!colon)
+                return name;
+        if (vf_hosts_find(&c->m->vfolder_hosts, colon + 1))
+                return colon + 1;
+        snprintf(buf, n, "%.*s", (int)(colon - name), name);
+        return vf_hosts_find(&c->m->vfolder_hosts, buf) ? buf : name;
+}
+
+/* allowed_vfolder_hosts: {host: permissions}, or a list of hosts (each
+ * with every permission), in Backend.AI's host names. */
+static json_t *hosts_of(const struct api_ctx *c, const json_t *given)
+{
+        json_t *hosts = json_object(), *v;
+        const char *key;
+        char buf[128];
         size_t i;
+
+        if (json_is_object(given))
+                json_object_foreach((json_t *)given, key, v)
+                        json_object_set(hosts, host_name(c, key, buf, sizeof(buf)), v);
+        else
+                json_array_foreach(given, i, v)
+                        if (json_is_string(v))
+                                json_object_set_new(hosts, host_name(c, json_string_value(v), buf, sizeof(buf)),
+                                                    vf_host_perms_json(VFH_ALL));
+        return hosts;
+}
+
+static int convert(const struct api_ctx *c, const struct prop *p, const json_t *v, json_t **ret,
+                   struct tess_error **err)
+{
+        json_t *parsed;
 
         *ret = NULL;
         switch (p->conv) {
@@ -132,21 +167,14 @@ static int convert(const struct prop *p, const json_t *v, json_t **ret, struct t
                 return *ret ? 0 : tess_err(err, EINVAL, "'%s' must be JSON text", p->from);
         case HOSTS:
                 parsed = json_is_string(v) ? hosts_text(json_string_value(v)) : json_incref((json_t *)v);
-                if (json_is_object(parsed)) { /* Tessera's own shape: host -> permissions */
-                        *ret = parsed;
-                        return 0;
-                }
-                if (!json_is_array(parsed)) {
+                if (!json_is_object(parsed) && !json_is_array(parsed)) {
                         json_decref(parsed);
                         return tess_err(err, EINVAL, "'%s' must be a list of folder hosts", p->from);
                 }
-                hosts = json_object();
-                json_array_foreach(parsed, i, h)
-                        if (json_is_string(h))
-                                json_object_set_new(hosts, json_string_value(h), vf_host_perms_json(VFH_ALL));
+                *ret = hosts_of(c, parsed);
                 json_decref(parsed);
-                *ret = hosts;
                 return 0;
+        case MOOT: return 0;
         case ONLY:
                 parsed = p->only ? json_loads(p->only, JSON_DECODE_ANY, NULL) : NULL;
                 json_t *given = parsed_text(v);
@@ -160,7 +188,8 @@ static int convert(const struct prop *p, const json_t *v, json_t **ret, struct t
 
 /* The props argument of f into body, by map: null props are left out
  * (unchanged), unknown ones refused. */
-static int props_to_body(const struct gql_field *f, const struct prop *map, json_t *body, struct tess_error **err)
+static int props_to_body(const struct api_ctx *c, const struct gql_field *f, const struct prop *map, json_t *body,
+                         struct tess_error **err)
 {
         json_t *props = json_object_get(f->args, "props"), *v;
         const char *key;
@@ -169,14 +198,14 @@ static int props_to_body(const struct gql_field *f, const struct prop *map, json
                 return tess_err(err, EPROTO, "%s(props:): an input object is required", f->name);
         json_object_foreach(props, key, v) {
                 const struct prop *p = map;
+                json_t *out;
+                if (json_is_null(v)) /* unchanged: also what newer clients send for fields of their own */
+                        continue;
                 while (p->from && !streq(p->from, key))
                         p++;
                 if (!p->from)
                         return tess_err(err, EPROTO, "%s(props:): no input field \"%s\"", f->name, key);
-                json_t *out;
-                if (json_is_null(v))
-                        continue;
-                if (convert(p, v, &out, err) < 0)
+                if (convert(c, p, v, &out, err) < 0)
                         return -1;
                 if (out)
                         json_object_set_new(body, p->to, out);
@@ -205,6 +234,7 @@ static const struct prop user_props[] = {
         { "group_ids", "projects" },
         { "allowed_client_ip", NULL, ONLY, NULL, "Tessera has no per-user address list" },
         { "totp_activated", NULL, ONLY, "false", "Tessera has no TOTP" },
+        { "sudo_session_enabled", NULL, ONLY, "false", "Tessera's sessions never give their user root" },
         { "resource_policy", "resource_policy" },
         {},
 };
@@ -222,6 +252,7 @@ static const struct prop user_modify_props[] = {
           "change a user's projects with modify_group(user_update_mode: \"add\" or \"remove\")" },
         { "allowed_client_ip", NULL, ONLY, NULL, "Tessera has no per-user address list" },
         { "totp_activated", NULL, ONLY, "false", "Tessera has no TOTP" },
+        { "sudo_session_enabled", NULL, ONLY, "false", "Tessera's sessions never give their user root" },
         {},
 };
 
@@ -258,6 +289,9 @@ static const struct prop policy_props[] = {
         { "max_vfolder_count", "max_vfolder_count" },
         { "max_vfolder_size", "max_quota_scope_size" },
         { "allowed_vfolder_hosts", "allowed_vfolder_hosts", HOSTS },
+        { "max_pending_session_count", "max_pending_session_count" },
+        { "max_pending_session_resource_slots", "max_pending_session_resource_slots", JSON_TEXT },
+        { "max_concurrent_sftp_sessions", NULL, MOOT }, /* Tessera has no SFTP-only sessions */
         {},
 };
 
@@ -270,6 +304,8 @@ static const struct prop scaling_group_props[] = {
         { "scheduler", "scheduler" },
         { "scheduler_opts", "scheduler_opts", JSON_TEXT },
         { "wsproxy_addr", "wsproxy_addr" },
+        { "wsproxy_api_token", NULL, ONLY, NULL, "Tessera's app proxy is the manager's own: it takes no token" },
+        { "use_host_network", NULL, ONLY, "false", "a Tessera session always has a network of its own" },
         {},
 };
 
@@ -286,7 +322,7 @@ static int plan_one(struct run *r, const struct gql_field *f, const char *method
         json_t *body = map || name_arg ? json_object() : NULL;
 
         if ((key && arg_text(f, key, &param, err) < 0) || (name_arg && arg_text(f, name_arg, &name, err) < 0) ||
-            (map && props_to_body(f, map, body, err) < 0)) {
+            (map && props_to_body(r->c, f, map, body, err) < 0)) {
                 json_decref(body);
                 return -1;
         }
@@ -360,7 +396,7 @@ static int plan_purge_user_checked(struct run *r, const struct gql_field *f, str
                 {},
         };
         json_t *ignored = json_object();
-        int ret = props_to_body(f, purge_props, ignored, err);
+        int ret = props_to_body(r->c, f, purge_props, ignored, err);
         json_decref(ignored);
         return ret < 0 ? ret : plan_purge_user(r, f, err);
 }
@@ -382,7 +418,7 @@ static int plan_modify_group(struct run *r, const struct gql_field *f, struct te
                 struct gql_field g = *f;
                 g.args = json_pack("{s:o}", "props", own);
                 json_t *body = json_object();
-                int ret = props_to_body(&g, group_props, body, err);
+                int ret = props_to_body(r->c, &g, group_props, body, err);
                 json_decref(g.args);
                 if (ret < 0) {
                         json_decref(body);
@@ -575,7 +611,7 @@ static const struct mutation mutations[] = {
 static void finish(struct run *r)
 {
         json_t *payload = json_pack("{s:s, s:b, s:s}", "__typename", r->mu->type, "ok", r->ok, "msg",
-                                    r->ok ? "success" : r->msg ? r->msg : "failed");
+                                    r->msg ? r->msg : r->ok ? "success" : "failed");
         if (r->mu->object_key)
                 json_object_set(payload, r->mu->object_key, r->object && r->ok ? r->object : json_null());
         if (r->mu->task)
@@ -595,12 +631,19 @@ static void step_done(struct api_ctx *c UNUSED, unsigned status, json_t *answer,
         if (status >= 400) {
                 const char *title = json_string_value(json_object_get(answer, "title"));
                 r->ok = false;
+                free(r->msg);
                 r->msg = xstrdup(title ? title : "refused");
                 r->i = r->n; /* no further step */
         } else {
                 if (s->object_path) {
+                        struct tess_error *err = NULL;
                         json_decref(r->object);
-                        r->object = gql_admin_object(s->object_path, answer);
+                        if (gql_admin_object(r->c, s->object_path, answer, &r->object, &err) < 0) {
+                                r->object = json_null(); /* made, but not read back: say so */
+                                free(r->msg);
+                                r->msg = xasprintf("done, but reading it back failed: %s", err->msg);
+                                tess_error_free(err);
+                        }
                         json_t *secret = json_object_get(answer, "secret_key"); /* shown once, at creation */
                         if (secret && json_object_get(r->object, "secret_key"))
                                 json_object_set(r->object, "secret_key", secret);

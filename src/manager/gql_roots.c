@@ -84,7 +84,7 @@ static json_t *iso_of_seconds(const json_t *v)
 /* A JSON value as Backend.AI's JSONString fields carry it: its text. */
 static json_t *json_text_of(const json_t *v)
 {
-        char *text = v ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+        char *text = v && !json_is_null(v) ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
         json_t *s = text ? json_string(text) : json_null();
         free(text);
         return s;
@@ -164,6 +164,17 @@ static json_t *json_column(const char *text)
         "SELECT id, session_id, cluster_role, cluster_idx, cluster_hostname, agent_id, status, status_info,"   \
         " status_data, status_history, image, occupied_slots, container_id FROM kernels"
 
+/* Whether list (of strings) holds s. */
+static bool in_json_list(const json_t *list, const char *s)
+{
+        size_t i;
+        json_t *v;
+        json_array_foreach(list, i, v)
+                if (streq(json_string_value(v) ?: "", s))
+                        return true;
+        return false;
+}
+
 /* Row i of KERNEL_COLUMNS as a ComputeContainer. */
 static json_t *compute_container(const struct db_rows *k, int i)
 {
@@ -181,6 +192,7 @@ static json_t *compute_container(const struct db_rows *k, int i)
                 "resource_opts", "live_stat", "last_stat", "container_id", db_getn(k, i, "container_id"));
         json_object_set(o, "role", json_object_get(o, "cluster_role"));
         json_object_set(o, "idx", json_object_get(o, "cluster_idx"));
+        json_object_set_new(o, "preopen_ports", json_null());
         json_decref(history);
         return o;
 }
@@ -245,6 +257,22 @@ static json_t *compute_session(const json_t *s, json_t *containers)
                 json_object_set_new(o, "status_changed", json_null());
         json_object_set_new(o, "startup_command", json_null());
         json_object_set_new(o, "service_ports", json_null());
+        /* what 23.09's and 24.03's clients ask too */
+        json_t *scheduled = json_object_get(history, "SCHEDULED"), *agents = json_array(), *k;
+        size_t i;
+        json_object_set_new(o, "main_kernel_id", json_null());
+        json_array_foreach(json_object_get(o, "containers"), i, k) {
+                const char *agent = json_string_value(json_object_get(k, "agent"));
+                if (streq(json_string_value(json_object_get(k, "cluster_role")) ?: "", "main"))
+                        json_object_set(o, "main_kernel_id", json_object_get(k, "id"));
+                if (agent && !in_json_list(agents, agent))
+                        json_array_append_new(agents, json_string(agent));
+        }
+        json_object_set_new(o, "agent_ids", agents);
+        json_object_set_new(o, "scheduled_at", scheduled ? json_incref(scheduled) : json_null());
+        json_object_set_new(o, "idle_checks", json_null());
+        json_object_set_new(o, "abusing_reports", json_array());
+        json_object_set_new(o, "vfolder_mounts", json_null());
         return o;
 }
 
@@ -350,7 +378,29 @@ static int resolve_session(struct api_ctx *c, const struct gql_field *f, json_t 
 
 /* ---- folders ---- */
 
-static int resolve_vfolder_list(struct api_ctx *c, const struct gql_field *f, json_t **ret, struct tess_error **err)
+/* Which of the caller's folders a list holds. */
+enum vfolder_kind {
+        VF_ALL,
+        VF_OWN,     /* its own (user-owned, its) */
+        VF_INVITED, /* user-owned, shared with it */
+        VF_PROJECT, /* its projects' */
+};
+
+static bool vfolder_is(const json_t *v, enum vfolder_kind kind)
+{
+        bool user = streq(json_string_value(json_object_get(v, "ownership_type")) ?: "", "user");
+        bool owner = json_is_true(json_object_get(v, "is_owner"));
+        switch (kind) {
+        case VF_ALL: return true;
+        case VF_OWN: return user && owner;
+        case VF_INVITED: return user && !owner;
+        case VF_PROJECT: return !user;
+        }
+        return false;
+}
+
+static int vfolder_list_of(struct api_ctx *c, const struct gql_field *f, enum vfolder_kind kind, json_t **ret,
+                           struct tess_error **err)
 {
         const char *group_id = arg_string(f, "group_id");
         int64_t limit, offset;
@@ -361,11 +411,15 @@ static int resolve_vfolder_list(struct api_ctx *c, const struct gql_field *f, js
                 return -EINVAL;
         if (group_id && !uuid_valid(group_id))
                 return tess_err(err, EINVAL, "vfolder_list(group_id:): a project id");
-        if (vf_list(c, VF_STATUS_READY, false, group_id, &all, err) < 0)
+        if (no_filter_order(f, err) < 0 || vf_list(c, VF_STATUS_READY, false, group_id, &all, err) < 0)
                 return -1;
         json_t *items = json_array();
+        int64_t n = 0;
         json_array_foreach(all, i, v) {
-                if ((int64_t)i < offset || (int64_t)i >= offset + limit)
+                if (!vfolder_is(v, kind))
+                        continue;
+                n++;
+                if (n - 1 < offset || n - 1 >= offset + limit)
                         continue;
                 const char *type = json_string_value(json_object_get(v, "ownership_type"));
                 json_array_append_new(
@@ -384,8 +438,42 @@ static int resolve_vfolder_list(struct api_ctx *c, const struct gql_field *f, js
                                   json_object_get(v, "status")));
         }
         *ret = json_pack("{s:s, s:o, s:I}", "__typename", "VirtualFolderList", "items", items, "total_count",
-                         (json_int_t)json_array_size(all));
+                         (json_int_t)n);
         json_decref(all);
+        return 0;
+}
+
+/* vfolder_list and, as 23.09's client splits it, vfolder_own_list,
+ * vfolder_invited_list and vfolder_project_list. */
+static int resolve_vfolder_list(struct api_ctx *c, const struct gql_field *f, json_t **ret, struct tess_error **err)
+{
+        return vfolder_list_of(c, f, VF_ALL, ret, err);
+}
+
+static int resolve_vfolder_own_list(struct api_ctx *c, const struct gql_field *f, json_t **ret,
+                                    struct tess_error **err)
+{
+        return vfolder_list_of(c, f, VF_OWN, ret, err);
+}
+
+static int resolve_vfolder_invited_list(struct api_ctx *c, const struct gql_field *f, json_t **ret,
+                                        struct tess_error **err)
+{
+        return vfolder_list_of(c, f, VF_INVITED, ret, err);
+}
+
+static int resolve_vfolder_project_list(struct api_ctx *c, const struct gql_field *f, json_t **ret,
+                                        struct tess_error **err)
+{
+        return vfolder_list_of(c, f, VF_PROJECT, ret, err);
+}
+
+/* vfolder_host_permissions: every permission a folder host may grant. */
+static int resolve_host_permissions(struct api_ctx *c UNUSED, const struct gql_field *f UNUSED, json_t **ret,
+                                    struct tess_error **err UNUSED)
+{
+        *ret = json_pack("{s:s, s:o}", "__typename", "PredefinedAtomicPermission", "vfolder_host_permission_list",
+                         vf_host_perms_json(VFH_ALL));
         return 0;
 }
 
@@ -458,6 +546,7 @@ enum conv {
         AS_IS,   /* the REST field's value */
         AS_TEXT, /* its JSON text (Backend.AI's JSONString fields) */
         NONE,    /* null: Tessera has no such thing */
+        NO,      /* false: a switch Tessera has no such thing for is off */
 };
 
 struct field_map {
@@ -482,7 +571,9 @@ static const struct field_map user_map[] = {
         { "resource_policy", NULL, NONE },
         { "allowed_client_ip", NULL, NONE },
         { "totp_activated", NULL, NONE },
-        {},
+        { "sudo_session_enabled", NULL, NO },
+        { "main_access_key", "main_access_key" },
+        {}, /* + is_active, groups: user_extras(), memberships() */
 };
 
 static const struct field_map keypair_map[] = {
@@ -500,7 +591,9 @@ static const struct field_map keypair_map[] = {
         { "last_used", "last_used" },
         { "concurrency_used", NULL, NONE },
         { "ssh_public_key", NULL, NONE },
-        {},
+        { "ssh_private_key", NULL, NONE },
+        { "bootstrap_script", NULL, NONE },
+        {}, /* + user_info: keypair_extras(); projects: memberships() */
 };
 
 static const struct field_map agent_map[] = {
@@ -519,6 +612,8 @@ static const struct field_map agent_map[] = {
         { "version", "version" },
         { "compute_plugins", NULL, NONE },
         { "hardware_metadata", NULL, NONE },
+        { "local_config", NULL, NONE },
+        { "compute_containers", NULL, NONE },
         {}, /* + live_stat, container_count, cpu_cur_pct, mem_cur_bytes: gql_agent() */
 };
 
@@ -533,6 +628,9 @@ static const struct field_map policy_map[] = {
         { "max_containers_per_session", "max_containers_per_session" },
         { "idle_timeout", "idle_timeout" },
         { "max_vfolder_count", "max_vfolder_count" },
+        { "max_pending_session_count", "max_pending_session_count" },
+        { "max_pending_session_resource_slots", "max_pending_session_resource_slots", AS_TEXT },
+        { "max_concurrent_sftp_sessions", NULL, NONE },
         {},
 };
 
@@ -576,6 +674,8 @@ static const struct field_map scaling_group_map[] = {
         { "scheduler", "scheduler" },
         { "scheduler_opts", "scheduler_opts", AS_TEXT },
         { "wsproxy_addr", "wsproxy_addr" },
+        { "wsproxy_api_token", NULL, NONE },
+        { "use_host_network", NULL, NO },
         {},
 };
 
@@ -585,7 +685,8 @@ static json_t *map_object(const json_t *src, const char *type, const struct fiel
         for (; m->to; m++) {
                 json_t *v = m->from ? json_object_get(src, m->from) : NULL;
                 json_object_set_new(o, m->to,
-                                    m->conv == NONE || !v ? json_null()
+                                    m->conv == NO         ? json_false()
+                                    : m->conv == NONE || !v ? json_null()
                                     : m->conv == AS_TEXT  ? json_text_of(v)
                                                           : json_incref(v));
         }
@@ -595,13 +696,8 @@ static json_t *map_object(const json_t *src, const char *type, const struct fiel
 /* What a list needs beyond its fields' names. */
 static void user_extras(json_t *o, const json_t *src)
 {
-        json_t *groups = json_array(), *p;
-        size_t i;
         json_object_set_new(o, "is_active",
                             json_boolean(streq(json_string_value(json_object_get(src, "status")) ?: "", "active")));
-        json_array_foreach(json_object_get(src, "projects"), i, p)
-                json_array_append_new(groups, json_pack("{s:s, s:n, s:O}", "__typename", "UserGroup", "id", "name", p));
-        json_object_set_new(o, "groups", groups);
 }
 
 static void keypair_extras(json_t *o, const json_t *src)
@@ -653,12 +749,14 @@ static const struct admin_list {
         void (*extras)(json_t *o, const json_t *src);
         bool paged; /* (limit, offset) -> {items, total_count}; else every row as a list */
         const struct arg_filter *args;
+        const char *member; /* the field of a row naming a user whose projects the object lists */
 } admin_lists[] = {
-        { "user_list", "/admin/users", "UserList", "User", user_map, user_extras, true, user_args },
-        { "users", "/admin/users", NULL, "User", user_map, user_extras, false, user_args },
+        { "user_list", "/admin/users", "UserList", "User", user_map, user_extras, true, user_args, "id" },
+        { "users", "/admin/users", NULL, "User", user_map, user_extras, false, user_args, "id" },
         { "keypair_list", "/admin/keypairs", "KeyPairList", "KeyPair", keypair_map, keypair_extras, true,
-          keypair_args },
-        { "keypairs", "/admin/keypairs", NULL, "KeyPair", keypair_map, keypair_extras, false, keypair_args },
+          keypair_args, "user_id" },
+        { "keypairs", "/admin/keypairs", NULL, "KeyPair", keypair_map, keypair_extras, false, keypair_args,
+          "user_id" },
         { "domains", "/admin/domains", NULL, "Domain", domain_map, NULL, false, domain_args },
         { "groups", "/admin/projects", NULL, "Group", group_map, NULL, false, group_args },
         { "scaling_groups", "/admin/resource-groups", NULL, "ScalingGroup", scaling_group_map, NULL, false,
@@ -697,48 +795,104 @@ static int list_filters(const struct admin_list *l, const struct gql_field *f, j
 
 #define UNPAGED_MAX 10000 /* rows of a list asked for without paging */
 
-json_t *gql_admin_object(const char *path, const json_t *row)
+static const struct admin_list *list_of(const char *path)
 {
-        for (size_t i = 0; i < ARRAY_SIZE(admin_lists); i++) {
-                const struct admin_list *l = &admin_lists[i];
-                if (!streq(l->path, path))
-                        continue;
+        for (size_t i = 0; i < ARRAY_SIZE(admin_lists); i++)
+                if (streq(admin_lists[i].path, path))
+                        return &admin_lists[i];
+        abort(); /* a path without a Backend.AI type */
+}
+
+/* The projects of the users that rows name (by field l->member), in one
+ * query, into each object: a user's groups [{id, name}], a keypair's
+ * projects [name]. */
+static int memberships(struct api_ctx *c, const struct admin_list *l, const json_t *rows, json_t *objects,
+                       struct tess_error **err)
+{
+        _cleanup_(buf_release) struct buf q = BUF_INIT;
+        _cleanup_rows_ struct db_rows *m = NULL;
+        size_t n = json_array_size(rows), i;
+        struct db_arg *args = xcalloc(n + 1, sizeof(*args));
+        json_t *by_user = json_object(), *row;
+        bool user = streq(l->type, "User");
+
+        buf_puts(&q, "SELECT m.user_id, p.id, p.name FROM project_members m JOIN projects p ON p.id = m.project_id"
+                     " WHERE m.user_id IN (");
+        json_array_foreach(rows, i, row) {
+                const char *id = json_string_value(json_object_get(row, l->member)) ?: "";
+                buf_puts(&q, i ? ", ?" : "?");
+                args[i] = DB_TEXT(id);
+                json_object_set_new(by_user, id, json_array());
+        }
+        buf_puts(&q, ") ORDER BY p.name");
+        int r = n ? db_query(c->m->db, q.data, args, (int)n, &m, err) : 0;
+        free(args);
+        for (int k = 0; r >= 0 && m && k < m->nrows; k++)
+                json_array_append_new(json_object_get(by_user, db_get(m, k, 0)),
+                                      user ? json_pack("{s:s, s:s, s:s}", "__typename", "UserGroup", "id",
+                                                       db_get(m, k, 1), "name", db_get(m, k, 2))
+                                           : json_string(db_get(m, k, 2)));
+        json_array_foreach(rows, i, row) {
+                json_t *list = json_object_get(by_user, json_string_value(json_object_get(row, l->member)) ?: "");
+                json_object_set(json_array_get(objects, i), user ? "groups" : "projects", list ? list : json_null());
+        }
+        json_decref(by_user);
+        return r < 0 ? r : 0;
+}
+
+int gql_admin_objects(struct api_ctx *c, const char *path, const json_t *rows, json_t **ret, struct tess_error **err)
+{
+        const struct admin_list *l = list_of(path);
+        json_t *row;
+        size_t i;
+
+        *ret = json_array();
+        json_array_foreach(rows, i, row) {
                 json_t *o = map_object(row, l->type, l->map);
                 if (l->extras)
                         l->extras(o, row);
-                return o;
+                json_array_append_new(*ret, o);
         }
-        abort(); /* a path without a Backend.AI type */
+        if (l->member && memberships(c, l, rows, *ret, err) < 0) {
+                *ret = (json_decref(*ret), NULL);
+                return -1;
+        }
+        return 0;
+}
+
+int gql_admin_object(struct api_ctx *c, const char *path, const json_t *row, json_t **ret, struct tess_error **err)
+{
+        json_t *rows = json_pack("[O]", row), *objects;
+        int r = gql_admin_objects(c, path, rows, &objects, err);
+        json_decref(rows);
+        *ret = r < 0 ? NULL : json_incref(json_array_get(objects, 0));
+        json_decref(objects);
+        return r;
 }
 
 /* The caller's own user as GET /admin/users shows one. */
 static int own_user(struct api_ctx *c, json_t **ret, struct tess_error **err)
 {
-        _cleanup_rows_ struct db_rows *u = NULL, *p = NULL;
+        _cleanup_rows_ struct db_rows *u = NULL;
         char created[48], modified[48];
 
         if (DBQ(c->m->db,
                 "SELECT id, email, username, full_name, description, role, status, domain_name, need_password_change,"
-                " created_at, modified_at FROM users WHERE id = ?",
-                &u, err, DB_TEXT(c->who.user_id)) < 0 ||
-            DBQ(c->m->db,
-                "SELECT p.name FROM projects p JOIN project_members m ON m.project_id = p.id WHERE m.user_id = ?"
-                " ORDER BY p.name",
-                &p, err, DB_TEXT(c->who.user_id)) < 0)
+                " created_at, modified_at, (SELECT k.access_key FROM keypairs k WHERE k.user_id = users.id AND"
+                " k.is_main = 1 ORDER BY k.created_at LIMIT 1) AS main_access_key FROM users WHERE id = ?",
+                &u, err, DB_TEXT(c->who.user_id)) < 0)
                 return -1;
         if (u->nrows == 0)
                 return tess_err(err, ENOENT, "user: yours is gone");
-        json_t *projects = json_array();
-        for (int i = 0; i < p->nrows; i++)
-                json_array_append_new(projects, json_string(db_get(p, i, 0)));
         *ret = json_pack(
-                "{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:b, s:s, s:s, s:o}", "id", db_getn(u, 0, "id"), "email",
+                "{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:b, s:s, s:s, s:s?}", "id", db_getn(u, 0, "id"), "email",
                 db_getn(u, 0, "email"), "username", db_getn(u, 0, "username"), "full_name", db_getn(u, 0, "full_name"),
                 "description", db_getn(u, 0, "description"), "role", db_getn(u, 0, "role"), "status",
                 db_getn(u, 0, "status"), "domain", db_getn(u, 0, "domain_name"), "need_password_change",
                 db_get_int(u, 0, "need_password_change") != 0, "created_at",
                 time_format_iso(db_get_int(u, 0, "created_at"), created, sizeof(created)), "modified_at",
-                time_format_iso(db_get_int(u, 0, "modified_at"), modified, sizeof(modified)), "projects", projects);
+                time_format_iso(db_get_int(u, 0, "modified_at"), modified, sizeof(modified)), "main_access_key",
+                db_getn(u, 0, "main_access_key"));
         return 0;
 }
 
@@ -771,9 +925,13 @@ static int resolve_item(struct api_ctx *c, const char *path, const char *param, 
         json_t *src;
         if (admin_item_of(c, path, param, value, &src, err) < 0)
                 return -1;
-        *ret = src ? gql_admin_object(path, src) : json_null();
+        if (!src) {
+                *ret = json_null();
+                return 0;
+        }
+        int r = gql_admin_object(c, path, src, ret, err);
         json_decref(src);
-        return 0;
+        return r;
 }
 
 /* domain(name): the caller's own domain by default. */
@@ -811,9 +969,8 @@ static int resolve_user_from_uuid(struct api_ctx *c, const struct gql_field *f, 
 static int resolve_groups_by_name(struct api_ctx *c, const struct gql_field *f, json_t **ret, struct tess_error **err)
 {
         const char *name = arg_string(f, "name"), *domain = arg_string(f, "domain_name");
-        json_t *filters, *items, *v;
+        json_t *filters, *items;
         int64_t total;
-        size_t i;
 
         if (!name)
                 return tess_err(err, EINVAL, "groups_by_name(name:): a String is required");
@@ -824,11 +981,9 @@ static int resolve_groups_by_name(struct api_ctx *c, const struct gql_field *f, 
         json_decref(filters);
         if (r < 0)
                 return -1;
-        *ret = json_array();
-        json_array_foreach(items, i, v)
-                json_array_append_new(*ret, gql_admin_object("/admin/projects", v));
+        r = gql_admin_objects(c, "/admin/projects", items, ret, err);
         json_decref(items);
-        return 0;
+        return r;
 }
 
 /* user(email): the caller's own (no email, or theirs); another's for who
@@ -842,19 +997,17 @@ static int resolve_user(struct api_ctx *c, const struct gql_field *f, json_t **r
                 return resolve_item(c, "/admin/users", "email", email, ret, err);
         if (own_user(c, &src, err) < 0)
                 return -1;
-        *ret = gql_admin_object("/admin/users", src);
+        int r = gql_admin_object(c, "/admin/users", src, ret, err);
         json_decref(src);
-        return 0;
+        return r;
 }
 
 static int resolve_admin_list(struct api_ctx *c, const struct admin_list *l, const struct gql_field *f, json_t **ret,
                               struct tess_error **err)
 {
         int64_t limit = UNPAGED_MAX, offset = 0, total;
-        json_t *items, *v;
-        size_t i;
+        json_t *items, *out, *filters;
 
-        json_t *filters;
         if ((l->paged && page_args(f, &limit, &offset, err) < 0) || no_filter_order(f, err) < 0 ||
             list_filters(l, f, &filters, err) < 0)
                 return -EINVAL;
@@ -862,10 +1015,10 @@ static int resolve_admin_list(struct api_ctx *c, const struct admin_list *l, con
         json_decref(filters);
         if (r < 0)
                 return -1;
-        json_t *out = json_array();
-        json_array_foreach(items, i, v)
-                json_array_append_new(out, gql_admin_object(l->path, v));
+        r = gql_admin_objects(c, l->path, items, &out, err);
         json_decref(items);
+        if (r < 0)
+                return -1;
         *ret = l->paged ? json_pack("{s:s, s:o, s:I}", "__typename", l->list_type, "items", out, "total_count",
                                     (json_int_t)total)
                         : out;
@@ -1151,6 +1304,10 @@ static const struct {
         { "compute_session_list", resolve_session_list },
         { "compute_session", resolve_session },
         { "vfolder_list", resolve_vfolder_list },
+        { "vfolder_own_list", resolve_vfolder_own_list },
+        { "vfolder_invited_list", resolve_vfolder_invited_list },
+        { "vfolder_project_list", resolve_vfolder_project_list },
+        { "vfolder_host_permissions", resolve_host_permissions },
         { "images", resolve_images },
         { "image", resolve_image },
         { "user", resolve_user },

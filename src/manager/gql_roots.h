@@ -51,9 +51,12 @@ struct api_ctx;
  * *err (EINVAL: a bad argument; ENOENT: an unknown root field). */
 int gql_resolve_root(struct api_ctx *c, const struct gql_field *f, json_t **ret, struct tess_error **err);
 
-/* A row of GET `path` (an /admin list route with a Backend.AI type:
+/* Rows of GET `path` (an /admin list route with a Backend.AI type:
  * users, keypairs, domains, projects, resource groups, keypair policies)
- * as that type: the objects mutations answer with (gql_mutations.c). */
-json_t *gql_admin_object(const char *path, const json_t *row);
+ * as that type, with what a row does not hold (users' and keypairs'
+ * projects): the objects lists and mutations answer with. */
+int gql_admin_objects(struct api_ctx *c, const char *path, const json_t *rows, json_t **ret, struct tess_error **err);
+/* One row so. */
+int gql_admin_object(struct api_ctx *c, const char *path, const json_t *row, json_t **ret, struct tess_error **err);
 
 #endif

@@ -4,7 +4,9 @@
  *   test-tool sign METHOD PATH HOST ACCESS_KEY SECRET_KEY [CONTENT_TYPE [BODY]]
  *       prints the headers of a Backend.AI-signed request, one per line
  *       (Date, X-BackendAI-Version, Content-Type, Authorization); valid for
- *       15 minutes, and for any body (the body is not signed).
+ *       15 minutes, and for any body (the body is not signed).  The version
+ *       is API_VERSION_NEWEST, or $TESSERA_SIGN_VERSION (as a client of
+ *       that version signs).
  *   test-tool slot NAME VALUE
  *       parses a slot value and prints its canonical form.
  *   test-tool agent-sign SECRET_FILE AGENT_ID METHOD PATH BODY
@@ -46,11 +48,12 @@ static int cmd_sign(int argc, char **argv)
                 return 2;
         const char *ctype = argc > 6 ? argv[6] : "application/json";
         const char *body = argc > 7 ? argv[7] : NULL;
+        const char *version = getenv("TESSERA_SIGN_VERSION") ?: API_VERSION_NEWEST;
         time_format_iso(now_usec(), date, sizeof(date));
         time_parse(date, NULL, ymd);
         sign_mimetype(ctype, mime, sizeof(mime));
         if ((body && sign_body_hash("sha256", body, strlen(body), body_hash, &err) < 0) ||
-            sign_compute("sha256", argv[5], argv[1], argv[2], date, ymd, argv[3], mime, API_VERSION_NEWEST,
+            sign_compute("sha256", argv[5], argv[1], argv[2], date, ymd, argv[3], mime, version,
                          body ? body_hash : NULL, sig, &err) < 0) {
                 fprintf(stderr, "test-tool: %s\n", err->msg);
                 tess_error_free(err);
@@ -58,7 +61,7 @@ static int cmd_sign(int argc, char **argv)
         }
         printf("Date: %s\nX-BackendAI-Version: %s\nContent-Type: %s\n"
                "Authorization: BackendAI signMethod=HMAC-SHA256, credential=%s:%s\n",
-               date, API_VERSION_NEWEST, ctype, argv[4], sig);
+               date, version, ctype, argv[4], sig);
         if (body)
                 printf("%s: %s\n", SIGN_BODY_HASH_HEADER, body_hash);
         return 0;

@@ -10,7 +10,17 @@ test_expect_success 'GET / answers the API version as JSON: the one Backend.AI'"
         http GET / &&
         test "$HTTP_STATUS" = 200 &&
         test "$HTTP_TYPE" = application/json &&
-        grep -q "\"version\":\"v6.20220315\"" "$HTTP_BODY"
+        grep -q "\"version\":\"v8.20240315\"" "$HTTP_BODY"
+'
+
+test_expect_success 'a Backend.AI client is told its own release'"'"'s API version, so that none warns (23.09 speaks v7, 22.03 v6)' '
+        for ua in "22.03.2 v6.20220315" "22.09.1 v6.20220315" "23.09.11 v7.20230615" "24.03.11 v8.20240315" \
+                "25.6.0 v8.20240315" "21.09.0 v6.20220315"; do
+                set -- $ua &&
+                curl -s -A "Backend.AI Client for Python $1" "$BACKEND_ENDPOINT/" >"$TMP/ver" &&
+                jq -e ".version == \"$2\"" "$TMP/ver" || { echo "$1: $(cat "$TMP/ver")"; return 1; }
+        done &&
+        curl -s -A "curl/7.88" "$BACKEND_ENDPOINT/" | jq -e ".version == \"v8.20240315\""
 '
 
 test_expect_success 'an unsigned request is refused with a problem+json 401' '

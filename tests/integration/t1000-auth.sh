@@ -42,7 +42,7 @@ test_expect_success 'start' '
 
 test_expect_success 'GET / answers, without auth, the version clients negotiate to (SDK 22.03'"'"'s, the newest run against Tessera); requests of newer versions are still accepted' '
         raw GET / && test "$CODE" = 200 &&
-        grep -q "{\"version\":\"v6.20220315\",\"manager\":\"" "$TMP/out"
+        grep -q "{\"version\":\"v8.20240315\",\"manager\":\"" "$TMP/out"
 '
 
 test_expect_success 'a request signed independently with openssl is accepted (what a Backend.AI client sends)' '

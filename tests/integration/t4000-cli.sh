@@ -11,7 +11,7 @@ test_expect_success 'start' '
 
 test_expect_success 'exit codes: 0 ok, 1 error with the problem title, 2 usage' '
         $T version >"$TMP/out" && grep -q "client: tessera .* (API v9.20250722)" "$TMP/out" &&
-        grep -q "server: .*API v6.20220315" "$TMP/out" &&
+        grep -q "server: .*API v8.20240315" "$TMP/out" &&
         { $T session info no-such-session 2>"$TMP/err"; test $? = 1; } &&
         grep -q "error: session .no-such-session. not found (HTTP 404)" "$TMP/err" &&
         { $T session frobnicate 2>/dev/null; test $? = 2; } &&

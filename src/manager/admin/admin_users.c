@@ -35,6 +35,9 @@ static const struct field user_fields[] = {
         { "total_resource_slots", "total_resource_slots", FT_SLOTS },
         { "projects", NULL, FT_LIST, FF_CREATE | FF_VIRTUAL, .min = 1, .max = 64 },
         { "resource_policy", NULL, FT_TEXT, FF_CREATE | FF_VIRTUAL | FF_WO, .max = 64, .ref = ADMIN_SQL_POLICY },
+        { "main_access_key", NULL, FT_TEXT, FF_RO,
+          .expr = "(SELECT k.access_key FROM keypairs k WHERE k.user_id = u.id AND k.is_main = 1"
+                  " ORDER BY k.created_at LIMIT 1)" },
         { "created_at", "created_at", FT_TIME, FF_RO },
         { "modified_at", "modified_at", FT_TIME, FF_RO },
         {},
