@@ -206,6 +206,27 @@ test_expect_success 'each mutation is in the audit log as the REST route it ran,
         jq -e "[.items[] | select(.path == \"/admin/domains\")] | map(.status) | sort == [201, 201, 400, 403, 409]" "$TMP/out"
 '
 
+test_expect_success 'a client that leaves while passwords are hashed: each user made once at most, the manager serves on' '
+        q="mutation {" &&
+        for i in 1 2 3 4 5 6; do
+                q="$q m$i: create_user(email: \\\"gone$i@gqlm.test\\\", props: {password: \\\"gone-password-$i\\\"}) { ok }"
+        done &&
+        q="$q }" &&
+        body="{\"query\": \"$q\"}" &&
+        jq -e . <<<"$body" >/dev/null &&
+        for _ in 1 2 3; do
+                h=() &&
+                while IFS= read -r l; do h+=(-H "$l"); done < <("$BUILD/test-tool" sign POST /admin/gql \
+                        "${BACKEND_ENDPOINT#http://}" "${AK[superadmin]}" "${SK[superadmin]}" application/json) &&
+                curl -s -m 0.05 -o /dev/null -X POST "${h[@]}" --data "$body" "$BACKEND_ENDPOINT/admin/gql" || true
+        done &&
+        sleep 2 &&
+        n=$(sql "SELECT COUNT(DISTINCT email) || '"'"'/'"'"' || COUNT(*) FROM users WHERE email LIKE '"'"'gone%'"'"'") &&
+        test "${n%/*}" = "${n#*/}" && test "${n#*/}" -le 6 &&
+        gql superadmin "mutation { create_user(email: \"after@gqlm.test\", props: {password: \"after-password-1\"}) { ok } }" &&
+        jq -e ".data.create_user.ok == true" "$TMP/out"
+'
+
 test_expect_success 'delete_* make inactive, purge_* delete: users, groups, domains' '
         ok superadmin "$DELETE_USER" "{\"email\": \"alice@lab.test\"}" delete_user &&
         test "$(sql "SELECT status FROM users WHERE email = '"'"'alice@lab.test'"'"'")" = inactive &&

@@ -51,7 +51,7 @@ static char *path_of(const char *pattern, const char *const *params)
 
         while (*p) {
                 const char *open = strchr(p, '{');
-                if (!open || !*params) {
+                if (!open || !params || !*params) {
                         buf_puts(&b, p);
                         break;
                 }
@@ -92,6 +92,8 @@ static void deliver(struct api_ctx *child)
         struct subcall *s = child->sub;
         struct api_ctx *parent = s->parent;
 
+        if (!s->status) /* resumed without an answer: as http.c answers such a request */
+                api_problem(child, 500, "internal-server-error", "no answer");
         api_record_outcome(child->m, child, s->status);
         json_t *answer = json_incref(s->answer);
         unsigned status = s->status;
@@ -161,7 +163,7 @@ void api_subcall(struct api_ctx *c, const char *method, const char *pattern, con
         child->who = c->who;
         child->authenticated = c->authenticated;
         memcpy(child->web_login, c->web_login, sizeof(child->web_login));
-        for (int i = 0; params && params[i] && i < API_MAX_PARAMS; i++)
+        for (int i = 0; params && i < API_MAX_PARAMS && params[i]; i++)
                 child->param[i] = xstrdup(params[i]);
         child->body = body ? json_incref(body) : NULL;
         c->subcall_child = child;
