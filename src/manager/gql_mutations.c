@@ -305,7 +305,7 @@ static const struct prop scaling_group_props[] = {
         { "scheduler_opts", "scheduler_opts", JSON_TEXT },
         { "wsproxy_addr", "wsproxy_addr" },
         { "wsproxy_api_token", NULL, ONLY, NULL, "Tessera's app proxy is the manager's own: it takes no token" },
-        { "use_host_network", NULL, ONLY, "false", "a Tessera session always has a network of its own" },
+        { "use_host_network", NULL, ONLY, "false", "a Tessera session never shares the host's network" },
         {},
 };
 

@@ -101,7 +101,7 @@ test_expect_success 'the 24.03 CLI'"'"'s inputs: PROXY:VOLUME hosts, sudo sessio
                 "{\"name\": \"sg1\", \"input\": {\"description\": \"\", \"is_active\": true, \"is_public\": true, \"driver\": \"static\", \"scheduler\": \"fifo\", \"use_host_network\": false, \"wsproxy_addr\": null, \"wsproxy_api_token\": null, \"driver_opts\": \"{}\", \"scheduler_opts\": \"{}\"}}" &&
         no_errors && jq -e ".data.create_scaling_group.ok == true" "$TMP/out" &&
         gql superadmin v8.20240315 "mutation { modify_scaling_group(name: \"sg1\", props: {use_host_network: true}) { ok msg } }" &&
-        no_errors && jq -e ".data.modify_scaling_group.ok == false and (.data.modify_scaling_group.msg | test(\"network of its own\"))" "$TMP/out"
+        no_errors && jq -e ".data.modify_scaling_group.ok == false and (.data.modify_scaling_group.msg | test(\"never shares the host\"))" "$TMP/out"
 '
 
 test_done
