@@ -181,12 +181,14 @@ int model_rg_default(struct manager *m, const char *domain, const char *project_
         return 0;
 }
 
-int model_project_id(struct manager *m, const char *domain, const char *name, char ret_id[37],
-                     struct tess_error **err)
+static int project_id(struct manager *m, const char *domain, const char *name, bool active_only, char ret_id[37],
+                      struct tess_error **err)
 {
         _cleanup_rows_ struct db_rows *rows = NULL;
-        int r = DBQ(m->db, "SELECT id FROM projects WHERE domain_name = ? AND (name = ? OR id = ?)", &rows, err,
-                    DB_TEXT(domain), DB_TEXT(name), DB_TEXT(name));
+        int r = DBQ(m->db,
+                    active_only ? "SELECT id FROM projects WHERE domain_name = ? AND (name = ? OR id = ?) AND is_active = 1"
+                                : "SELECT id FROM projects WHERE domain_name = ? AND (name = ? OR id = ?)",
+                    &rows, err, DB_TEXT(domain), DB_TEXT(name), DB_TEXT(name));
         if (r < 0)
                 return r;
         if (rows->nrows == 0)
@@ -195,18 +197,16 @@ int model_project_id(struct manager *m, const char *domain, const char *name, ch
         return 1;
 }
 
+int model_project_id(struct manager *m, const char *domain, const char *name, char ret_id[37],
+                     struct tess_error **err)
+{
+        return project_id(m, domain, name, false, ret_id, err);
+}
+
 int model_active_project_id(struct manager *m, const char *domain, const char *name, char ret_id[37],
                             struct tess_error **err)
 {
-        _cleanup_rows_ struct db_rows *rows = NULL;
-        int r = DBQ(m->db, "SELECT id FROM projects WHERE domain_name = ? AND name = ? AND is_active = 1", &rows, err,
-                    DB_TEXT(domain), DB_TEXT(name));
-        if (r < 0)
-                return r;
-        if (rows->nrows == 0)
-                return 0;
-        snprintf(ret_id, 37, "%s", db_get(rows, 0, 0));
-        return 1;
+        return project_id(m, domain, name, true, ret_id, err);
 }
 
 int model_remove_member(struct manager *m, const char *project_id, const char *user_id, struct tess_error **err)

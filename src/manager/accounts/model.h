@@ -63,8 +63,7 @@ int model_rg_default(struct manager *m, const char *domain, const char *project_
 int model_project_id(struct manager *m, const char *domain, const char *name, char ret_id[37],
                      struct tess_error **err);
 
-/* The id of the active project `name` in `domain`, where sessions start
- * (by name only).  1 found, 0 not. */
+/* The same for an active project: where sessions start.  1 found, 0 not. */
 int model_active_project_id(struct manager *m, const char *domain, const char *name, char ret_id[37],
                             struct tess_error **err);
 
