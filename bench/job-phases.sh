@@ -9,8 +9,8 @@
 #     manager stamps each transition): PENDING -> SCHEDULED (the scheduler's
 #     tick), SCHEDULED -> PREPARING (the agent takes it), PREPARING ->
 #     CREATING (bundle, layers, overlay), CREATING -> RUNNING (runtime
-#     create and start), RUNNING -> TERMINATING (the job itself, and its exit
-#     seen), TERMINATING -> TERMINATED (teardown);
+#     create and start), RUNNING -> TERMINATED (the job itself, its exit
+#     seen, teardown; through TERMINATING when a job passes it);
 #   - the client's own wall time (process start -> the answer to POST /session);
 #   - CPU per job: the manager's, the agent's with the children it reaped
 #     (runc...), and the whole machine's (/proc/stat), over the batch.
@@ -63,15 +63,16 @@ wait_idle() {
 # setting INFLIGHT: JOBS jobs, INFLIGHT at a time (a batch of INFLIGHT
 # submitted together, then waited for)
 setting() {
-        local inflight=$1 i b m0 a0 s0 m1 a1 s1 names=()
+        local inflight=$1 i b m0 a0 s0 m1 a1 s1 pids
         : >"$T/client"
         m0=$(cpu_of "$MANAGER") a0=$(cpu_of "$AGENT") s0=$(machine_busy)
         for b in $(seq 1 $((JOBS / inflight))); do
+                pids=()
                 for i in $(seq 1 "$inflight"); do
                         create "ph$inflight-$b-$i" &
-                        names+=("ph$inflight-$b-$i")
+                        pids+=($!)
                 done
-                wait
+                wait "${pids[@]}" # not the dev manager, also a child
                 wait_idle
         done
         m1=$(cpu_of "$MANAGER") a1=$(cpu_of "$AGENT") s1=$(machine_busy)
@@ -87,22 +88,22 @@ def t(h, k):
     return datetime.fromisoformat(h[k]).timestamp() if k in h else None
 res = {}
 bad = 0
+order = lambda k: 98 if "(all)" in k else phases.index(k.split(" ")[0])
 for s in items:
     h = s["statusHistory"]
     if isinstance(h, str):
         h = json.loads(h)
     if s.get("result") not in ("SUCCESS", "success"):
         bad += 1
-    for a, b in zip(phases, phases[1:]):
-        ta, tb = t(h, a), t(h, b)
-        if ta is not None and tb is not None:
-            res.setdefault(a + " -> " + b, []).append((tb - ta) * 1000)
+    seen = [p for p in phases if p in h]  # statuses a job skips (TERMINATING) are left out
+    for a, b in zip(seen, seen[1:]):
+        res.setdefault(a + " -> " + b, []).append((t(h, b) - t(h, a)) * 1000)
     if t(h, "PENDING") and t(h, "TERMINATED"):
         res.setdefault("PENDING -> TERMINATED (all)", []).append((t(h, "TERMINATED") - t(h, "PENDING")) * 1000)
 def med(v):
     v = sorted(v)
     return v[(len(v) - 1) // 2]
-for k, v in res.items():
+for k, v in sorted(res.items(), key=lambda kv: (order(kv[0]), kv[0])):
     print(f"  {k:34s} p50 {med(v):8.1f} ms   max {max(v):8.1f} ms   ({len(v)} jobs)")
 if bad:
     print(f"  ({bad} jobs did not end in SUCCESS)")

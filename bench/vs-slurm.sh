@@ -53,7 +53,7 @@ trap cleanup EXIT
 
 slurm_install || exit 1
 echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)  machine: $(nproc) cores, $(awk '/MemTotal/ {print int($2/1048576)}' /proc/meminfo) GiB, $(uname -r)"
-echo "slurm: $(sbatch --version)  tessera: $("$TESSERA" --version 2>/dev/null | head -n 1)"
+echo "slurm: $(slurmctld -V)  tessera: $("$TESSERA" --version 2>/dev/null | head -n 1) ($(git rev-parse --short HEAD))"
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
 dev_start || exit 1
 sse_start

@@ -39,7 +39,7 @@ slurm_start() { # PROFILE
         mungekey -c -k "$S/munge.key" >/dev/null 2>&1 || return 1
         chmod 400 "$S/munge.key"
         munged -f -F --key-file="$S/munge.key" --socket="$S/munge.sock" --pid-file="$S/munged.pid" \
-                --log-file="$S/munged.log" --seed-file="$S/munged.seed" &
+                --log-file="$S/munged.log" --seed-file="$S/munged.seed" >>"$S/munged.out" 2>&1 &
         SLURM_PIDS+=($!)
         for i in 0 1 2 3; do mknod "$S/gpu$i" c 1 3 || return 1; done
         cat >"$S/slurm.conf" <<EOF
