@@ -13,7 +13,10 @@
 #     seen, teardown; through TERMINATING when a job passes it);
 #   - the client's own wall time (process start -> the answer to POST /session);
 #   - CPU per job: the manager's, the agent's with the children it reaped
-#     (runc...), and the whole machine's (/proc/stat), over the batch.
+#     (runc...), and the whole machine's (/proc/stat), over the batch; the
+#     script waits on the events stream, without forking, so that its own
+#     work stays out of it (run `perf record -a` beside it for a split by
+#     process).
 # Not a test: nothing fails on timing.
 #
 # usage: bench/job-phases.sh [-n JOBS]   (jobs per setting, default 48)
@@ -33,12 +36,12 @@ trap 'dev_cleanup; rm -rf "$T"' EXIT
 
 echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)  machine: $(nproc) cores; load: $(cut -d' ' -f1-3 /proc/loadavg)"
 dev_start || exit 1
+sse_start
 export BACKEND_ENDPOINT=http://127.0.0.1:$PORT BACKEND_ACCESS_KEY=$AK BACKEND_SECRET_KEY=$SK
 MANAGER=$DEV_PID
 AGENT=$(agent_pid)
 [ -n "$AGENT" ] || { echo "no agent process" >&2; exit 1; }
 TICKS=$(getconf CLK_TCK)
-LIVE=PENDING,SCHEDULED,PREPARING,PULLING,CREATING,RUNNING,TERMINATING
 
 cpu_of() { # PID: its user+system ticks, and its reaped children's
         awk '{print $14 + $15 + $16 + $17}' "/proc/$1/stat"
@@ -56,9 +59,6 @@ create() {
         echo $(($(now) - t0)) >>"$T/client"
 }
 
-wait_idle() {
-        while [ "$(api GET "/sessions?status=$LIVE&limit=1" | jq .total)" != 0 ]; do sleep 0.02; done
-}
 
 # setting INFLIGHT: JOBS jobs, INFLIGHT at a time (a batch of INFLIGHT
 # submitted together, then waited for)
@@ -73,7 +73,10 @@ setting() {
                         pids+=($!)
                 done
                 wait "${pids[@]}" # not the dev manager, also a child
-                wait_idle
+                # the events stream, read without forking: no polling of our own in the CPU measured
+                for i in $(seq 1 "$inflight"); do
+                        sse_wait "ph$inflight-$b-$i" TERMINATED 120 || { echo "ph$inflight-$b-$i: not TERMINATED"; exit 1; }
+                done
         done
         m1=$(cpu_of "$MANAGER") a1=$(cpu_of "$AGENT") s1=$(machine_busy)
         api GET "/sessions?status=TERMINATED&limit=1000" >"$T/sessions.json"
