@@ -15,6 +15,9 @@
 #               jobs running meanwhile).  Tessera's jobs are
 #               containers (runc: overlay root, namespaces, cgroups,
 #               seccomp); Slurm's plain processes.
+#   array       the same JOBS from one client process, as a job array:
+#               `sbatch --array=1-JOBS` and `tessera session create --count
+#               JOBS` (one connection); jobs/s and the submit's time.
 #   next        a job holding all the node's CPUs ends (scancel; DELETE) ->
 #               the one waiting for them starts (its script's first line;
 #               the RUNNING event), p50 over LATENCY samples.
@@ -102,6 +105,29 @@ throughput() {
         echo "$(echo "scale=2; $n * 1000000000 / $done_ns" | bc) $(echo "scale=2; $n * 1000000000 / $SUBMIT_NS" | bc)"
 }
 
+# array NAME: the same jobs submitted by one client process, as a job
+# array (`sbatch --array=1-JOBS`; `tessera session create --count JOBS`);
+# appends "jobs/s submit-seconds"
+array() {
+        local t0 s1 before after
+        if [ "$1" = slurm ]; then
+                t0=$(now)
+                sbatch -Q -o /dev/null -c 1 --mem=64 --array=1-"$JOBS" --wrap=true || return 1
+                s1=$(now)
+                while [ -n "$(squeue -h -o %i 2>/dev/null | head -n 1)" ]; do sleep 0.2; done
+        else
+                before=$(api GET "/sessions?status=TERMINATED&limit=1" | jq .total)
+                t0=$(now)
+                "$TESSERA" session create -n "arr$RANDOM" -i busybox:latest -t batch -c true --enqueue-only \
+                        -r cpu=0.125 -r mem=64m --count "$JOBS" >/dev/null || return 1
+                s1=$(now)
+                while [ "$(api GET "/sessions?status=$LIVE&limit=1" | jq .total)" != 0 ]; do sleep 0.2; done
+                after=$(api GET "/sessions?status=TERMINATED&limit=1" | jq .total)
+                [ $((after - before)) -eq "$JOBS" ] || { echo "tessera: $((after - before)) of $JOBS jobs TERMINATED"; return 1; }
+        fi
+        echo "$(echo "scale=2; $JOBS * 1000000000 / ($(now) - $t0)" | bc) $(ms $((s1 - t0)))"
+}
+
 # next NAME: LATENCY samples (ns) of a job ending -> the waiting one starting
 next() {
         local i hold wait t0 h=() st
@@ -145,13 +171,15 @@ next() {
 
 # one NAME PROFILE: a round of NAME (slurm in PROFILE, or tessera)
 one() {
-        local label=$1${2:+-$2} r
+        local label=$1${2:+-$2} r a
         if [ "$1" = slurm ]; then slurm_start "$2" || return 1; fi
         r=$(throughput "$1") || { echo "$label: $r"; return 1; }
         echo "$r" >>"$T/tp.$label"
+        a=$(array "$1") || { echo "$label: $a"; return 1; }
+        echo "$a" >>"$T/array.$label"
         next "$1" >>"$T/next.$label" || return 1
-        printf '  %-14s %8s jobs/s  %8s submits/s  next p50 %6s ms\n' "$label" ${r} \
-                "$(ms "$(median <"$T/next.$label")")"
+        printf '  %-14s %8s jobs/s  %8s submits/s  array %8s jobs/s (submitted in %s ms)  next p50 %6s ms\n' \
+                "$label" ${r} ${a} "$(ms "$(median <"$T/next.$label")")"
         if [ "$1" = slurm ]; then slurm_stop; fi
 }
 
@@ -166,13 +194,15 @@ done
 
 echo
 echo "medians over $ROUNDS rounds:"
-printf '%-14s %10s %12s %10s\n' system "jobs/s" "submits/s" "next p50"
+printf '%-14s %10s %12s %14s %16s %10s\n' system "jobs/s" "submits/s" "array jobs/s" "array submit ms" "next p50"
 for label in slurm-plain slurm-epilog tessera; do
         tp=$(cut -d' ' -f1 "$T/tp.$label" | median)
         sb=$(cut -d' ' -f2 "$T/tp.$label" | median)
+        ar=$(cut -d' ' -f1 "$T/array.$label" | median)
+        as=$(cut -d' ' -f2 "$T/array.$label" | median)
         nx=$(ms "$(median <"$T/next.$label")")
-        printf '%-14s %10s %12s %8s ms\n' "$label" "$tp" "$sb" "$nx"
-        eval "TP_${label//-/_}=$tp SB_${label//-/_}=$sb NX_${label//-/_}=$nx"
+        printf '%-14s %10s %12s %14s %16s %8s ms\n' "$label" "$tp" "$sb" "$ar" "$as" "$nx"
+        eval "TP_${label//-/_}=$tp SB_${label//-/_}=$sb NX_${label//-/_}=$nx AR_${label//-/_}=$ar AS_${label//-/_}=$as"
 done
 best_tp=$(printf '%s\n%s\n' "$TP_slurm_plain" "$TP_slurm_epilog" | sort -g | tail -n 1)
 best_sb=$(printf '%s\n%s\n' "$SB_slurm_plain" "$SB_slurm_epilog" | sort -g | tail -n 1)
@@ -181,5 +211,9 @@ echo
 printf 'tessera / best slurm: throughput %.2fx (target >= 2), submit %.2fx (target >= 1), next-job latency %.2fx of slurm'"'"'s (target tessera <= 100 ms)\n' \
         "$(echo "$TP_tessera / $best_tp" | bc -l)" "$(echo "$SB_tessera / $best_sb" | bc -l)" \
         "$(echo "$NX_tessera / $best_nx" | bc -l)"
+best_ar=$(printf '%s\n%s\n' "$AR_slurm_plain" "$AR_slurm_epilog" | sort -g | tail -n 1)
+best_as=$(printf '%s\n%s\n' "$AS_slurm_plain" "$AS_slurm_epilog" | sort -g | head -n 1)
+printf 'job arrays: throughput %.2fx, submit time %.2fx of slurm'"'"'s\n' \
+        "$(echo "$AR_tessera / $best_ar" | bc -l)" "$(echo "$AS_tessera / $best_as" | bc -l)"
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
 exit 0

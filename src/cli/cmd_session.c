@@ -51,8 +51,12 @@ static const struct cli_opt create_opts[] = {
           "wait at most this long for RUNNING (0: until it starts)" },
         { "no-reuse", 0, OPT_UNSET, DEST_BODY, "reuseIfExists", 0, 0, NULL,
           "fail instead of returning an existing session of that name" },
+        { "count", 0, OPT_INT, DEST_LOCAL, "count", 0, 0, "N",
+          "create N sessions of this request, named NAME-1 ... NAME-N (a job array), over one connection" },
         {},
 };
+
+#define CREATE_COUNT_MAX 100000
 
 /* Whose session a name means: --owner for info, rm and logs. */
 static const struct cli_opt owner_opts[] = {
@@ -154,15 +158,31 @@ static void print_logs(const json_t *answer, const void *arg UNUSED)
 static int session_create(struct cli_call *call)
 {
         struct cli_args *a = &call->args;
+        long long count = cli_local_int(a, "count", 0);
+        int ret = CLI_EXIT_OK;
 
         if (!json_object_get(a->body, "image"))
                 return cli_usage_error(call->prefix, "--image is required");
+        if (json_object_get(a->local, "count") && (count < 1 || count > CREATE_COUNT_MAX))
+                return cli_usage_error(call->prefix, "--count wants 1 to 100000");
         if (!json_object_get(a->body, "name")) {
                 char name[20] = "tessera-";
                 random_string(name + 8, 10, "abcdefghijklmnopqrstuvwxyz0123456789");
                 json_object_set_new(a->body, "name", json_string(name));
         }
-        return cli_request("POST", "/session", a->body, print_created, NULL);
+        if (!count)
+                return cli_request("POST", "/session", a->body, print_created, NULL);
+        /* NAME-1 ... NAME-N, one request each on the client's one
+         * connection; every failure is said, and makes the exit status */
+        _cleanup_free_ char *base = xstrdup(json_string_value(json_object_get(a->body, "name")));
+        for (long long i = 1; i <= count; i++) {
+                json_object_set_new(a->body, "name", json_sprintf("%s-%lld", base, i));
+                if (cli_request("POST", "/session", a->body, print_created, NULL) != CLI_EXIT_OK) {
+                        fprintf(stderr, "  (session '%s-%lld' not created)\n", base, i);
+                        ret = CLI_EXIT_ERROR;
+                }
+        }
+        return ret;
 }
 
 static int session_ls(struct cli_call *call)

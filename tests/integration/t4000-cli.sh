@@ -76,6 +76,18 @@ test_expect_success 'session create --max-wait: a wait that runs out says the se
         $T session rm cli-wait >/dev/null
 '
 
+test_expect_success 'session create --count N: a job array, NAME-1 ... NAME-N, each the same request' '
+        $T session create -n arr -i python:3.11 -r cpu=1 -r mem=1g -t batch -c true --enqueue-only --count 3 >"$TMP/out" &&
+        test "$(grep -c "^session .arr-[123]. .*PENDING" "$TMP/out")" = 3 &&
+        $T --json session ls --status PENDING | jq -e "[.items[] | select(.sessionName | startswith(\"arr-\"))] | length == 3 and all(.type == \"BATCH\" or .type == \"batch\")" >/dev/null &&
+        $T --json session info arr-2 | jq -e ".requestedSlots.cpu == \"1\"" >/dev/null &&
+        test_must_fail $T session create -n arr0 -i python:3.11 --enqueue-only --count 0 2>"$TMP/err" &&
+        grep -q "count" "$TMP/err" &&
+        test_must_fail $T session create -n arr -i python:3.11 --enqueue-only --no-reuse --count 2 >"$TMP/out" 2>"$TMP/err" &&
+        grep -q "arr-1" "$TMP/err" &&
+        $T session rm arr-1 arr-2 arr-3 >/dev/null
+'
+
 test_expect_success 'session events prints enqueue and cancel as they happen' '
         ( timeout 30 $T --json session events cli-two --count 2 >"$TMP/events" ) &
         p=$! &&
