@@ -197,24 +197,41 @@ static json_t *compute_container(const struct db_rows *k, int i)
         return o;
 }
 
+/* `head` IN (?, ...) `tail` with the n keys: the rows of many objects in
+ * one query (*ret NULL when n is 0). */
+static int query_in(struct api_ctx *c, const char *head, const char *const *keys, int n, const char *tail,
+                    struct db_rows **ret, struct tess_error **err)
+{
+        _cleanup_(buf_release) struct buf q = BUF_INIT;
+        struct db_arg *args = xcalloc((size_t)n + 1, sizeof(*args));
+
+        *ret = NULL;
+        buf_printf(&q, "%s IN (", head);
+        for (int i = 0; i < n; i++) {
+                buf_puts(&q, i ? ", ?" : "?");
+                args[i] = DB_TEXT(keys[i]);
+        }
+        buf_printf(&q, ")%s", tail);
+        int r = n ? db_query(c->m->db, q.data, args, n, ret, err) : 0;
+        free(args);
+        return r < 0 ? r : 0;
+}
+
 /* The containers of the sessions of rows (their "id" column), in one
  * query: *ret maps each session id to its list, by cluster_idx. */
 static int sessions_containers(struct api_ctx *c, const struct db_rows *sessions, json_t **ret, struct tess_error **err)
 {
-        _cleanup_(buf_release) struct buf q = BUF_INIT;
         _cleanup_rows_ struct db_rows *k = NULL;
-        struct db_arg *args = xcalloc((size_t)sessions->nrows + 1, sizeof(*args));
+        const char **ids = xcalloc((size_t)sessions->nrows + 1, sizeof(*ids));
 
         *ret = json_object();
-        buf_puts(&q, KERNEL_COLUMNS " WHERE session_id IN (");
         for (int i = 0; i < sessions->nrows; i++) {
-                buf_puts(&q, i ? ", ?" : "?");
-                args[i] = DB_TEXT(db_getn(sessions, i, "id"));
-                json_object_set_new(*ret, db_getn(sessions, i, "id"), json_array());
+                ids[i] = db_getn(sessions, i, "id");
+                json_object_set_new(*ret, ids[i], json_array());
         }
-        buf_puts(&q, ") ORDER BY session_id, cluster_idx");
-        int r = sessions->nrows ? db_query(c->m->db, q.data, args, sessions->nrows, &k, err) : 0;
-        free(args);
+        int r = query_in(c, KERNEL_COLUMNS " WHERE session_id", ids, sessions->nrows, " ORDER BY session_id, cluster_idx",
+                         &k, err);
+        free(ids);
         if (r < 0) {
                 *ret = (json_decref(*ret), NULL);
                 return r;
@@ -809,24 +826,21 @@ static const struct admin_list *list_of(const char *path)
 static int memberships(struct api_ctx *c, const struct admin_list *l, const json_t *rows, json_t *objects,
                        struct tess_error **err)
 {
-        _cleanup_(buf_release) struct buf q = BUF_INIT;
         _cleanup_rows_ struct db_rows *m = NULL;
         size_t n = json_array_size(rows), i;
-        struct db_arg *args = xcalloc(n + 1, sizeof(*args));
+        const char **ids = xcalloc(n + 1, sizeof(*ids));
         json_t *by_user = json_object(), *row;
         bool user = streq(l->type, "User");
 
-        buf_puts(&q, "SELECT m.user_id, p.id, p.name FROM project_members m JOIN projects p ON p.id = m.project_id"
-                     " WHERE m.user_id IN (");
         json_array_foreach(rows, i, row) {
-                const char *id = json_string_value(json_object_get(row, l->member)) ?: "";
-                buf_puts(&q, i ? ", ?" : "?");
-                args[i] = DB_TEXT(id);
-                json_object_set_new(by_user, id, json_array());
+                ids[i] = json_string_value(json_object_get(row, l->member)) ?: "";
+                json_object_set_new(by_user, ids[i], json_array());
         }
-        buf_puts(&q, ") ORDER BY p.name");
-        int r = n ? db_query(c->m->db, q.data, args, (int)n, &m, err) : 0;
-        free(args);
+        int r = query_in(c,
+                         "SELECT m.user_id, p.id, p.name FROM project_members m JOIN projects p ON p.id = m.project_id"
+                         " WHERE m.user_id",
+                         ids, (int)n, " ORDER BY p.name", &m, err);
+        free(ids);
         for (int k = 0; r >= 0 && m && k < m->nrows; k++)
                 json_array_append_new(json_object_get(by_user, db_get(m, k, 0)),
                                       user ? json_pack("{s:s, s:s, s:s}", "__typename", "UserGroup", "id",
