@@ -16,11 +16,9 @@
 #define OP_MAX_AGENTS 1000
 
 struct scheduler_op {
-        struct api_ctx *c;
-        json_t *ids, *change; /* the agents, and {schedulable} */
-        size_t next;
-        bool in_call, answered;
-        unsigned refused; /* the status of the first refusal, or 0 */
+        json_t *ids, *change;   /* the agents, and {schedulable} */
+        struct api_step *steps; /* a PATCH /admin/agents/{id} each */
+        unsigned refused;       /* the status of the first refusal, or 0 */
         json_t *refusal;
 };
 
@@ -30,40 +28,25 @@ static void op_free(void *data)
         json_decref(op->ids);
         json_decref(op->change);
         json_decref(op->refusal);
+        free(op->steps);
         free(op);
 }
 
-static void run_next(struct scheduler_op *op);
-
-static void agent_changed(struct api_ctx *c UNUSED, unsigned status, json_t *answer, void *data)
+static bool agent_changed(struct api_ctx *c UNUSED, size_t i UNUSED, unsigned status, json_t *answer, void *data)
 {
         struct scheduler_op *op = data;
 
-        op->answered = true;
-        if (status >= 400) {
-                op->refused = status;
-                op->refusal = json_incref(answer);
-                op->next = json_array_size(op->ids); /* no further agent */
-        } else {
-                op->next++;
-        }
-        if (!op->in_call) /* answered later: go on from here */
-                run_next(op);
+        if (status < 400)
+                return true;
+        op->refused = status; /* no further agent */
+        op->refusal = json_incref(answer);
+        return false;
 }
 
-static void run_next(struct scheduler_op *op)
+static void answer(struct api_ctx *c, void *data)
 {
-        struct api_ctx *c = op->c;
+        struct scheduler_op *op = data;
 
-        while (op->next < json_array_size(op->ids)) {
-                const char *params[] = { json_string_value(json_array_get(op->ids, op->next)), NULL };
-                op->in_call = true;
-                op->answered = false;
-                api_subcall(c, "PATCH", "/admin/agents/{id}", params, op->change, agent_changed, op_free, op);
-                op->in_call = false;
-                if (!op->answered)
-                        return; /* agent_changed goes on */
-        }
         if (op->refused)
                 api_json(c, op->refused, json_incref(op->refusal));
         else
@@ -88,8 +71,10 @@ void api_scheduler_operation(struct api_ctx *c)
                 if (!json_is_string(v) || !json_string_length(v))
                         return api_problem(c, 400, "invalid-api-params", "args[%zu]: an agent id (string)", i);
         struct scheduler_op *op = xcalloc(1, sizeof(*op));
-        op->c = c;
         op->ids = json_incref((json_t *)args);
         op->change = json_pack("{s:b}", "schedulable", streq(name, "include-agents"));
-        run_next(op);
+        op->steps = xcalloc(json_array_size(args) + 1, sizeof(*op->steps));
+        json_array_foreach(args, i, v)
+                op->steps[i] = (struct api_step){ "PATCH", "/admin/agents/{id}", json_string_value(v), op->change };
+        api_subcall_steps(c, op->steps, json_array_size(args), agent_changed, answer, op_free, op);
 }

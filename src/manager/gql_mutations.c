@@ -19,19 +19,12 @@
 
 #define MAX_STEPS 256
 
-struct step {
-        const char *method, *pattern;
-        char *param;
-        json_t *body;
-        const char *object_path; /* the answer is the object made, a row of this list */
-};
-
 struct run {
         struct api_ctx *c;
         const struct mutation *mu;
-        struct step steps[MAX_STEPS];
-        size_t n, i;
-        bool in_call, answered;
+        struct api_step steps[MAX_STEPS]; /* each param and body owned */
+        const char *object_path[MAX_STEPS]; /* the step's answer is the object made, a row of this list */
+        size_t n;
         bool ok;
         char *msg;
         json_t *object, *task_id;
@@ -53,16 +46,23 @@ static void add_step(struct run *r, const char *method, const char *pattern, con
 {
         if (r->n == MAX_STEPS)
                 abort(); /* plans bound their steps */
-        r->steps[r->n++] = (struct step){ method, pattern, param ? xstrdup(param) : NULL, body, object_path };
+        r->object_path[r->n] = object_path;
+        r->steps[r->n++] = (struct api_step){ method, pattern, param ? xstrdup(param) : NULL, body };
+}
+
+static void drop_steps(struct run *r)
+{
+        for (size_t i = 0; i < r->n; i++) {
+                free((char *)r->steps[i].param);
+                json_decref(r->steps[i].body);
+        }
+        r->n = 0;
 }
 
 static void run_free(void *data)
 {
         struct run *r = data;
-        for (size_t i = 0; i < r->n; i++) {
-                free(r->steps[i].param);
-                json_decref(r->steps[i].body);
-        }
+        drop_steps(r);
         free(r->msg);
         json_decref(r->object);
         json_decref(r->task_id);
@@ -608,69 +608,49 @@ static const struct mutation mutations[] = {
 
 /* ---- running ---- */
 
-static void finish(struct run *r)
+static void finish(struct api_ctx *c, void *data)
 {
+        struct run *r = data;
         json_t *payload = json_pack("{s:s, s:b, s:s}", "__typename", r->mu->type, "ok", r->ok, "msg",
                                     r->msg ? r->msg : r->ok ? "success" : "failed");
         if (r->mu->object_key)
                 json_object_set(payload, r->mu->object_key, r->object && r->ok ? r->object : json_null());
         if (r->mu->task)
                 json_object_set(payload, "task_id", r->task_id && r->ok ? r->task_id : json_null());
-        r->done(r->c, payload, NULL, r->data);
+        r->done(c, payload, NULL, r->data);
         run_free(r);
 }
 
-static void run_next(struct run *r);
-
-static void step_done(struct api_ctx *c UNUSED, unsigned status, json_t *answer, void *data)
+/* A step's answer: a refusal ends the mutation (ok false, its message). */
+static bool step_done(struct api_ctx *c UNUSED, size_t i, unsigned status, json_t *answer, void *data)
 {
         struct run *r = data;
-        const struct step *s = &r->steps[r->i];
 
-        r->answered = true;
         if (status >= 400) {
                 const char *title = json_string_value(json_object_get(answer, "title"));
                 r->ok = false;
                 free(r->msg);
                 r->msg = xstrdup(title ? title : "refused");
-                r->i = r->n; /* no further step */
-        } else {
-                if (s->object_path) {
-                        struct tess_error *err = NULL;
-                        json_decref(r->object);
-                        if (gql_admin_object(r->c, s->object_path, answer, &r->object, &err) < 0) {
-                                r->object = json_null(); /* made, but not read back: say so */
-                                free(r->msg);
-                                r->msg = xasprintf("done, but reading it back failed: %s", err->msg);
-                                tess_error_free(err);
-                        }
-                        json_t *secret = json_object_get(answer, "secret_key"); /* shown once, at creation */
-                        if (secret && json_object_get(r->object, "secret_key"))
-                                json_object_set(r->object, "secret_key", secret);
-                }
-                if (json_object_get(answer, "task_id")) {
-                        json_decref(r->task_id);
-                        r->task_id = json_incref(json_object_get(answer, "task_id"));
-                }
-                r->i++;
+                return false;
         }
-        if (!r->in_call) /* answered later: go on from here */
-                run_next(r);
-}
-
-static void run_next(struct run *r)
-{
-        while (r->i < r->n) {
-                const struct step *s = &r->steps[r->i];
-                const char *params[] = { s->param, NULL };
-                r->in_call = true;
-                r->answered = false;
-                api_subcall(r->c, s->method, s->pattern, params, s->body, step_done, run_free, r);
-                r->in_call = false;
-                if (!r->answered)
-                        return; /* step_done goes on */
+        if (r->object_path[i]) {
+                struct tess_error *err = NULL;
+                json_decref(r->object);
+                if (gql_admin_object(r->c, r->object_path[i], answer, &r->object, &err) < 0) {
+                        r->object = json_null(); /* made, but not read back: say so */
+                        free(r->msg);
+                        r->msg = xasprintf("done, but reading it back failed: %s", err->msg);
+                        tess_error_free(err);
+                }
+                json_t *secret = json_object_get(answer, "secret_key"); /* shown once, at creation */
+                if (secret && json_object_get(r->object, "secret_key"))
+                        json_object_set(r->object, "secret_key", secret);
         }
-        finish(r);
+        if (json_object_get(answer, "task_id")) {
+                json_decref(r->task_id);
+                r->task_id = json_incref(json_object_get(answer, "task_id"));
+        }
+        return true;
 }
 
 void gql_mutate(struct api_ctx *c, const struct gql_field *f, gql_mutation_done_fn done, void *data)
@@ -699,11 +679,7 @@ void gql_mutate(struct api_ctx *c, const struct gql_field *f, gql_mutation_done_
                 r->ok = false;
                 r->msg = xstrdup(err->msg);
                 tess_error_free(err);
-                for (size_t i = 0; i < r->n; i++) { /* no step runs */
-                        free(r->steps[i].param);
-                        json_decref(r->steps[i].body);
-                }
-                r->n = 0;
+                drop_steps(r); /* no step runs */
         }
-        run_next(r);
+        api_subcall_steps(c, r->steps, r->n, step_done, finish, run_free, r);
 }

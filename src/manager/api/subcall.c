@@ -183,3 +183,65 @@ void api_subcall(struct api_ctx *c, const char *method, const char *pattern, con
         if (s->status)
                 deliver(child); /* answered now; else at its api_resume() */
 }
+
+/* ---- a sequence of subcalls ---- */
+
+struct steps {
+        struct api_ctx *c;
+        const struct api_step *v;
+        size_t n, next;
+        bool in_call, answered;
+        api_step_done_fn step_done;
+        api_steps_end_fn end;
+        void (*data_free)(void *data);
+        void *data;
+};
+
+static void steps_dropped(void *p)
+{
+        struct steps *s = p;
+        if (s->data_free)
+                s->data_free(s->data);
+        free(s);
+}
+
+static void steps_run(struct steps *s);
+
+static void step_answered(struct api_ctx *c, unsigned status, json_t *answer, void *p)
+{
+        struct steps *s = p;
+
+        s->answered = true;
+        s->next = s->step_done(c, s->next, status, answer, s->data) ? s->next + 1 : s->n;
+        if (!s->in_call) /* answered later: go on from here */
+                steps_run(s);
+}
+
+static void steps_run(struct steps *s)
+{
+        while (s->next < s->n) {
+                const struct api_step *st = &s->v[s->next];
+                const char *params[] = { st->param, NULL };
+                s->in_call = true;
+                s->answered = false;
+                api_subcall(s->c, st->method, st->pattern, params, st->body, step_answered, steps_dropped, s);
+                s->in_call = false;
+                if (!s->answered)
+                        return; /* step_answered goes on */
+        }
+        struct api_ctx *c = s->c;
+        api_steps_end_fn end = s->end;
+        void *data = s->data;
+        free(s);
+        end(c, data);
+}
+
+void api_subcall_steps(struct api_ctx *c, const struct api_step *steps, size_t n, api_step_done_fn step_done,
+                       api_steps_end_fn end, void (*data_free)(void *data), void *data)
+{
+        struct steps *s = xcalloc(1, sizeof(*s));
+
+        *s = (struct steps){ .c = c, .v = steps, .n = n, .step_done = step_done, .end = end, .data_free = data_free,
+                             .data = data };
+        steps_run(s);
+}

@@ -28,6 +28,25 @@ typedef void (*api_subcall_done_fn)(struct api_ctx *c, unsigned status, json_t *
  * data_free(data) instead.  One subcall of c at a time. */
 void api_subcall(struct api_ctx *c, const char *method, const char *pattern, const char *const *params, json_t *body,
                  api_subcall_done_fn done, void (*data_free)(void *data), void *data);
+/* One step of api_subcall_steps(). */
+struct api_step {
+        const char *method, *pattern;
+        const char *param; /* the route's one parameter, or NULL */
+        json_t *body;      /* borrowed, or NULL */
+};
+
+/* A step's answer (borrowed): true to go on, false to stop there. */
+typedef bool (*api_step_done_fn)(struct api_ctx *c, size_t i, unsigned status, json_t *answer, void *data);
+typedef void (*api_steps_end_fn)(struct api_ctx *c, void *data);
+
+/* Run steps[0..n) one after another as subcalls of c, each answer to
+ * step_done, then end(c, data): now, or later when a step waits (the
+ * request suspended meanwhile).  steps stay the caller's, alive until
+ * end or data_free.  If c's request ends first, data_free(data) instead
+ * of end. */
+void api_subcall_steps(struct api_ctx *c, const struct api_step *steps, size_t n, api_step_done_fn step_done,
+                       api_steps_end_fn end, void (*data_free)(void *data), void *data);
+
 /* Whether c's role may call that route (what api_subcall checks first). */
 bool api_may_call(const struct api_ctx *c, const char *method, const char *pattern);
 
